@@ -1,0 +1,106 @@
+"""Helpers several rules share: names, literals, small-scope walking, name
+classification from configurable patterns. Rules track the little scope they
+need themselves instead of asking libcst for Scope/QualifiedName metadata,
+which costs several times the parse."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Iterator
+
+import libcst as cst
+
+
+def dotted(node: cst.CSTNode | None) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+def call_name(node: cst.CSTNode) -> str | None:
+    """The dotted name a call invokes (``torch.empty`` for ``torch.empty(...)``)."""
+    if isinstance(node, cst.Call):
+        return dotted(node.func)
+    return None
+
+
+def last_name(name: str | None) -> str | None:
+    return name.rsplit(".", 1)[-1] if name else None
+
+
+def int_literal(node: cst.CSTNode | None) -> int | None:
+    """The value of an integer literal (``1024``, ``0x400``, ``1_024``, ``-1``)."""
+    if isinstance(node, cst.Integer):
+        try:
+            return int(node.value.replace("_", ""), 0)
+        except ValueError:
+            return None
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        v = int_literal(node.expression)
+        return -v if v is not None else None
+    return None
+
+
+def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every node below ``node`` (pre-order, ``node`` included)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.children))
+
+
+def walk_no_nested(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Like :func:`walk` but does not enter nested functions, lambdas or classes."""
+    stack = [node]
+    first = True
+    while stack:
+        n = stack.pop()
+        yield n
+        if not first and isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        first = False
+        stack.extend(reversed(n.children))
+
+
+def keyword_args(call: cst.Call) -> dict[str, cst.BaseExpression]:
+    return {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+
+
+def positional_args(call: cst.Call) -> list[cst.BaseExpression]:
+    return [a.value for a in call.args if a.keyword is None and not a.star]
+
+
+def name_matches(name: str | None, patterns: Iterable[str]) -> bool:
+    """Case-insensitive glob match of the last component of ``name`` against any
+    pattern (``*_world_size``, ``num_blocks``)."""
+    if not name:
+        return False
+    leaf = name.rsplit(".", 1)[-1].lower()
+    return any(fnmatch.fnmatchcase(leaf, p.lower()) for p in patterns)
+
+
+def function_params(func: cst.FunctionDef) -> list[str]:
+    p = func.params
+    names = [x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)]
+    if isinstance(p.star_arg, cst.Param):
+        names.append(p.star_arg.name.value)
+    if p.star_kwarg is not None:
+        names.append(p.star_kwarg.name.value)
+    return names
+
+
+def decorator_names(func: cst.FunctionDef | cst.ClassDef) -> list[str]:
+    out = []
+    for d in func.decorators:
+        target = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+        n = dotted(target)
+        if n:
+            out.append(n)
+    return out

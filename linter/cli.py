@@ -1,0 +1,365 @@
+"""The command line: a thin layer over :class:`linter.engine.Engine`.
+
+Exit codes: 0 no findings, 1 findings, 2 usage, configuration or internal error.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from linter import __version__
+from linter.config import Config, ConfigError, check_selector, load_config
+from linter.registry import Registry, load_registry
+from linter.report import FORMATS, ReportContext, get_renderer
+from linter.types import Diagnostic, RunResult
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _codes(value: str | None, registry: Registry, flag: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    out = tuple(v.strip().upper() if v.strip() != "ALL" else "ALL" for v in value.split(",") if v.strip())
+    for sel in out:
+        try:
+            check_selector(sel, registry, f"{flag}")
+        except ConfigError as exc:
+            raise click.BadParameter(str(exc).split(": ", 1)[-1], param_hint=flag) from None
+    return out
+
+
+def _fail(message: str) -> None:
+    click.echo(f"shardlint: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def _parse_reports(values: Sequence[str]) -> list[tuple[str, Path]]:
+    out = []
+    for v in values:
+        fmt, sep, path = v.partition("=")
+        if not sep or fmt not in FORMATS or not path:
+            raise click.BadParameter(
+                f"expected FORMAT=PATH with FORMAT one of {', '.join(FORMATS)}, got {v!r}",
+                param_hint="--report",
+            )
+        out.append((fmt, Path(path)))
+    return out
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="shardlint")
+def main() -> None:
+    """shardlint: find the bugs in LLM inference-engine code (vLLM, SGLang and
+    their forks) that only show under one mix of tensor / pipeline / data /
+    expert / context parallelism and one model shape.
+
+    \b
+    Examples:
+      shardlint check                     lint the current project
+      shardlint check vllm/ --output-format full
+      shardlint check . --fix --unsafe-fixes
+      shardlint rules                     list the rules
+      shardlint explain SHD101            a rule's documentation
+    """
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="Read configuration from this TOML file instead of the nearest pyproject.toml.")
+@click.option("--select", help="Comma-separated codes or prefixes to enable (replaces the configured set).")
+@click.option("--extend-select", help="Codes or prefixes to enable in addition.")
+@click.option("--ignore", help="Codes or prefixes to disable.")
+@click.option("--output-format", type=click.Choice(FORMATS), default="concise", show_default=True,
+              help="Format of the findings on stdout (or in --output-file).")
+@click.option("--output-file", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write the findings there instead of stdout.")
+@click.option("--report", "reports", multiple=True, metavar="FORMAT=PATH",
+              help="Also write the findings in FORMAT to PATH (repeatable), e.g. --report sarif=out.sarif.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--statistics", is_flag=True, help="Print a count per rule instead of the findings.")
+@click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply unsafe fixes.")
+@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: CPU count).")
+@click.option("--quiet", "-q", is_flag=True, help="Print findings only: no summary, no progress.")
+@click.option("--stdin-filename", help="The path of the code read from '-' (for config and messages).")
+@click.option("--force-exclude", is_flag=True, default=None,
+              help="Apply excludes to files named on the command line too (for pre-commit).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
+@click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False),
+              help="Cache folder (default: .shardlint_cache at the project root).")
+@click.option("--show-suppressed", is_flag=True, help="Also list findings suppressed by noqa.")
+def check(
+    paths: tuple[Path, ...],
+    config_file: Path | None,
+    select: str | None,
+    extend_select: str | None,
+    ignore: str | None,
+    output_format: str,
+    output_file: Path | None,
+    reports: tuple[str, ...],
+    exit_zero: bool,
+    statistics: bool,
+    fix: bool,
+    unsafe_fixes: bool,
+    diff: bool,
+    jobs: int | None,
+    quiet: bool,
+    stdin_filename: str | None,
+    force_exclude: bool | None,
+    no_cache: bool,
+    cache_dir: Path | None,
+    show_suppressed: bool,
+) -> None:
+    """Lint PATHS (files or folders; default: the current folder; '-' reads
+    standard input). Prints findings and exits 1 if there are any."""
+    from linter.engine import Engine, internal_error_line
+
+    registry = load_registry()
+    report_targets = _parse_reports(reports)
+    use_stdin = list(paths) == [Path("-")]
+    targets = [Path(stdin_filename)] if use_stdin and stdin_filename else (
+        [Path.cwd()] if use_stdin else (list(paths) or [Path(".")])
+    )
+    if not use_stdin:
+        missing = [str(p) for p in targets if not p.exists()]
+        if missing:
+            _fail(f"no such file or folder: {', '.join(missing)}")
+    try:
+        config = load_config(targets, registry, config_file)
+    except ConfigError as exc:
+        _fail(str(exc))
+        return
+    config = config.with_overrides(
+        select=_codes(select, registry, "--select"),
+        extend_select=(config.extend_select + _codes(extend_select, registry, "--extend-select"))
+        if extend_select
+        else None,
+        ignore=(config.ignore + _codes(ignore, registry, "--ignore")) if ignore else None,
+        force_exclude=force_exclude,
+    )
+    cache = None
+    if not no_cache and not use_stdin:
+        cache = _open_cache(config, cache_dir)
+    engine = Engine(config, registry, jobs=jobs, cache=cache)
+
+    if use_stdin:
+        text = sys.stdin.read()
+        name = stdin_filename or "<stdin>"
+        path = Path(stdin_filename) if stdin_filename else config.root / "stdin.py"
+        if stdin_filename and config.force_exclude and _excluded_explicit(path, config):
+            if fix:
+                sys.stdout.write(text)
+            sys.exit(EXIT_CLEAN)
+        if fix or diff:
+            from linter.fixer import fix_text
+
+            outcome = fix_text(engine, text, path, unsafe_fixes)
+            if diff:
+                sys.stdout.write(_unified(text, outcome.text, name))
+            else:
+                sys.stdout.write(outcome.text)
+            diags, errors = outcome.remaining, outcome.errors
+            stream_is_stdout = False
+        else:
+            diags, errors = engine.lint_text(text, path)
+            stream_is_stdout = True
+        result = RunResult(diagnostics=list(diags), errors=list(errors))
+        result.stats.files = 1
+        _emit(result, config, registry, output_format, output_file, report_targets, statistics,
+              quiet, unsafe_fixes, show_suppressed, to_stdout=stream_is_stdout)
+        sys.exit(_exit_code(result, exit_zero))
+
+    try:
+        if fix or diff:
+            from linter.fixer import fix_paths
+
+            result, changes = fix_paths(engine, targets, unsafe_fixes, write=not diff)
+            if diff:
+                for rel, before, after in changes:
+                    sys.stdout.write(_unified(before, after, rel))
+                if not quiet:
+                    n = len(changes)
+                    click.echo(f"{n} file{'s' * (n != 1)} would be changed.", err=True)
+            elif not quiet and changes:
+                n = len(changes)
+                click.echo(f"Fixed {n} file{'s' * (n != 1)}.", err=True)
+        else:
+            result = engine.run(targets)
+    except FileNotFoundError as exc:
+        _fail(f"no such file or folder: {exc}")
+        return
+    for e in result.errors:
+        click.echo(f"shardlint: {internal_error_line(e)}", err=True)
+    _emit(result, config, registry, output_format, output_file, report_targets, statistics, quiet,
+          unsafe_fixes, show_suppressed, to_stdout=not diff)
+    if diff:
+        sys.exit(EXIT_ERROR if result.errors else (EXIT_FINDINGS if changes and not exit_zero else EXIT_CLEAN))
+    sys.exit(_exit_code(result, exit_zero))
+
+
+def _excluded_explicit(path: Path, config: Config) -> bool:
+    from linter.config import path_matches
+    from linter.files import relpath_of
+
+    rel = relpath_of(path, config.root)
+    return any(path_matches(rel, p) for p in config.all_excludes)
+
+
+def _open_cache(config: Config, cache_dir: Path | None) -> object | None:
+    try:
+        from linter.cache import Cache
+    except ImportError:
+        return None
+    where = cache_dir or (Path(config.cache_dir) if config.cache_dir else config.root / ".shardlint_cache")
+    if not where.is_absolute():
+        where = config.root / where
+    return Cache(where)
+
+
+def _exit_code(result: RunResult, exit_zero: bool) -> int:
+    if result.errors:
+        return EXIT_ERROR
+    if exit_zero:
+        return EXIT_CLEAN
+    return EXIT_FINDINGS if any(not d.suppressed for d in result.diagnostics) else EXIT_CLEAN
+
+
+def _emit(
+    result: RunResult,
+    config: Config,
+    registry: Registry,
+    output_format: str,
+    output_file: Path | None,
+    report_targets: Sequence[tuple[str, Path]],
+    statistics: bool,
+    quiet: bool,
+    unsafe_fixes: bool,
+    show_suppressed: bool,
+    to_stdout: bool = True,
+) -> None:
+    ctx = ReportContext(config.root, registry, result.stats, result.errors, unsafe_fixes)
+    visible = [d for d in result.diagnostics if show_suppressed or not d.suppressed]
+    for fmt, path in report_targets:
+        # machine formats keep suppressed findings (SARIF marks them)
+        keep = result.diagnostics if fmt == "sarif" else visible
+        _write(path, get_renderer(fmt)(keep, ctx))
+    if statistics:
+        text = _statistics(visible, registry)
+    else:
+        keep = result.diagnostics if output_format == "sarif" else visible
+        text = get_renderer(output_format)(keep, ctx)
+    if output_file is not None:
+        _write(output_file, text)
+    elif to_stdout:
+        sys.stdout.write(text)
+    elif text:
+        sys.stderr.write(text)
+    if not quiet and output_format in ("concise", "full") and not statistics:
+        shown = [d for d in result.diagnostics if not d.suppressed]
+        n = len(shown)
+        fixable = sum(1 for d in shown if d.fix is not None and d.fix.edits)
+        if n:
+            msg = f"Found {n} finding{'s' * (n != 1)} in {result.stats.files} file{'s' * (result.stats.files != 1)}."
+            if fixable:
+                msg += f" {fixable} fixable with --fix (--unsafe-fixes for unsafe ones)."
+            click.echo(msg, err=True)
+        elif not result.errors:
+            click.echo(f"All checks passed ({result.stats.files} files).", err=True)
+
+
+def _write(path: Path, text: str) -> None:
+    from linter.fixes import write_atomic
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, text)
+    except OSError as exc:
+        _fail(f"cannot write {path}: {exc.strerror or exc}")
+
+
+def _statistics(diags: Sequence[Diagnostic], registry: Registry) -> str:
+    counts = Counter(d.code for d in diags)
+    lines = []
+    for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        rule = registry.rules.get(code)
+        fixable = "[*]" if rule and rule.fixable.value != "never" else "   "
+        lines.append(f"{n:>6}  {code}  {fixable} {rule.name if rule else ''}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _unified(before: str, after: str, name: str) -> str:
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{name}", f"b/{name}"
+        )
+    )
+
+
+@main.command()
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--all", "show_all", is_flag=True, help="Also list built-in codes (SHD000, SHD900).")
+def rules(output_format: str, show_all: bool) -> None:
+    """List the rules: code, name, whether a fix exists, whether it is on by default."""
+    registry = load_registry()
+    items = [r for r in registry.rules.values() if show_all or not getattr(r, "builtin", False)]
+    if output_format == "json":
+        click.echo(json.dumps([
+            {"code": r.code, "name": r.name, "summary": r.summary, "severity": r.severity.value,
+             "fix": r.fixable.value, "default_enabled": r.default_enabled}
+            for r in items
+        ], indent=2))
+        return
+    w = max(len(r.name) for r in items)
+    click.echo(f"{'code':<7} {'name':<{w}}  {'fix':<9} {'default':<7} summary")
+    for r in items:
+        click.echo(f"{r.code:<7} {r.name:<{w}}  {r.fixable.value:<9} {'on' if r.default_enabled else 'off':<7} {r.summary}")
+
+
+@main.command()
+@click.argument("rule")
+def explain(rule: str) -> None:
+    """Show a rule's documentation (by code, e.g. SHD101, or by name)."""
+    from linter.docs import render_text
+
+    registry = load_registry()
+    cls = registry.lookup(rule)
+    if cls is None:
+        names = [r.code for r in registry.rules.values()] + [r.name for r in registry.rules.values()]
+        near = difflib.get_close_matches(rule, names, n=3)
+        hint = f" Did you mean: {', '.join(near)}?" if near else " See 'shardlint rules'."
+        _fail(f"unknown rule {rule!r}.{hint}")
+        return
+    click.echo(render_text(cls), nl=False)
+
+
+@main.command()
+@click.argument("path", required=False, type=click.Path(path_type=Path))
+@click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False))
+def clean(path: Path | None, cache_dir: Path | None) -> None:
+    """Remove the cache of the project containing PATH (default: here)."""
+    import shutil
+
+    registry = load_registry()
+    try:
+        config = load_config([path or Path.cwd()], registry)
+    except ConfigError as exc:
+        _fail(str(exc))
+        return
+    where = cache_dir or (Path(config.cache_dir) if config.cache_dir else Path(".shardlint_cache"))
+    if not where.is_absolute():
+        where = config.root / where
+    if where.is_dir():
+        shutil.rmtree(where)
+        click.echo(f"Removed {where}", err=True)
+    else:
+        click.echo(f"No cache at {where}", err=True)
+

@@ -1,0 +1,318 @@
+"""Configuration: ``[tool.shardlint]`` in the nearest pyproject.toml (or a file
+given with ``--config``), validated strictly: an unknown key, a wrong type or an
+unknown code is a :class:`ConfigError` naming the file and the key."""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import tomli as toml_reader
+
+from linter.registry import Registry
+
+DEFAULT_EXCLUDE: tuple[str, ...] = (
+    ".bzr",
+    ".direnv",
+    ".eggs",
+    ".git",
+    ".hg",
+    ".mypy_cache",
+    ".nox",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".shardlint_cache",
+    ".svn",
+    ".tox",
+    ".venv",
+    "__pycache__",
+    "__pypackages__",
+    "_build",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    "venv",
+)
+
+_LIST_KEYS = ("select", "ignore", "extend-select", "extend-ignore", "exclude", "extend-exclude")
+_KNOWN_KEYS = frozenset(
+    _LIST_KEYS
+    + ("per-file-ignores", "force-exclude", "respect-gitignore", "cache-dir", "rules")
+)
+
+
+class ConfigError(Exception):
+    """Bad configuration; the CLI prints it and exits 2."""
+
+
+@dataclass(frozen=True)
+class Config:
+    root: Path
+    source: Path | None = None
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+    force_exclude: bool = False
+    respect_gitignore: bool = True
+    cache_dir: str | None = None
+    rule_options: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
+    _enabled: frozenset[str] | None = field(default=None, compare=False, repr=False)
+
+    # -- selection ---------------------------------------------------------
+    def enabled_codes(self, registry: Registry) -> frozenset[str]:
+        if self._enabled is not None:
+            return self._enabled
+        out = set()
+        for code, rule in registry.rules.items():
+            if _is_selected(code, rule.default_enabled, self.select, self.extend_select, self.ignore):
+                out.add(code)
+        enabled = frozenset(out)
+        object.__setattr__(self, "_enabled", enabled)
+        return enabled
+
+    def ignored_for(self, relpath: str) -> tuple[str, ...]:
+        """Code prefixes that per-file-ignores switch off for ``relpath``."""
+        out: list[str] = []
+        for pattern, codes in self.per_file_ignores:
+            if path_matches(relpath, pattern):
+                out.extend(codes)
+        return tuple(out)
+
+    def options_for(self, code: str) -> Mapping[str, Any]:
+        for c, items in self.rule_options:
+            if c == code:
+                return dict(items)
+        return {}
+
+    @property
+    def all_excludes(self) -> tuple[str, ...]:
+        return tuple(self.exclude) + tuple(self.extend_exclude)
+
+    def digest(self) -> str:
+        """Hash of everything that changes findings (cache key component)."""
+        blob = json.dumps(
+            {
+                "select": self.select,
+                "extend_select": self.extend_select,
+                "ignore": self.ignore,
+                "per_file_ignores": self.per_file_ignores,
+                "rule_options": self.rule_options,
+            },
+            sort_keys=True,
+            default=str,
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+    def with_overrides(self, **changes: Any) -> Config:
+        changes = {k: v for k, v in changes.items() if v is not None}
+        return replace(self, _enabled=None, **changes)
+
+
+def _specificity(code: str, selectors: Iterable[str]) -> int:
+    best = -1
+    for sel in selectors:
+        if sel == "ALL":
+            best = max(best, 0)
+        elif code.startswith(sel):
+            best = max(best, len(sel))
+    return best
+
+
+def _is_selected(
+    code: str,
+    default_enabled: bool,
+    select: Sequence[str] | None,
+    extend_select: Sequence[str],
+    ignore: Sequence[str],
+) -> bool:
+    # The most specific selector wins; on a tie, ignore wins (ruff's rule).
+    if select is None:
+        pos = 0 if default_enabled else -1
+    else:
+        pos = _specificity(code, select)
+    pos = max(pos, _specificity(code, extend_select))
+    neg = _specificity(code, ignore)
+    return pos >= 0 and pos > neg
+
+
+def path_matches(relpath: str, pattern: str) -> bool:
+    """Glob match of a root-relative POSIX path: a pattern without ``/`` matches
+    any path component (``build`` excludes ``a/build/x.py``); with ``/`` it is
+    anchored at the root; ``**`` spans directories."""
+    p = PurePosixPath(relpath)
+    pat = pattern.rstrip("/")
+    if "/" not in pat:
+        return any(fnmatch.fnmatchcase(part, pat) for part in p.parts)
+    pat = pat.lstrip("./") if pat.startswith("./") else pat.lstrip("/")
+    if fnmatch.fnmatchcase(relpath, pat) or fnmatch.fnmatchcase(relpath, pat + "/*"):
+        return True
+    # a directory pattern excludes what is under it
+    return any(fnmatch.fnmatchcase(str(parent), pat) for parent in p.parents)
+
+
+# -- discovery --------------------------------------------------------------
+
+
+def find_project_root(start: Path) -> Path:
+    """Nearest directory holding a pyproject.toml, else the directory above
+    the top package containing ``start``, else ``start``'s directory."""
+    start = start.resolve()
+    base = start if start.is_dir() else start.parent
+    for d in (base, *base.parents):
+        if (d / "pyproject.toml").is_file():
+            return d
+    top = base
+    while (top / "__init__.py").is_file() and top.parent != top:
+        top = top.parent
+    return top
+
+
+def load_config(
+    paths: Sequence[Path], registry: Registry, config_file: Path | None = None
+) -> Config:
+    start = paths[0] if paths else Path.cwd()
+    root = find_project_root(start)
+    if config_file is not None:
+        if not config_file.is_file():
+            raise ConfigError(f"{config_file}: configuration file not found")
+        table = _read_table(config_file, require_tool=config_file.name == "pyproject.toml")
+        if config_file.name == "pyproject.toml":
+            root = config_file.resolve().parent
+        return parse_table(table or {}, config_file, root, registry)
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        table = _read_table(pyproject, require_tool=True)
+        if table is not None:
+            return parse_table(table, pyproject, root, registry)
+    return Config(root=root)
+
+
+def _read_table(path: Path, *, require_tool: bool) -> dict[str, Any] | None:
+    try:
+        with path.open("rb") as fh:
+            data = toml_reader.load(fh)
+    except toml_reader.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    if require_tool:
+        tool = data.get("tool", {})
+        return tool.get("shardlint") if isinstance(tool, dict) else None
+    # a dedicated file holds the table at top level or under [tool.shardlint]
+    if "tool" in data and isinstance(data["tool"], dict) and "shardlint" in data["tool"]:
+        return data["tool"]["shardlint"]
+    return data
+
+
+def parse_table(table: Mapping[str, Any], source: Path, root: Path, registry: Registry) -> Config:
+    where = f"{source}: [tool.shardlint]"
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{where} must be a table")
+    for key in table:
+        if key not in _KNOWN_KEYS:
+            hint = _close(key, _KNOWN_KEYS)
+            raise ConfigError(f"{where}: unknown key '{key}'" + (f" (did you mean '{hint}'?)" if hint else ""))
+
+    def strlist(key: str) -> tuple[str, ...] | None:
+        if key not in table:
+            return None
+        v = table[key]
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise ConfigError(f"{where}: '{key}' must be a list of strings, got {v!r}")
+        return tuple(v)
+
+    def boolean(key: str, default: bool) -> bool:
+        v = table.get(key, default)
+        if not isinstance(v, bool):
+            raise ConfigError(f"{where}: '{key}' must be true or false, got {v!r}")
+        return v
+
+    select = strlist("select")
+    extend_select = strlist("extend-select") or ()
+    ignore = (strlist("ignore") or ()) + (strlist("extend-ignore") or ())
+    for key, sels in (("select", select or ()), ("extend-select", extend_select), ("ignore", ignore)):
+        for sel in sels:
+            check_selector(sel, registry, f"{where}: '{key}'")
+
+    pfi: list[tuple[str, tuple[str, ...]]] = []
+    raw_pfi = table.get("per-file-ignores", {})
+    if not isinstance(raw_pfi, Mapping):
+        raise ConfigError(f"{where}: 'per-file-ignores' must be a table of glob = [codes]")
+    for pattern, codes in raw_pfi.items():
+        if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
+            raise ConfigError(f"{where}: 'per-file-ignores.\"{pattern}\"' must be a list of codes")
+        for c in codes:
+            check_selector(c, registry, f"{where}: 'per-file-ignores.\"{pattern}\"'")
+        pfi.append((pattern, tuple(codes)))
+
+    cache_dir = table.get("cache-dir")
+    if cache_dir is not None and not isinstance(cache_dir, str):
+        raise ConfigError(f"{where}: 'cache-dir' must be a string, got {cache_dir!r}")
+
+    rule_options = parse_rule_options(table.get("rules", {}), where, registry)
+    exclude = strlist("exclude")
+    return Config(
+        root=root,
+        source=source,
+        select=select,
+        extend_select=extend_select,
+        ignore=ignore,
+        per_file_ignores=tuple(pfi),
+        exclude=DEFAULT_EXCLUDE if exclude is None else exclude,
+        extend_exclude=strlist("extend-exclude") or (),
+        force_exclude=boolean("force-exclude", False),
+        respect_gitignore=boolean("respect-gitignore", True),
+        cache_dir=cache_dir,
+        rule_options=rule_options,
+    )
+
+
+def parse_rule_options(
+    raw: Any, where: str, registry: Registry
+) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]:
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where}: 'rules' must be a table of [tool.shardlint.rules.<CODE>] tables")
+    out = []
+    for key, opts in raw.items():
+        rule = registry.lookup(key)
+        if rule is None:
+            raise ConfigError(f"{where}: unknown rule '{key}' in 'rules'")
+        if not isinstance(opts, Mapping):
+            raise ConfigError(f"{where}: 'rules.{key}' must be a table")
+        items = []
+        for name, value in opts.items():
+            option = rule.options.get(name)
+            if option is None:
+                known = ", ".join(sorted(rule.options)) or "none"
+                raise ConfigError(
+                    f"{where}: unknown option 'rules.{key}.{name}' for {rule.code} (known: {known})"
+                )
+            try:
+                items.append((name, option.validate(value)))
+            except ValueError as exc:
+                raise ConfigError(f"{where}: 'rules.{key}.{name}': {exc}") from None
+        out.append((rule.code, tuple(sorted(items))))
+    return tuple(sorted(out))
+
+
+def check_selector(sel: str, registry: Registry, where: str) -> None:
+    if sel == "ALL":
+        return
+    if not any(code.startswith(sel) for code in registry.rules):
+        raise ConfigError(f"{where}: unknown rule selector '{sel}'")
+
+
+def _close(word: str, choices: Iterable[str]) -> str | None:
+    import difflib
+
+    m = difflib.get_close_matches(word, list(choices), n=1)
+    return m[0] if m else None

@@ -1,0 +1,531 @@
+"""The engine: files → prefilter → facts (map, merge) → check (map) → suppress.
+
+Every function here returns plain data; nothing prints. The CLI, the flake8
+plugin and the language server are thin layers over :class:`Engine`.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import io
+import multiprocessing
+import os
+import tokenize
+import traceback
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from linter import __version__
+from linter.config import Config
+from linter.facts import FactCollector, ProjectFacts
+from linter.files import SourceFile, discover, module_name_of, project_files, relpath_of
+from linter.registry import Registry, load_registry
+from linter.rule import PendingFix, Rule
+from linter.suppression import apply_suppressions, parse_suppressions, unused_noqa
+from linter.types import (
+    Diagnostic,
+    Edit,
+    Fix,
+    InternalError,
+    RunResult,
+    Severity,
+    Span,
+)
+
+# Below this many files the pool costs more than it saves.
+POOL_MIN_FILES = 24
+
+
+# -- reading -----------------------------------------------------------------
+
+
+def shd000(path: str, line: int, col: int, message: str) -> Diagnostic:
+    span = Span(max(line, 1), max(col, 0), max(line, 1), max(col, 0) + 1)
+    return Diagnostic(
+        code="SHD000",
+        name="unparsable-file",
+        severity=Severity.ERROR,
+        path=path,
+        span=span,
+        message=message,
+        fingerprint=_hash("SHD000", path, message),
+    )
+
+
+def decode_source(data: bytes, relpath: str) -> tuple[str | None, Diagnostic | None]:
+    """Bytes → text as Python would read it (PEP 263 cookie, BOM), or one
+    SHD000 diagnostic saying why not."""
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        return None, shd000(relpath, line, 0, "file contains NUL bytes; not Python source")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        return None, shd000(relpath, 1, 0, f"cannot determine the file's encoding: {exc}")
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        start = getattr(exc, "start", 0)
+        line = data.count(b"\n", 0, start) + 1
+        return None, shd000(relpath, line, 0, f"cannot decode the file as {encoding}: {exc}")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    # universal newlines, as Python's own reader does
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text, None
+
+
+def read_source(path: Path, relpath: str) -> tuple[str | None, Diagnostic | None]:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return None, shd000(relpath, 1, 0, f"cannot read the file: {exc.strerror or exc}")
+    return decode_source(data, relpath)
+
+
+def _hash(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+
+
+# -- phase 1: scan (syntax, facts, candidates) -------------------------------
+
+
+@dataclass
+class ScanResult:
+    relpath: str
+    digest: str = ""
+    error: Diagnostic | None = None
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+def scan_text(
+    text: str,
+    relpath: str,
+    module: str,
+    collectors: Sequence[type[FactCollector]],
+    syntax_check: bool,
+) -> ScanResult:
+    res = ScanResult(relpath, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest())
+    wanted = [c for c in collectors if c.needles.match(text)]
+    if not (syntax_check or wanted):
+        return res
+    try:
+        tree = compile(text, relpath, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        if syntax_check:
+            res.error = shd000(
+                relpath, exc.lineno or 1, max((exc.offset or 1) - 1, 0), f"syntax error: {exc.msg}"
+            )
+        return res
+    except (ValueError, RecursionError, MemoryError) as exc:
+        if syntax_check:
+            res.error = shd000(relpath, 1, 0, f"cannot parse the file: {exc}")
+        return res
+    for c in wanted:
+        try:
+            data = c.collect(tree, text, module)
+        except Exception:  # a broken collector must not stop the run
+            data = None
+        if data is not None:
+            res.facts[c.name] = data
+    return res
+
+
+# -- phase 2: check one text ---------------------------------------------------
+
+
+class _Guard:
+    """Wraps a rule's visitor methods so that a crash in one rule on one file is
+    recorded and switches that rule off for the file, while the others go on."""
+
+    def __init__(self, rule: Rule, errors: list[InternalError], path: str) -> None:
+        self.rule = rule
+        self.errors = errors
+        self.path = path
+        self.dead = False
+
+    def get_visitors(self) -> Mapping[str, Callable[[Any], Any]]:
+        return {name: self._wrap(fn) for name, fn in self.rule.get_visitors().items()}
+
+    def _wrap(self, fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        def call(node: Any) -> Any:
+            if self.dead:
+                return None
+            try:
+                return fn(node)
+            except Exception as exc:
+                self.dead = True
+                self.errors.append(_internal(self.path, self.rule.code, exc))
+                return None
+
+        return call
+
+
+def _internal(path: str, code: str | None, exc: BaseException) -> InternalError:
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f" ({tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno})" if tb else ""
+    return InternalError(path, code, f"{type(exc).__name__}: {exc}{where}")
+
+
+def check_text(
+    text: str,
+    relpath: str,
+    module_name: str,
+    rule_classes: Sequence[type[Rule]],
+    config: Config,
+    facts: ProjectFacts,
+) -> tuple[list[Diagnostic], list[InternalError]]:
+    """Parse ``text`` once with libcst and run ``rule_classes`` over it in one
+    batched traversal. Suppressions are not applied here."""
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    errors: list[InternalError] = []
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        return [shd000(relpath, exc.raw_line, exc.raw_column, f"syntax error: {exc.message}")], errors
+    except (RecursionError, MemoryError, ValueError) as exc:
+        return [shd000(relpath, 1, 0, f"cannot parse the file: {type(exc).__name__}")], errors
+
+    from linter.rule import RuleContext
+
+    ctx = RuleContext(path=relpath, module_name=module_name, text=text, module=module, facts=facts)
+    rules: list[Rule] = []
+    for cls in rule_classes:
+        try:
+            rules.append(cls(ctx, config.options_for(cls.code)))
+        except Exception as exc:
+            errors.append(_internal(relpath, cls.code, exc))
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    guards = [_Guard(r, errors, relpath) for r in rules]
+    scoped = (cst.FunctionDef, cst.ClassDef)
+
+    def before(node: cst.CSTNode) -> None:
+        if type(node) in scoped:
+            ctx.scope_names.append(node.name.value)  # type: ignore[attr-defined]
+            ctx.scope_nodes.append(node)
+
+    def after(node: cst.CSTNode) -> None:
+        if type(node) in scoped:
+            ctx.scope_names.pop()
+            ctx.scope_nodes.pop()
+
+    with ExitStack() as stack:
+        for r, g in zip(rules, guards):
+            if r.get_inherited_dependencies():
+                try:
+                    stack.enter_context(r.resolve(wrapper))
+                except Exception as exc:
+                    g.dead = True
+                    errors.append(_internal(relpath, r.code, exc))
+        live = [g for g in guards if not g.dead]
+        try:
+            cst.visit_batched(module, live, before_visit=before, after_leave=after)
+        except Exception as exc:  # the traversal itself failed
+            errors.append(_internal(relpath, None, exc))
+        for g in guards:
+            if hasattr(g.rule, "finish") and not g.dead:
+                try:
+                    g.rule.finish()  # type: ignore[attr-defined]
+                except Exception as exc:
+                    g.dead = True
+                    errors.append(_internal(relpath, g.rule.code, exc))
+
+    dead = {g.rule.code for g in guards if g.dead}
+    reports = [r for r in ctx.reports if r.code not in dead]
+    if not reports:
+        return [], errors
+    positions = wrapper.resolve(PositionProvider)
+    by_code = {cls.code: cls for cls in rule_classes}
+    out: list[Diagnostic] = []
+    counts: dict[tuple[str, str, str], int] = {}
+
+    def span_of(node: cst.CSTNode) -> Span:
+        rng = positions[node]
+        return Span(rng.start.line, rng.start.column, rng.end.line, rng.end.column)
+
+    pending = []
+    for rep in reports:
+        try:
+            pending.append((span_of(rep.node), rep))
+        except KeyError:
+            errors.append(InternalError(relpath, rep.code, "reported a node that is not in the module"))
+    pending.sort(key=lambda t: (t[0].line, t[0].column, t[1].code))
+    for span, rep in pending:
+        cls = by_code[rep.code]
+        norm = " ".join(module.code_for_node(rep.node).split())[:400]
+        key = (rep.code, rep.scope, norm)
+        idx = counts.get(key, 0)
+        counts[key] = idx + 1
+        try:
+            fix = _convert_fix(rep.fix, module, span_of) if rep.fix else None
+        except Exception as exc:
+            errors.append(_internal(relpath, rep.code, exc))
+            fix = None
+        out.append(
+            Diagnostic(
+                code=rep.code,
+                name=cls.name,
+                severity=cls.severity,
+                path=relpath,
+                span=span,
+                message=rep.message,
+                notes=rep.notes,
+                fix=fix,
+                fingerprint=_hash(rep.code, rep.scope, norm, str(idx)),
+            )
+        )
+    return out, errors
+
+
+def _convert_fix(pf: PendingFix, module: Any, span_of: Callable[[Any], Span]) -> Fix:
+    edits: list[Edit] = []
+    for old, new in pf.replacements:
+        code = new if isinstance(new, str) else module.code_for_node(new)
+        edits.append(Edit(span_of(old), code))
+    for name in pf.add_imports:
+        edit = _import_edit(module, name, span_of)
+        if edit is not None:
+            edits.append(edit)
+    return Fix(pf.title, pf.applicability, tuple(edits))
+
+
+def _import_edit(module: Any, name: str, span_of: Callable[[Any], Span]) -> Edit | None:
+    """An edit adding ``import name`` after the module's leading imports (after
+    the docstring and ``from __future__`` imports when there are no others), or
+    ``None`` when the module already imports it at top level."""
+    import libcst as cst
+
+    last_import = None
+    anchor = None
+    for i, stmt in enumerate(module.body):
+        if isinstance(stmt, cst.SimpleStatementLine):
+            small = stmt.body
+            if all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in small):
+                for s in small:
+                    if isinstance(s, cst.Import):
+                        for alias in s.names:
+                            if alias.asname is None and module.code_for_node(alias.name) == name:
+                                return None
+                last_import = stmt
+                continue
+            if i == 0 and len(small) == 1 and isinstance(small[0], cst.Expr) and isinstance(
+                small[0].value, (cst.SimpleString, cst.ConcatenatedString)
+            ):
+                anchor = stmt
+                continue
+        break
+    target = last_import or anchor
+    if target is None:
+        line = 1
+        for stmt in module.body[:1]:
+            line = span_of(stmt).line
+        return Edit(Span(line, 0, line, 0), f"import {name}\n")
+    end = span_of(target).end_line + 1
+    return Edit(Span(end, 0, end, 0), f"import {name}\n")
+
+
+# -- worker entry points ---------------------------------------------------------
+
+_W: dict[str, Any] = {}
+
+
+def _init_worker(state: dict[str, Any]) -> None:
+    _W.clear()
+    _W.update(state)
+
+
+def _scan_job(job: tuple[str, str, bool]) -> ScanResult:
+    path, relpath, syntax_check = job
+    text, err = read_source(Path(path), relpath)
+    if text is None:
+        return ScanResult(relpath, error=err if syntax_check else None)
+    return scan_text(text, relpath, module_name_of(relpath), _W["collectors"], syntax_check)
+
+
+def _check_job(job: tuple[str, str]) -> tuple[list[Diagnostic], list[InternalError], bool]:
+    path, relpath = job
+    engine: Engine = _W["engine"]
+    text, err = read_source(Path(path), relpath)
+    if text is None:
+        return ([err] if err else []), [], False
+    return engine.check_one(text, relpath)
+
+
+# -- the engine ------------------------------------------------------------------
+
+
+class Engine:
+    """One configured linter. ``run`` lints paths; ``lint_text`` lints one
+    buffer (stdin, the editor, flake8) with the project's facts."""
+
+    def __init__(
+        self,
+        config: Config,
+        registry: Registry | None = None,
+        jobs: int | None = None,
+        cache: Any = None,
+    ) -> None:
+        self.config = config
+        self.registry = registry or load_registry()
+        self.jobs = max(1, jobs or os.cpu_count() or 1)
+        self.cache = cache
+        self.enabled = config.enabled_codes(self.registry)
+        self.rules = [r for r in self.registry.checkers if r.code in self.enabled]
+        used = sorted({f for r in self.rules for f in r.facts})
+        missing = [f for f in used if f not in self.registry.collectors]
+        if missing:
+            raise RuntimeError(f"rules use unknown fact collectors: {missing}")
+        self.collectors = [self.registry.collectors[f] for f in used]
+        self._facts: ProjectFacts | None = None
+
+    # -- single file --------------------------------------------------------
+    def rules_for(self, relpath: str, text: str) -> list[type[Rule]]:
+        ignored = self.config.ignored_for(relpath)
+        return [
+            r
+            for r in self.rules
+            if not (ignored and r.code.startswith(ignored)) and r.candidate(text)
+        ]
+
+    def check_one(
+        self, text: str, relpath: str, facts: ProjectFacts | None = None
+    ) -> tuple[list[Diagnostic], list[InternalError], bool]:
+        """Check one text: returns diagnostics (suppressed ones marked), internal
+        errors, and whether libcst parsed it."""
+        facts = facts if facts is not None else (self._facts or ProjectFacts())
+        rules = self.rules_for(relpath, text)
+        diags: list[Diagnostic] = []
+        errors: list[InternalError] = []
+        parsed = False
+        if rules:
+            parsed = True
+            diags, errors = check_text(
+                text, relpath, module_name_of(relpath), rules, self.config, facts
+            )
+        noqa_on = "SHD900" in self.enabled and not self._ignored(relpath, "SHD900")
+        if diags or (noqa_on and "noqa" in text):
+            sup = parse_suppressions(text)
+            diags, used = apply_suppressions(diags, sup)
+            if noqa_on:
+                diags += unused_noqa(
+                    relpath,
+                    sup,
+                    used,
+                    self.registry.rules,
+                    self.enabled,
+                    text.splitlines(),
+                )
+        return diags, errors, parsed
+
+    def _ignored(self, relpath: str, code: str) -> bool:
+        ignored = self.config.ignored_for(relpath)
+        return bool(ignored) and code.startswith(ignored)
+
+    def lint_text(self, text: str, path: Path | str) -> tuple[list[Diagnostic], list[InternalError]]:
+        """Lint one buffer as if it were at ``path`` (which need not exist)."""
+        relpath = relpath_of(Path(path), self.config.root)
+        module = module_name_of(relpath)
+        scan = scan_text(text, relpath, module, self.collectors, True)
+        if scan.error is not None:
+            return self._finish_file([scan.error], relpath, text), []
+        facts = self.project_facts().with_module(module, scan.facts)
+        diags, errors, _ = self.check_one(text, relpath, facts)
+        return sorted(diags, key=lambda d: d.sort_key), errors
+
+    def _finish_file(self, diags: list[Diagnostic], relpath: str, text: str | None) -> list[Diagnostic]:
+        if self._ignored(relpath, "SHD000") or "SHD000" not in self.enabled:
+            return []
+        if text is not None:
+            diags, _ = apply_suppressions(diags, parse_suppressions(text))
+        return diags
+
+    # -- facts --------------------------------------------------------------
+    def project_facts(self) -> ProjectFacts:
+        if self._facts is None:
+            files = project_files(self.config) if self.collectors else []
+            scans = self._scan(files, syntax_check=False)
+            self._facts = self._merge(scans)
+        return self._facts
+
+    def _merge(self, scans: Iterable[ScanResult]) -> ProjectFacts:
+        data: dict[str, dict[str, Any]] = {c.name: {} for c in self.collectors}
+        for s in scans:
+            mod = module_name_of(s.relpath)
+            for name, value in s.facts.items():
+                data[name][mod] = value
+        return ProjectFacts(data, {c.name: c for c in self.collectors})
+
+    def _pool(self, n: int, state: dict[str, Any]) -> ProcessPoolExecutor | None:
+        if self.jobs <= 1 or n < POOL_MIN_FILES:
+            return None
+        try:
+            ctx = multiprocessing.get_context("fork")
+        except ValueError:  # pragma: no cover - platforms without fork
+            ctx = multiprocessing.get_context()
+        return ProcessPoolExecutor(
+            max_workers=min(self.jobs, n), mp_context=ctx, initializer=_init_worker, initargs=(state,)
+        )
+
+    def _map(self, fn: Callable[[Any], Any], jobs: list[Any], state: dict[str, Any]) -> list[Any]:
+        pool = self._pool(len(jobs), state)
+        if pool is None:
+            saved = dict(_W)
+            _init_worker(state)
+            try:
+                return [fn(j) for j in jobs]
+            finally:
+                _init_worker(saved)
+        with pool:
+            chunk = max(1, len(jobs) // (self.jobs * 8))
+            return list(pool.map(fn, jobs, chunksize=chunk))
+
+    def _scan(self, files: Sequence[SourceFile], syntax_check: bool | set[str]) -> list[ScanResult]:
+        def want(sf: SourceFile) -> bool:
+            return syntax_check if isinstance(syntax_check, bool) else sf.relpath in syntax_check
+
+        jobs = [(str(sf.path), sf.relpath, want(sf)) for sf in files]
+        return self._map(_scan_job, jobs, {"collectors": self.collectors})
+
+    # -- a whole run ------------------------------------------------------------
+    def run(self, paths: Sequence[Path]) -> RunResult:
+        result = RunResult()
+        checked = discover(paths, self.config)
+        result.stats.files = len(checked)
+        checked_set = {sf.relpath for sf in checked}
+        everything: dict[str, SourceFile] = {sf.relpath: sf for sf in checked}
+        if self.collectors:
+            for sf in project_files(self.config):
+                everything.setdefault(sf.relpath, sf)
+        scans = self._scan(list(everything.values()), checked_set)
+        result.stats.facts_files = sum(1 for s in scans if s.facts)
+        self._facts = self._merge(scans)
+        broken = {s.relpath: s.error for s in scans if s.error is not None}
+
+        diags: list[Diagnostic] = []
+        for relpath, err in broken.items():
+            if relpath in checked_set and err is not None:
+                diags.extend(self._finish_file([err], relpath, None))
+        todo = [(str(sf.path), sf.relpath) for sf in checked if sf.relpath not in broken]
+        outs = self._map(_check_job, todo, {"engine": self})
+        for d, e, parsed in outs:
+            diags.extend(d)
+            result.errors.extend(e)
+            result.stats.parsed += int(parsed)
+        result.stats.skipped = len(todo) - result.stats.parsed
+        result.diagnostics = sorted(diags, key=lambda d: d.sort_key)
+        return result
+
+
+def internal_error_line(e: InternalError) -> str:
+    rule = f" in {e.code}" if e.code else ""
+    return f"internal error{rule} on {e.path}: {e.message}"
+

@@ -1,0 +1,92 @@
+"""Project facts: small JSON-serialisable summaries collected from every file of
+the project (map), merged into one read-only :class:`ProjectFacts` (reduce).
+
+A collector works on CPython's ``ast`` (far cheaper than libcst) and only on
+files whose text matches its needles. Facts are keyed by dotted module name so
+that a rule can follow an import to the module that defines a base class or a
+Triton kernel.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from linter.needles import Needles
+
+
+class FactCollector:
+    """Subclass in ``checks/`` (modules starting with ``_`` are fine); found by
+    discovery like rules. ``collect`` returns JSON-able data or ``None`` when the
+    module has nothing to say; ``build_index`` turns the per-module data into
+    whatever query structure the rules want (built once, lazily)."""
+
+    name: ClassVar[str] = ""
+    version: ClassVar[int] = 1
+    needles: ClassVar[Needles] = Needles()
+
+    @classmethod
+    def collect(cls, tree: ast.Module, text: str, module: str) -> Any:
+        raise NotImplementedError
+
+    @classmethod
+    def build_index(cls, per_module: Mapping[str, Any]) -> Any:
+        return per_module
+
+
+class ProjectFacts:
+    """Merged facts of a whole project. Read-only by convention: rules query it,
+    never change it."""
+
+    def __init__(
+        self,
+        data: Mapping[str, Mapping[str, Any]] | None = None,
+        collectors: Mapping[str, type[FactCollector]] | None = None,
+    ) -> None:
+        self._data: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (data or {}).items()}
+        self._collectors = dict(collectors or {})
+        self._indexes: dict[str, Any] = {}
+        self._hashes: dict[str, str] = {}
+
+    @property
+    def data(self) -> Mapping[str, Mapping[str, Any]]:
+        return self._data
+
+    def raw(self, collector: str) -> Mapping[str, Any]:
+        return self._data.get(collector, {})
+
+    def index(self, collector: str) -> Any:
+        if collector not in self._indexes:
+            cls = self._collectors.get(collector)
+            raw = self.raw(collector)
+            self._indexes[collector] = cls.build_index(raw) if cls else raw
+        return self._indexes[collector]
+
+    def with_module(self, module: str, facts: Mapping[str, Any]) -> ProjectFacts:
+        """A copy where ``module``'s facts are replaced (the editor's buffer)."""
+        data = {k: dict(v) for k, v in self._data.items()}
+        for name in set(data) | set(facts):
+            per = data.setdefault(name, {})
+            per.pop(module, None)
+            if facts.get(name) is not None:
+                per[module] = facts[name]
+        return ProjectFacts(data, self._collectors)
+
+    def digest(self, collectors: tuple[str, ...]) -> str:
+        """Hash of the facts of the given collectors (cache key component)."""
+        parts = []
+        for name in sorted(collectors):
+            if name not in self._hashes:
+                blob = json.dumps(self.raw(name), sort_keys=True, separators=(",", ":"))
+                self._hashes[name] = hashlib.sha256(blob.encode()).hexdigest()
+            parts.append(f"{name}={self._hashes[name]}")
+        return hashlib.sha256(";".join(parts).encode()).hexdigest()[:32]
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"data": self._data, "collectors": self._collectors}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["data"], state["collectors"])  # type: ignore[misc]

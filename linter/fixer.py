@@ -1,0 +1,101 @@
+"""The --fix loop: lint, apply what may be applied, re-lint, until nothing
+changes (bounded). Every intermediate result must parse, or the file is left
+as it was and the failure is reported."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from linter.engine import Engine, read_source
+from linter.files import discover
+from linter.fixes import apply_fixes, fixable, write_atomic
+from linter.types import Diagnostic, InternalError, RunResult
+
+MAX_ROUNDS = 10
+
+
+@dataclass
+class FixOutcome:
+    text: str
+    applied: int = 0
+    remaining: list[Diagnostic] = field(default_factory=list)
+    errors: list[InternalError] = field(default_factory=list)
+
+
+def parses(text: str) -> bool:
+    import libcst as cst
+
+    try:
+        compile(text, "<fixed>", "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
+        cst.parse_module(text)
+    except Exception:
+        return False
+    return True
+
+
+def fix_text(engine: Engine, text: str, path: Path, unsafe: bool) -> FixOutcome:
+    current = text
+    outcome = FixOutcome(text)
+    diags, errors = engine.lint_text(current, path)
+    for _ in range(MAX_ROUNDS):
+        fixes = fixable(diags, unsafe)
+        if not fixes:
+            break
+        new, n = apply_fixes(current, fixes)
+        if n == 0 or new == current:
+            break
+        if not parses(new):
+            errors = list(errors) + [
+                InternalError(str(path), None, "a fix produced code that does not parse; file left unchanged by it")
+            ]
+            break
+        current = new
+        outcome.applied += n
+        diags, errors = engine.lint_text(current, path)
+    outcome.text = current
+    outcome.remaining = list(diags)
+    outcome.errors = list(errors)
+    return outcome
+
+
+def fix_paths(
+    engine: Engine, paths: Sequence[Path], unsafe: bool, write: bool
+) -> tuple[RunResult, list[tuple[str, str, str]]]:
+    """Lint ``paths``; fix the files with applicable fixes. Returns the final
+    findings and, per changed file, (relpath, before, after)."""
+    result = engine.run(paths)
+    candidates = sorted({d.path for d in result.diagnostics if d.fix is not None and not d.suppressed})
+    if not candidates:
+        return result, []
+    by_rel = {sf.relpath: sf for sf in discover(paths, engine.config)}
+    changes: list[tuple[str, str, str]] = []
+    remaining = [d for d in result.diagnostics if d.path not in candidates]
+    for rel in candidates:
+        sf = by_rel.get(rel)
+        if sf is None:
+            remaining.extend(d for d in result.diagnostics if d.path == rel)
+            continue
+        text, err = read_source(sf.path, rel)
+        if text is None:
+            continue
+        out = fix_text(engine, text, sf.path, unsafe)
+        remaining.extend(out.remaining)
+        result.errors.extend(out.errors)
+        if out.text != text:
+            changes.append((rel, text, out.text))
+            if write:
+                write_atomic(sf.path, _restore_newlines(sf.path, out.text))
+    result.diagnostics = sorted(remaining, key=lambda d: d.sort_key)
+    return result, changes
+
+
+def _restore_newlines(path: Path, text: str) -> str:
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return text
+    if b"\r\n" in raw:
+        return text.replace("\n", "\r\n")
+    return text

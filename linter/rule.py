@@ -1,0 +1,168 @@
+"""The rule base class and the per-file context rules see.
+
+A rule is a libcst ``BatchableCSTVisitor``: the engine parses a file once and
+runs every enabled rule in one batched traversal. A rule reports nodes; the
+engine turns reports into :class:`~linter.types.Diagnostic` after the traversal
+(positions are resolved only when something was reported).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import libcst as cst
+
+from linter.facts import ProjectFacts
+from linter.needles import Needles
+from linter.types import Applicability, Fixability, Note, Severity
+
+_KINDS = ("str", "int", "bool", "list[str]", "list[int]")
+
+
+@dataclass(frozen=True)
+class Option:
+    """A per-rule option, set under ``[tool.shardlint.rules.<CODE>]``."""
+
+    default: Any
+    kind: str
+    doc: str
+
+    def __post_init__(self) -> None:
+        if self.kind not in _KINDS:
+            raise ValueError(f"unknown option kind {self.kind!r}")
+
+    def validate(self, value: Any) -> Any:
+        """Return the value in canonical form or raise ``ValueError`` saying what
+        was expected."""
+        k = self.kind
+        if k == "bool":
+            if isinstance(value, bool):
+                return value
+        elif k == "int":
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+        elif k == "str":
+            if isinstance(value, str):
+                return value
+        else:
+            item = str if k == "list[str]" else int
+            if isinstance(value, list) and all(
+                isinstance(v, item) and not isinstance(v, bool) for v in value
+            ):
+                return tuple(value)
+        raise ValueError(f"expected {k}, got {type(value).__name__} {value!r}")
+
+
+@dataclass
+class PendingFix:
+    """A fix as a rule builds it: node replacements (by new node or by code)
+    and modules to import. The engine turns it into text edits."""
+
+    title: str
+    applicability: Applicability
+    replacements: Sequence[tuple[cst.CSTNode, cst.CSTNode | str]] = ()
+    add_imports: Sequence[str] = ()
+
+
+@dataclass
+class PendingReport:
+    code: str
+    node: cst.CSTNode
+    message: str
+    notes: tuple[Note, ...]
+    fix: PendingFix | None
+    scope: str
+
+
+@dataclass
+class RuleContext:
+    """What a rule may know about the file under check."""
+
+    path: str
+    module_name: str
+    text: str
+    module: cst.Module
+    facts: ProjectFacts
+    scope_names: list[str] = field(default_factory=list)
+    scope_nodes: list[cst.CSTNode] = field(default_factory=list)
+    reports: list[PendingReport] = field(default_factory=list)
+    _ast: ast.Module | None = None
+
+    @property
+    def qualified_scope(self) -> str:
+        return ".".join(self.scope_names)
+
+    @property
+    def current_function(self) -> cst.FunctionDef | None:
+        for node in reversed(self.scope_nodes):
+            if isinstance(node, cst.FunctionDef):
+                return node
+        return None
+
+    @property
+    def current_class(self) -> cst.ClassDef | None:
+        for node in reversed(self.scope_nodes):
+            if isinstance(node, cst.ClassDef):
+                return node
+        return None
+
+    def code_for(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+
+class Rule(cst.BatchableCSTVisitor):
+    """Base class of every rule in ``checks/``.
+
+    Class attributes a rule sets: ``code`` (``SHD101``), ``name`` (kebab-case,
+    equal to the module name with dashes), ``summary`` (one line), the
+    docstring (the user documentation: What it finds / Why it breaks / Example /
+    Fix / Options), ``severity``, ``fixable``, ``default_enabled``, ``needles``
+    (the raw-text prefilter), ``options`` and ``facts`` (names of the fact
+    collectors it reads). Override :meth:`candidate` for a sharper prefilter.
+    """
+
+    code: ClassVar[str] = ""
+    name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    severity: ClassVar[Severity] = Severity.ERROR
+    fixable: ClassVar[Fixability] = Fixability.NEVER
+    default_enabled: ClassVar[bool] = True
+    needles: ClassVar[Needles] = Needles()
+    options: ClassVar[Mapping[str, Option]] = {}
+    facts: ClassVar[tuple[str, ...]] = ()
+    tags: ClassVar[tuple[str, ...]] = ()
+    precision: ClassVar[str] = "high"
+
+    def __init__(self, ctx: RuleContext, options: Mapping[str, Any] | None = None) -> None:
+        super().__init__()
+        self.ctx = ctx
+        opts = {k: o.default for k, o in self.options.items()}
+        opts.update(options or {})
+        self.opts: Mapping[str, Any] = opts
+
+    @classmethod
+    def candidate(cls, text: str) -> bool:
+        """Whether ``text`` can hold a match at all (cheap; no libcst)."""
+        return cls.needles.match(text)
+
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str,
+        *,
+        notes: Sequence[Note | str] = (),
+        fix: PendingFix | None = None,
+    ) -> None:
+        self.ctx.reports.append(
+            PendingReport(
+                code=self.code,
+                node=node,
+                message=message,
+                notes=tuple(n if isinstance(n, Note) else Note(n) for n in notes),
+                fix=fix,
+                scope=self.ctx.qualified_scope,
+            )
+        )

@@ -1,0 +1,183 @@
+"""``# noqa`` handling, flake8-compatible.
+
+- ``# noqa`` on a diagnostic's first line suppresses every code there;
+- ``# noqa: SHD101,SHD2`` suppresses codes by prefix (``SHD`` alone: all ours);
+- ``# shardlint: noqa`` anywhere in a file (own line) suppresses the file,
+  ``# shardlint: noqa: SHD3`` only those codes.
+Unused or unknown shardlint codes in noqa comments are reported as SHD900.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from linter.types import Applicability, Diagnostic, Edit, Fix, Severity, Span
+
+_NOQA = re.compile(
+    r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]*(?:[,\s]+[A-Z]+[0-9]*)*))?",
+    re.IGNORECASE,
+)
+_FILE_NOQA = re.compile(
+    r"^#\s*shardlint:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:[,\s]+[A-Z]+[0-9]*)*))?\s*$",
+    re.IGNORECASE,
+)
+OUR_PREFIX = "SHD"
+
+
+@dataclass(frozen=True)
+class NoqaComment:
+    line: int
+    column: int  # start of the comment token (code points)
+    end_column: int
+    text: str
+    codes: tuple[str, ...] | None  # None: bare noqa
+    match_start: int  # offset of "# noqa" within the comment
+    match_end: int
+
+
+@dataclass(frozen=True)
+class Suppressions:
+    lines: dict[int, NoqaComment]
+    file_codes: tuple[str, ...] | None  # None: no file-level noqa; () : all codes
+    has_file_noqa: bool
+
+    def suppresses(self, d: Diagnostic) -> NoqaComment | bool:
+        if self.has_file_noqa and (not self.file_codes or d.code.startswith(self.file_codes)):
+            return True
+        c = self.lines.get(d.span.line)
+        if c is None:
+            return False
+        if c.codes is None or any(d.code.startswith(code.upper()) for code in c.codes):
+            return c
+        return False
+
+
+EMPTY = Suppressions({}, None, False)
+
+
+def _split_codes(raw: str | None) -> tuple[str, ...] | None:
+    if raw is None:
+        return None
+    return tuple(c.upper() for c in re.split(r"[,\s]+", raw.strip()) if c)
+
+
+def parse_suppressions(text: str) -> Suppressions:
+    if "noqa" not in text and "NOQA" not in text.upper():
+        return EMPTY
+    lines: dict[int, NoqaComment] = {}
+    file_codes: tuple[str, ...] | None = None
+    has_file = False
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return EMPTY
+    for tok in tokens:
+        if tok.type != tokenize.COMMENT:
+            continue
+        s = tok.string
+        fm = _FILE_NOQA.match(s)
+        if fm:
+            has_file = True
+            codes = _split_codes(fm.group("codes"))
+            file_codes = () if not codes else (file_codes or ()) + codes
+            continue
+        m = _NOQA.search(s)
+        if m:
+            line, col = tok.start
+            lines[line] = NoqaComment(
+                line=line,
+                column=col,
+                end_column=tok.end[1],
+                text=s,
+                codes=_split_codes(m.group("codes")),
+                match_start=m.start(),
+                match_end=m.end(),
+            )
+    return Suppressions(lines, file_codes if has_file else None, has_file)
+
+
+def apply_suppressions(diags: Sequence[Diagnostic], sup: Suppressions) -> tuple[list[Diagnostic], set[tuple[int, str]]]:
+    """Mark suppressed diagnostics; return them and the (line, noqa code) uses."""
+    out = []
+    used: set[tuple[int, str]] = set()
+    for d in diags:
+        hit = sup.suppresses(d) if d.code != "SHD000" or sup.has_file_noqa else False
+        if hit:
+            out.append(replace(d, suppressed=True))
+            if isinstance(hit, NoqaComment):
+                if hit.codes is None:
+                    used.add((hit.line, "*"))
+                for code in hit.codes or ():
+                    if d.code.startswith(code):
+                        used.add((hit.line, code))
+        else:
+            out.append(d)
+    return out, used
+
+
+def unused_noqa(
+    path: str,
+    sup: Suppressions,
+    used: set[tuple[int, str]],
+    known_codes: Iterable[str],
+    enabled_codes: Iterable[str],
+    lines: Sequence[str] = (),
+) -> list[Diagnostic]:
+    """SHD900 for shardlint codes in noqa comments that suppressed nothing or
+    that name no shardlint rule. Other tools' codes are left alone."""
+    known = tuple(known_codes)
+    enabled = tuple(enabled_codes)
+    out: list[Diagnostic] = []
+    for c in sup.lines.values():
+        if not c.codes:
+            continue
+        ours = [code for code in c.codes if code.startswith(OUR_PREFIX)]
+        unknown = [code for code in ours if not any(k.startswith(code) for k in known)]
+        unused = [
+            code
+            for code in ours
+            if code not in unknown
+            and (c.line, code) not in used
+            and any(k.startswith(code) for k in enabled)
+        ]
+        bad = unknown + unused
+        if not bad:
+            continue
+        keep = [code for code in c.codes if code not in bad]
+        parts = []
+        if unused:
+            parts.append("unused " + ", ".join(unused))
+        if unknown:
+            parts.append("unknown " + ", ".join(unknown))
+        msg = f"noqa comment with {' and '.join(parts)}"
+        if keep:
+            new_comment = c.text[: c.match_start] + "# noqa: " + ", ".join(keep) + c.text[c.match_end :]
+            edit = Edit(Span(c.line, c.column, c.line, c.end_column), new_comment)
+            title = "Remove " + ", ".join(bad) + " from the noqa comment"
+        else:
+            rest = (c.text[: c.match_start] + c.text[c.match_end :]).strip()
+            if rest and rest != "#":
+                new_comment = rest if rest.startswith("#") else "# " + rest
+                edit = Edit(Span(c.line, c.column, c.line, c.end_column), new_comment)
+            else:
+                # the whitespace between the code and the comment goes too
+                src = lines[c.line - 1] if c.line <= len(lines) else ""
+                start = len(src[: c.column].rstrip())
+                edit = Edit(Span(c.line, start, c.line, c.end_column), "")
+            title = "Remove the noqa comment"
+        out.append(
+            Diagnostic(
+                code="SHD900",
+                name="unused-noqa",
+                severity=Severity.WARNING,
+                path=path,
+                span=Span(c.line, c.column, c.line, c.end_column),
+                message=msg,
+                fix=Fix(title, Applicability.SAFE, (edit,)),
+            )
+        )
+    return out
