@@ -122,8 +122,9 @@ def check(
     """Lint PATHS (files or folders; default: the current folder; '-' reads
     standard input). Prints findings and exits 1 if there are any."""
     from linter.engine import Engine, internal_error_line
+    from linter.registry import load_registry_fast
 
-    registry = load_registry()
+    registry = load_registry_fast()
     report_targets = _parse_reports(reports)
     use_stdin = list(paths) == [Path("-")]
     targets = [Path(stdin_filename)] if use_stdin and stdin_filename else (

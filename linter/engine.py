@@ -18,14 +18,13 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from linter import __version__
 from linter.config import Config
 from linter.facts import FactCollector, ProjectFacts
 from linter.files import SourceFile, discover, module_name_of, project_files, relpath_of
 from linter.registry import Registry, load_registry
-from linter.rule import PendingFix, Rule
 from linter.suppression import apply_suppressions, parse_suppressions, unused_noqa
 from linter.types import (
     Diagnostic,
@@ -36,6 +35,9 @@ from linter.types import (
     Severity,
     Span,
 )
+
+if TYPE_CHECKING:
+    from linter.rule import PendingFix, Rule
 
 # Below this many files the pool costs more than it saves.
 POOL_MIN_FILES = 24
@@ -130,7 +132,7 @@ def scan_text(
         return res
     for c in wanted:
         try:
-            data = c.collect(tree, text, module)
+            data = c.collect(tree, text, module, relpath)
         except Exception:  # a broken collector must not stop the run
             data = None
         if data is not None:
@@ -351,13 +353,21 @@ def _scan_job(job: tuple[str, str, bool]) -> ScanResult:
     return scan_text(text, relpath, module_name_of(relpath), _W["collectors"], syntax_check)
 
 
-def _check_job(job: tuple[str, str]) -> tuple[list[Diagnostic], list[InternalError], bool]:
+def _check_job(job: tuple[str, str]) -> CheckOutcome:
     path, relpath = job
     engine: Engine = _W["engine"]
     text, err = read_source(Path(path), relpath)
     if text is None:
-        return ([err] if err else []), [], False
+        return CheckOutcome([err] if err else [])
     return engine.check_one(text, relpath)
+
+
+@dataclass
+class CheckOutcome:
+    diagnostics: list[Diagnostic]
+    errors: list[InternalError] = field(default_factory=list)
+    parsed: bool = False
+    collectors: tuple[str, ...] = ()
 
 
 # -- the engine ------------------------------------------------------------------
@@ -379,13 +389,38 @@ class Engine:
         self.jobs = max(1, jobs or os.cpu_count() or 1)
         self.cache = cache
         self.enabled = config.enabled_codes(self.registry)
-        self.rules = [r for r in self.registry.checkers if r.code in self.enabled]
-        used = sorted({f for r in self.rules for f in r.facts})
+        # metadata (or classes): enough for keys and selection; the classes are
+        # loaded by _real() only when something must be parsed
+        self.rule_meta = [r for r in self.registry.checkers if r.code in self.enabled]
+        used = sorted({f for r in self.rule_meta for f in r.facts})
         missing = [f for f in used if f not in self.registry.collectors]
         if missing:
             raise RuntimeError(f"rules use unknown fact collectors: {missing}")
-        self.collectors = [self.registry.collectors[f] for f in used]
+        self.collector_meta = [self.registry.collectors[f] for f in used]
         self._facts: ProjectFacts | None = None
+        self._rules: list[type[Rule]] | None = None
+        self._collectors: list[type[FactCollector]] | None = None
+
+    def _real(self) -> None:
+        if self._rules is None:
+            real = self.registry.real()
+            self._rules = [real.rules[r.code] for r in self.rule_meta]
+            self._collectors = [real.collectors[c.name] for c in self.collector_meta]
+
+    @property
+    def rules(self) -> list[type[Rule]]:
+        self._real()
+        assert self._rules is not None
+        return self._rules
+
+    @property
+    def collectors(self) -> list[type[FactCollector]]:
+        self._real()
+        assert self._collectors is not None
+        return self._collectors
+
+    def _collector_map(self) -> Mapping[str, Any]:
+        return {c.name: c for c in self.collectors}
 
     # -- single file --------------------------------------------------------
     def rules_for(self, relpath: str, text: str) -> list[type[Rule]]:
@@ -396,11 +431,9 @@ class Engine:
             if not (ignored and r.code.startswith(ignored)) and r.candidate(text)
         ]
 
-    def check_one(
-        self, text: str, relpath: str, facts: ProjectFacts | None = None
-    ) -> tuple[list[Diagnostic], list[InternalError], bool]:
-        """Check one text: returns diagnostics (suppressed ones marked), internal
-        errors, and whether libcst parsed it."""
+    def check_one(self, text: str, relpath: str, facts: ProjectFacts | None = None) -> CheckOutcome:
+        """Check one text: diagnostics (suppressed ones marked), internal errors,
+        whether libcst parsed it and which fact collectors its rules read."""
         facts = facts if facts is not None else (self._facts or ProjectFacts())
         rules = self.rules_for(relpath, text)
         diags: list[Diagnostic] = []
@@ -424,7 +457,8 @@ class Engine:
                     self.enabled,
                     text.splitlines(),
                 )
-        return diags, errors, parsed
+        cols = tuple(sorted({f for r in rules for f in r.facts}))
+        return CheckOutcome(diags, errors, parsed, cols)
 
     def _ignored(self, relpath: str, code: str) -> bool:
         ignored = self.config.ignored_for(relpath)
@@ -438,8 +472,8 @@ class Engine:
         if scan.error is not None:
             return self._finish_file([scan.error], relpath, text), []
         facts = self.project_facts().with_module(module, scan.facts)
-        diags, errors, _ = self.check_one(text, relpath, facts)
-        return sorted(diags, key=lambda d: d.sort_key), errors
+        out = self.check_one(text, relpath, facts)
+        return sorted(out.diagnostics, key=lambda d: d.sort_key), out.errors
 
     def _finish_file(self, diags: list[Diagnostic], relpath: str, text: str | None) -> list[Diagnostic]:
         if self._ignored(relpath, "SHD000") or "SHD000" not in self.enabled:
@@ -451,18 +485,18 @@ class Engine:
     # -- facts --------------------------------------------------------------
     def project_facts(self) -> ProjectFacts:
         if self._facts is None:
-            files = project_files(self.config) if self.collectors else []
+            files = project_files(self.config) if self.collector_meta else []
             scans = self._scan(files, syntax_check=False)
             self._facts = self._merge(scans)
         return self._facts
 
     def _merge(self, scans: Iterable[ScanResult]) -> ProjectFacts:
-        data: dict[str, dict[str, Any]] = {c.name: {} for c in self.collectors}
+        data: dict[str, dict[str, Any]] = {c.name: {} for c in self.collector_meta}
         for s in scans:
             mod = module_name_of(s.relpath)
             for name, value in s.facts.items():
                 data[name][mod] = value
-        return ProjectFacts(data, {c.name: c for c in self.collectors})
+        return ProjectFacts(data, self._collector_map)
 
     def _pool(self, n: int, state: dict[str, Any]) -> ProcessPoolExecutor | None:
         if self.jobs <= 1 or n < POOL_MIN_FILES:
@@ -492,37 +526,111 @@ class Engine:
         def want(sf: SourceFile) -> bool:
             return syntax_check if isinstance(syntax_check, bool) else sf.relpath in syntax_check
 
+        if not files:
+            return []
         jobs = [(str(sf.path), sf.relpath, want(sf)) for sf in files]
         return self._map(_scan_job, jobs, {"collectors": self.collectors})
 
     # -- a whole run ------------------------------------------------------------
+    def cache_key(self) -> str:
+        parts = [self.config.digest(), ",".join(sorted(self.enabled))]
+        parts += [f"{c.name}:{c.version}" for c in self.collector_meta]
+        return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+
     def run(self, paths: Sequence[Path]) -> RunResult:
         result = RunResult()
         checked = discover(paths, self.config)
         result.stats.files = len(checked)
         checked_set = {sf.relpath for sf in checked}
         everything: dict[str, SourceFile] = {sf.relpath: sf for sf in checked}
-        if self.collectors:
+        if self.collector_meta:
             for sf in project_files(self.config):
                 everything.setdefault(sf.relpath, sf)
-        scans = self._scan(list(everything.values()), checked_set)
-        result.stats.facts_files = sum(1 for s in scans if s.facts)
-        self._facts = self._merge(scans)
-        broken = {s.relpath: s.error for s in scans if s.error is not None}
+
+        key = self.cache_key()
+        entries = self.cache.entries(key) if self.cache is not None else {}
+        stats: dict[str, tuple[int, int]] = {}
+        scans: dict[str, ScanResult] = {}
+        todo_scan: list[SourceFile] = []
+        for rel, sf in everything.items():
+            try:
+                st = os.stat(sf.path)
+                stats[rel] = (st.st_mtime_ns, st.st_size)
+            except OSError:
+                stats[rel] = (-1, -1)
+            e = entries.get(rel)
+            want = rel in checked_set
+            if (
+                e is not None
+                and e.scan is not None
+                and (e.mtime, e.size) == stats[rel]
+                and (e.scan.get("syntax") or not want)
+            ):
+                err = e.scan.get("error")
+                scans[rel] = ScanResult(
+                    rel, e.digest, Diagnostic.from_dict(err) if err else None, e.scan.get("facts", {})
+                )
+            else:
+                todo_scan.append(sf)
+        for res in self._scan(todo_scan, checked_set):
+            scans[res.relpath] = res
+            if self.cache is not None and stats[res.relpath][0] >= 0:
+                old = entries.get(res.relpath)
+                keep_check = old.check if old is not None and old.digest == res.digest else None
+                entries[res.relpath] = _entry(stats[res.relpath], res, res.relpath in checked_set, keep_check)
+                self.cache.mark_dirty(key)
+        result.stats.facts_files = sum(1 for s in scans.values() if s.facts)
+        self._facts = self._merge(scans.values())
 
         diags: list[Diagnostic] = []
-        for relpath, err in broken.items():
-            if relpath in checked_set and err is not None:
-                diags.extend(self._finish_file([err], relpath, None))
-        todo = [(str(sf.path), sf.relpath) for sf in checked if sf.relpath not in broken]
-        outs = self._map(_check_job, todo, {"engine": self})
-        for d, e, parsed in outs:
-            diags.extend(d)
-            result.errors.extend(e)
-            result.stats.parsed += int(parsed)
-        result.stats.skipped = len(todo) - result.stats.parsed
+        todo: list[tuple[str, str]] = []
+        for sf in checked:
+            scan = scans[sf.relpath]
+            if scan.error is not None:
+                diags.extend(self._finish_file([scan.error], sf.relpath, None))
+                continue
+            e = entries.get(sf.relpath)
+            chk = e.check if e is not None and e.digest == scan.digest else None
+            if chk is not None and chk.get("fk") == self._facts.digest(tuple(chk.get("cols", ()))):
+                diags.extend(Diagnostic.from_dict(d) for d in chk["diags"])
+                result.stats.cached += 1
+                result.stats.parsed += 0
+                continue
+            todo.append((str(sf.path), sf.relpath))
+        outs = self._map(_check_job, todo, {"engine": self}) if todo else []
+        for (path, rel), out in zip(todo, outs):
+            diags.extend(out.diagnostics)
+            result.errors.extend(out.errors)
+            result.stats.parsed += int(out.parsed)
+            e = entries.get(rel)
+            if self.cache is not None and e is not None and not out.errors:
+                e.check = {
+                    "cols": list(out.collectors),
+                    "fk": self._facts.digest(out.collectors),
+                    "diags": [d.to_dict() for d in out.diagnostics],
+                    "parsed": out.parsed,
+                }
+                self.cache.mark_dirty(key)
+        result.stats.skipped = len(checked) - result.stats.parsed
+        if self.cache is not None:
+            # forget files that are gone, so the state file does not grow forever
+            for rel in [r for r in entries if r not in everything]:
+                del entries[rel]
+                self.cache.mark_dirty(key)
+            self.cache.save()
         result.diagnostics = sorted(diags, key=lambda d: d.sort_key)
         return result
+
+
+def _entry(stat: tuple[int, int], res: ScanResult, syntax: bool, check: dict[str, Any] | None) -> Any:
+    from linter.cache import Entry
+
+    scan = {
+        "error": res.error.to_dict() if res.error else None,
+        "facts": res.facts,
+        "syntax": syntax,
+    }
+    return Entry(stat[0], stat[1], res.digest, scan, check)
 
 
 def internal_error_line(e: InternalError) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from linter.needles import Needles
@@ -29,7 +29,9 @@ class FactCollector:
     needles: ClassVar[Needles] = Needles()
 
     @classmethod
-    def collect(cls, tree: ast.Module, text: str, module: str) -> Any:
+    def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
+        """``module`` is the dotted module name, ``path`` the root-relative
+        POSIX path (``__init__.py`` tells a package)."""
         raise NotImplementedError
 
     @classmethod
@@ -44,10 +46,12 @@ class ProjectFacts:
     def __init__(
         self,
         data: Mapping[str, Mapping[str, Any]] | None = None,
-        collectors: Mapping[str, type[FactCollector]] | None = None,
+        collectors: Mapping[str, type[FactCollector]] | Callable[[], Mapping[str, Any]] | None = None,
     ) -> None:
         self._data: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (data or {}).items()}
-        self._collectors = dict(collectors or {})
+        # a callable defers importing the collectors (and libcst) until a rule
+        # actually queries an index
+        self._collectors_src = collectors
         self._indexes: dict[str, Any] = {}
         self._hashes: dict[str, str] = {}
 
@@ -60,10 +64,17 @@ class ProjectFacts:
 
     def index(self, collector: str) -> Any:
         if collector not in self._indexes:
-            cls = self._collectors.get(collector)
+            cls = self._collectors().get(collector)
             raw = self.raw(collector)
             self._indexes[collector] = cls.build_index(raw) if cls else raw
         return self._indexes[collector]
+
+    def _collectors(self) -> Mapping[str, Any]:
+        src = self._collectors_src
+        if callable(src):
+            src = src()
+            self._collectors_src = src
+        return src or {}
 
     def with_module(self, module: str, facts: Mapping[str, Any]) -> ProjectFacts:
         """A copy where ``module``'s facts are replaced (the editor's buffer)."""
@@ -73,7 +84,7 @@ class ProjectFacts:
             per.pop(module, None)
             if facts.get(name) is not None:
                 per[module] = facts[name]
-        return ProjectFacts(data, self._collectors)
+        return ProjectFacts(data, self._collectors_src)
 
     def digest(self, collectors: tuple[str, ...]) -> str:
         """Hash of the facts of the given collectors (cache key component)."""
@@ -86,7 +97,7 @@ class ProjectFacts:
         return hashlib.sha256(";".join(parts).encode()).hexdigest()[:32]
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"data": self._data, "collectors": self._collectors}
+        return {"data": self._data, "collectors": dict(self._collectors())}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["data"], state["collectors"])  # type: ignore[misc]

@@ -1,6 +1,12 @@
 """Rule and fact-collector discovery: every ``Rule`` subclass with a code and
 every ``FactCollector`` with a name in the modules of the ``checks`` package.
-Nothing is listed by hand."""
+Nothing is listed by hand.
+
+Importing the rules imports libcst (≈ 0.3 s). The warm path (everything
+cached) must not pay that, so :func:`load_registry_fast` returns metadata
+(:class:`RuleMeta`) from a snapshot keyed by the tool version and the
+``checks`` sources' sizes and mtimes, and callers upgrade to the real classes
+with :func:`load_registry` only when they must parse something."""
 
 from __future__ import annotations
 
@@ -10,97 +16,128 @@ import pkgutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from linter.facts import FactCollector
+import hashlib
+import importlib.util
+import json
+import os
+from typing import Any
+
+from linter import __version__
 from linter.needles import Needles
-from linter.rule import Rule
+from linter.options import Option
 from linter.types import Fixability, Severity
 
 
-class UnparsableFile(Rule):
-    """## What it finds
-    A file shardlint could not analyse: a syntax error, bytes that are not
-    UTF-8, or NUL bytes.
+@dataclass(frozen=True)
+class RuleMeta:
+    """What configuration, selection and reporting need to know of a rule,
+    without importing it."""
 
-    ## Why it breaks
-    Nothing else can be checked in such a file, so every other rule is blind
-    to it; the diagnostic makes that visible instead of silently passing.
+    code: str
+    name: str
+    summary: str
+    severity: Severity
+    fixable: Fixability
+    default_enabled: bool
+    options: Mapping[str, Option]
+    facts: tuple[str, ...]
+    tags: tuple[str, ...]
+    precision: str
+    builtin: bool
 
-    ## Example
-    ```python
-    def broken(:
-    ```
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "name": self.name,
+            "summary": self.summary,
+            "severity": self.severity.value,
+            "fixable": self.fixable.value,
+            "default_enabled": self.default_enabled,
+            "options": {k: [o.default, o.kind, o.doc] for k, o in self.options.items()},
+            "facts": list(self.facts),
+            "tags": list(self.tags),
+            "precision": self.precision,
+            "builtin": self.builtin,
+        }
 
-    ## Fix
-    Make the file valid Python 3 source in UTF-8.
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> RuleMeta:
+        return RuleMeta(
+            code=d["code"],
+            name=d["name"],
+            summary=d["summary"],
+            severity=Severity(d["severity"]),
+            fixable=Fixability(d["fixable"]),
+            default_enabled=d["default_enabled"],
+            options={
+                k: Option(tuple(v[0]) if isinstance(v[0], list) else v[0], v[1], v[2])
+                for k, v in d["options"].items()
+            },
+            facts=tuple(d["facts"]),
+            tags=tuple(d["tags"]),
+            precision=d["precision"],
+            builtin=d["builtin"],
+        )
 
-    ## Options
-    None.
-    """
+    @staticmethod
+    def of(rule: Any) -> RuleMeta:
+        return RuleMeta(
+            code=rule.code,
+            name=rule.name,
+            summary=rule.summary,
+            severity=rule.severity,
+            fixable=rule.fixable,
+            default_enabled=rule.default_enabled,
+            options=dict(rule.options),
+            facts=tuple(rule.facts),
+            tags=tuple(rule.tags),
+            precision=rule.precision,
+            builtin=bool(getattr(rule, "builtin", False)),
+        )
 
-    code = "SHD000"
-    name = "unparsable-file"
-    summary = "File could not be analysed (syntax error, bad encoding, NUL bytes)"
-    builtin = True
-    tags = ("correctness",)
 
-
-class UnusedNoqa(Rule):
-    """## What it finds
-    A `# noqa` comment naming shardlint codes that suppresses nothing on its
-    line, or that names a code shardlint does not have.
-
-    ## Why it breaks
-    Stale suppressions hide the next real finding on that line; an unknown code
-    is usually a typo that suppresses nothing at all.
-
-    ## Example
-    ```python
-    block = 128  # noqa: SHD101
-    ```
-
-    ## Fix
-    Remove the comment or the stale code (a safe fix).
-
-    ## Options
-    None. Off by default; enable with `--extend-select SHD900`.
-    """
-
-    code = "SHD900"
-    name = "unused-noqa"
-    summary = "A noqa comment suppresses nothing or names an unknown code"
-    severity = Severity.WARNING
-    fixable = Fixability.ALWAYS
-    default_enabled = False
-    builtin = True
-    needles = Needles(all_of=("noqa",))
-    tags = ("maintainability",)
+@dataclass(frozen=True)
+class CollectorMeta:
+    name: str
+    version: int
+    needles: Needles
 
 
 @dataclass(frozen=True)
 class Registry:
-    rules: Mapping[str, type[Rule]]
-    collectors: Mapping[str, type[FactCollector]]
+    """Rules by code and fact collectors by name: real classes, or their
+    metadata when ``is_meta``."""
 
-    def by_name(self, name: str) -> type[Rule] | None:
+    rules: Mapping[str, Any]
+    collectors: Mapping[str, Any]
+    is_meta: bool = False
+
+    def real(self) -> Registry:
+        return load_registry() if self.is_meta else self
+
+    def by_name(self, name: str) -> Any:
         for r in self.rules.values():
             if r.name == name:
                 return r
         return None
 
-    def lookup(self, code_or_name: str) -> type[Rule] | None:
+    def lookup(self, code_or_name: str) -> Any:
         return self.rules.get(code_or_name.upper()) or self.by_name(code_or_name.lower())
 
     @property
-    def checkers(self) -> list[type[Rule]]:
+    def checkers(self) -> list[Any]:
         return [r for r in self.rules.values() if not getattr(r, "builtin", False)]
 
 
 @functools.lru_cache(maxsize=1)
 def load_registry() -> Registry:
     import checks
+    from linter.builtin_rules import UnparsableFile, UnusedNoqa
+    from linter.facts import FactCollector
+    from linter.rule import Rule
 
-    rules: dict[str, type[Rule]] = {UnparsableFile.code: UnparsableFile, UnusedNoqa.code: UnusedNoqa}
-    collectors: dict[str, type[FactCollector]] = {}
+    rules: dict[str, Any] = {UnparsableFile.code: UnparsableFile, UnusedNoqa.code: UnusedNoqa}
+    collectors: dict[str, Any] = {}
     for info in sorted(pkgutil.iter_modules(checks.__path__), key=lambda i: i.name):
         mod = importlib.import_module(f"checks.{info.name}")
         for obj in vars(mod).values():
@@ -113,3 +150,74 @@ def load_registry() -> Registry:
             elif issubclass(obj, FactCollector) and obj.name:
                 collectors[obj.name] = obj
     return Registry(dict(sorted(rules.items())), collectors)
+
+
+def _snapshot_path() -> tuple[str, str] | None:
+    """Where the metadata snapshot lives and the key it must carry."""
+    spec = importlib.util.find_spec("checks")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    parts = [__version__]
+    for loc in spec.submodule_search_locations:
+        try:
+            names = sorted(os.listdir(loc))
+        except OSError:
+            return None
+        for n in names:
+            if n.endswith(".py"):
+                st = os.stat(os.path.join(loc, n))
+                parts.append(f"{loc}/{n}:{st.st_size}:{st.st_mtime_ns}")
+    here = os.path.dirname(os.path.abspath(__file__))
+    for n in ("registry.py", "builtin_rules.py", "rule.py", "options.py"):
+        st = os.stat(os.path.join(here, n))
+        parts.append(f"{n}:{st.st_size}:{st.st_mtime_ns}")
+    key = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "shardlint", f"registry-{key}.json"), key
+
+
+def load_registry_fast() -> Registry:
+    """Rule metadata without importing the rules when a valid snapshot exists;
+    otherwise the real registry (and a new snapshot)."""
+    where = _snapshot_path()
+    if where is not None:
+        path, key = where
+        try:
+            with open(path, encoding="utf-8") as fh:
+                raw = json.load(fh)
+            if raw["key"] == key:
+                return Registry(
+                    {c: RuleMeta.from_json(r) for c, r in raw["rules"].items()},
+                    {
+                        n: CollectorMeta(n, c["version"], Needles(tuple(c["all_of"]), tuple(tuple(g) for g in c["any_of"]), c["regex"]))
+                        for n, c in raw["collectors"].items()
+                    },
+                    is_meta=True,
+                )
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    reg = load_registry()
+    if where is not None:
+        path, key = where
+        blob = {
+            "key": key,
+            "rules": {c: RuleMeta.of(r).to_json() for c, r in reg.rules.items()},
+            "collectors": {
+                n: {
+                    "version": c.version,
+                    "all_of": list(c.needles.all_of),
+                    "any_of": [list(g) for g in c.needles.any_of],
+                    "regex": c.needles.regex,
+                }
+                for n, c in reg.collectors.items()
+            },
+        }
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            tmp = f"{path}.{os.getpid()}.tmp"
+            with open(tmp, "w", encoding="utf-8") as fh:
+                json.dump(blob, fh)
+            os.replace(tmp, path)
+        except (OSError, TypeError, ValueError):
+            pass
+    return reg

@@ -17,44 +17,8 @@ import libcst as cst
 
 from linter.facts import ProjectFacts
 from linter.needles import Needles
+from linter.options import Option
 from linter.types import Applicability, Fixability, Note, Severity
-
-_KINDS = ("str", "int", "bool", "list[str]", "list[int]")
-
-
-@dataclass(frozen=True)
-class Option:
-    """A per-rule option, set under ``[tool.shardlint.rules.<CODE>]``."""
-
-    default: Any
-    kind: str
-    doc: str
-
-    def __post_init__(self) -> None:
-        if self.kind not in _KINDS:
-            raise ValueError(f"unknown option kind {self.kind!r}")
-
-    def validate(self, value: Any) -> Any:
-        """Return the value in canonical form or raise ``ValueError`` saying what
-        was expected."""
-        k = self.kind
-        if k == "bool":
-            if isinstance(value, bool):
-                return value
-        elif k == "int":
-            if isinstance(value, int) and not isinstance(value, bool):
-                return value
-        elif k == "str":
-            if isinstance(value, str):
-                return value
-        else:
-            item = str if k == "list[str]" else int
-            if isinstance(value, list) and all(
-                isinstance(v, item) and not isinstance(v, bool) for v in value
-            ):
-                return tuple(value)
-        raise ValueError(f"expected {k}, got {type(value).__name__} {value!r}")
-
 
 @dataclass
 class PendingFix:

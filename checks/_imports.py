@@ -1,0 +1,116 @@
+"""Import resolution shared by fact collectors (on CPython ``ast``) and rules
+(on libcst): which qualified name a local name stands for."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Mapping
+
+import libcst as cst
+
+from checks._helpers import dotted
+
+
+def is_package_path(path: str) -> bool:
+    return path.endswith("__init__.py") or path.endswith("__init__.pyi")
+
+
+def resolve_relative(module: str, is_package: bool, level: int, target: str | None) -> str:
+    """The absolute module named by ``from <level dots><target> import ...``
+    written in ``module``."""
+    if level == 0:
+        return target or ""
+    parts = module.split(".") if module else []
+    if not is_package:
+        parts = parts[:-1]
+    if level > 1:
+        parts = parts[: len(parts) - (level - 1)] if level - 1 <= len(parts) else []
+    if target:
+        parts.append(target)
+    return ".".join(parts)
+
+
+def imports_from_ast(tree: ast.Module, module: str, path: str) -> dict[str, str]:
+    """Local name → qualified name for every import in the module (top level
+    and nested; a later import of the same name wins)."""
+    pkg = is_package_path(path)
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    out[a.asname] = a.name
+                else:
+                    out[a.name.split(".")[0]] = a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom):
+            base = resolve_relative(module, pkg, node.level, node.module)
+            for a in node.names:
+                if a.name == "*":
+                    continue
+                out[a.asname or a.name] = f"{base}.{a.name}" if base else a.name
+    return out
+
+
+def imports_from_cst(node: cst.Module, module: str, path: str) -> dict[str, str]:
+    """Same as :func:`imports_from_ast`, on a libcst module."""
+    pkg = is_package_path(path)
+    out: dict[str, str] = {}
+
+    class V(cst.CSTVisitor):
+        def visit_Import(self, n: cst.Import) -> None:
+            for a in n.names:
+                name = dotted(a.name) or ""
+                if a.asname is not None and isinstance(a.asname.name, cst.Name):
+                    out[a.asname.name.value] = name
+                else:
+                    out[name.split(".")[0]] = name.split(".")[0]
+
+        def visit_ImportFrom(self, n: cst.ImportFrom) -> None:
+            if isinstance(n.names, cst.ImportStar):
+                return
+            target = dotted(n.module) if n.module is not None else None
+            base = resolve_relative(module, pkg, len(n.relative), target)
+            for a in n.names:
+                name = dotted(a.name) or ""
+                local = (
+                    a.asname.name.value
+                    if a.asname is not None and isinstance(a.asname.name, cst.Name)
+                    else name
+                )
+                out[local] = f"{base}.{name}" if base else name
+
+    node.visit(V())
+    return out
+
+
+def qualify(name: str, module: str, imports: Mapping[str, str]) -> str:
+    """The qualified name of a dotted expression ``name`` used in ``module``:
+    through an import when its head is imported, else defined in ``module``."""
+    head, _, rest = name.partition(".")
+    if head in imports:
+        base = imports[head]
+        return f"{base}.{rest}" if rest else base
+    return f"{module}.{name}" if module else name
+
+
+def follow_reexports(
+    qualname: str,
+    defined: Callable[[str], bool],
+    imports_of: Callable[[str], Mapping[str, str] | None],
+    limit: int = 8,
+) -> str:
+    """Follow ``pkg.Name`` through packages that re-export it (``from .mod
+    import Name`` in ``pkg/__init__.py``) until ``defined(qualname)`` holds or
+    nothing more is known. Returns the last name reached."""
+    seen = set()
+    cur = qualname
+    for _ in range(limit):
+        if defined(cur) or cur in seen:
+            return cur
+        seen.add(cur)
+        mod, _, leaf = cur.rpartition(".")
+        imports = imports_of(mod) if mod else None
+        if not imports or leaf not in imports:
+            return cur
+        cur = imports[leaf]
+    return cur

@@ -1,0 +1,68 @@
+"""Codes the engine itself reports: SHD000 (file could not be analysed) and
+SHD900 (unused noqa). Rule classes only for their metadata and docs."""
+
+from __future__ import annotations
+
+from linter.needles import Needles
+from linter.rule import Rule
+from linter.types import Fixability, Severity
+
+
+class UnparsableFile(Rule):
+    """## What it finds
+    A file shardlint could not analyse: a syntax error, bytes that are not
+    UTF-8, or NUL bytes.
+
+    ## Why it breaks
+    Nothing else can be checked in such a file, so every other rule is blind
+    to it; the diagnostic makes that visible instead of silently passing.
+
+    ## Example
+    ```python
+    def broken(:
+    ```
+
+    ## Fix
+    Make the file valid Python 3 source in UTF-8.
+
+    ## Options
+    None.
+    """
+
+    code = "SHD000"
+    name = "unparsable-file"
+    summary = "File could not be analysed (syntax error, bad encoding, NUL bytes)"
+    builtin = True
+    tags = ("correctness",)
+
+
+class UnusedNoqa(Rule):
+    """## What it finds
+    A `# noqa` comment naming shardlint codes that suppresses nothing on its
+    line, or that names a code shardlint does not have.
+
+    ## Why it breaks
+    Stale suppressions hide the next real finding on that line; an unknown code
+    is usually a typo that suppresses nothing at all.
+
+    ## Example
+    ```python
+    block = 128  # noqa: SHD101
+    ```
+
+    ## Fix
+    Remove the comment or the stale code (a safe fix).
+
+    ## Options
+    None. Off by default; enable with `--extend-select SHD900`.
+    """
+
+    code = "SHD900"
+    name = "unused-noqa"
+    summary = "A noqa comment suppresses nothing or names an unknown code"
+    severity = Severity.WARNING
+    fixable = Fixability.ALWAYS
+    default_enabled = False
+    builtin = True
+    needles = Needles(all_of=("noqa",))
+    tags = ("maintainability",)
