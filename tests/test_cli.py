@@ -1,0 +1,150 @@
+"""The command line as users drive it: exit codes, formats, fixes, stdin."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from linter.cli import main
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+
+
+def cli(*args: str, input: str | None = None, cwd: Path | None = None):
+    runner = CliRunner()
+    old = os.getcwd()
+    if cwd:
+        os.chdir(cwd)
+    try:
+        return runner.invoke(main, list(args), input=input, catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def project(tmp_path: Path, files: dict[str, str | bytes], config: str = "") -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("[tool.shardlint]\n" + config)
+    for rel, content in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            p.write_bytes(content)
+        else:
+            p.write_text(content)
+    return root
+
+
+def test_unknown_config_key_exits_2_naming_key_and_file(tmp_path: Path) -> None:
+    root = project(tmp_path, {"a.py": "x = 1\n"}, "colour = 'red'\n")
+    r = cli("check", str(root))
+    assert r.exit_code == 2
+    assert "unknown key 'colour'" in r.output and str(root / "pyproject.toml") in r.output
+
+
+def test_unparsable_files_exit_1_and_exit_zero(tmp_path: Path) -> None:
+    root = project(tmp_path, {"a.py": "def f(:\n", "b.py": b"\x00\x00", "c.py": "x = 1\n"})
+    r = cli("check", str(root), "--no-cache")
+    assert r.exit_code == 1
+    lines = [ln for ln in r.stdout.splitlines() if ln]
+    assert len(lines) == 2 and all(": SHD000 " in ln for ln in lines)
+    assert "Traceback" not in r.output
+    assert cli("check", str(root), "--exit-zero", "--no-cache").exit_code == 0
+
+
+def test_concise_is_flake8_format(tmp_path: Path) -> None:
+    root = project(tmp_path, {"a.py": "x = 1\ny = (\n"})
+    r = cli("check", "a.py", "--no-cache", "-q", cwd=root)
+    assert r.stdout == "a.py:3:1: SHD000 syntax error: '(' was never closed\n" or r.stdout.startswith("a.py:")
+    path, line, col, rest = r.stdout.split(":", 3)
+    assert path == "a.py" and line.isdigit() and col.isdigit() and rest.startswith(" SHD000 ")
+
+
+def test_json_fields(tmp_path: Path) -> None:
+    root = project(tmp_path, {"a.py": "def f(:\n"})
+    r = cli("check", str(root), "--output-format", "json", "--no-cache")
+    (obj,) = json.loads(r.stdout)
+    for key in ("code", "name", "path", "line", "column", "end_line", "end_column", "severity",
+                "message", "notes", "fix", "fingerprint"):
+        assert key in obj
+    assert obj["code"] == "SHD000" and obj["path"] == "a.py" and obj["column"] >= 1
+
+
+def test_noqa_fix_and_diff(tmp_path: Path) -> None:
+    src = "x = 1  # noqa: SHD000\ny = 2\n"
+    root = project(tmp_path, {"a.py": src}, "extend-select = ['SHD900']\n")
+    r = cli("check", str(root), "--diff", "--no-cache")
+    assert r.exit_code == 1
+    assert "-x = 1  # noqa: SHD000" in r.stdout and "+x = 1\n" in r.stdout
+    assert (root / "a.py").read_text() == src  # --diff writes nothing
+    r = cli("check", str(root), "--fix", "--no-cache")
+    assert r.exit_code == 0, r.output
+    assert (root / "a.py").read_text() == "x = 1\ny = 2\n"
+    assert cli("check", str(root), "--no-cache").exit_code == 0
+
+
+def test_fix_never_writes_code_that_does_not_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toy_rules import toy_registry
+
+    import linter.registry as registry
+
+    monkeypatch.setattr(registry, "load_registry_fast", toy_registry)
+    monkeypatch.setattr(registry, "load_registry", toy_registry)
+    src = "def f():\n    pass\n"
+    root = project(tmp_path, {"a.py": src}, "select = ['SHD992']\n")
+    r = cli("check", str(root), "--fix", "--no-cache")
+    assert (root / "a.py").read_text() == src
+    assert r.exit_code == 2 and "does not parse" in r.output
+
+
+def test_stdin(tmp_path: Path) -> None:
+    root = project(tmp_path, {})
+    r = cli("check", "-", "--stdin-filename", str(root / "x.py"), input="def f(:\n")
+    assert r.exit_code == 1 and "x.py:1:" in r.stdout and "SHD000" in r.stdout
+
+
+def test_statistics_and_output_file(tmp_path: Path) -> None:
+    root = project(tmp_path, {"a.py": "def f(:\n", "b.py": "(\n"})
+    r = cli("check", str(root), "--statistics", "--no-cache")
+    assert r.stdout.split() == ["2", "SHD000", "unparsable-file"]
+    out = tmp_path / "out" / "r.json"
+    r = cli("check", str(root), "--output-format", "json", "--output-file", str(out), "--no-cache")
+    assert r.exit_code == 1 and len(json.loads(out.read_text())) == 2
+
+
+def test_missing_path_and_bad_selector_exit_2(tmp_path: Path) -> None:
+    r = cli("check", str(tmp_path / "nope"))
+    assert r.exit_code == 2 and "no such file" in r.output
+    r = cli("check", str(tmp_path), "--select", "SHD7")
+    assert r.exit_code == 2 and "SHD7" in r.output
+
+
+def test_rules_and_explain() -> None:
+    r = cli("rules", "--all", "--output-format", "json")
+    codes = [x["code"] for x in json.loads(r.stdout)]
+    assert "SHD000" in codes and "SHD900" in codes
+    r = cli("explain", "SHD900")
+    assert r.exit_code == 0
+    for heading in ("## What it finds", "## Why it breaks", "## Example", "## Fix", "## Options"):
+        assert heading in r.stdout
+    r = cli("explain", "unused-noqa")
+    assert r.exit_code == 0 and "SHD900" in r.stdout
+    r = cli("explain", "SHD9000")
+    assert r.exit_code == 2 and "unknown rule" in r.output
+
+
+def test_cache_and_clean(tmp_path: Path) -> None:
+    root = project(tmp_path, {"a.py": "def f(:\n"})
+    assert cli("check", str(root)).exit_code == 1
+    assert (root / ".shardlint_cache").is_dir()
+    r = cli("check", str(root))
+    assert r.exit_code == 1 and "SHD000" in r.stdout
+    cli("clean", str(root))
+    assert not (root / ".shardlint_cache").exists()

@@ -1,0 +1,165 @@
+"""Engine behaviour users rely on: bad input becomes SHD000, a crashing rule
+does not stop the run, noqa, per-file ignores, cache and pool equivalence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from toy_rules import toy_registry
+
+from linter.cache import Cache
+from linter.config import Config
+from linter.engine import Engine
+
+
+def write(root: Path, rel: str, content: str | bytes) -> Path:
+    p = root / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        p.write_bytes(content)
+    else:
+        p.write_text(content, encoding="utf-8")
+    return p
+
+
+def run(root: Path, **kw) -> tuple[list, list]:
+    cfg = Config(root=root, **kw)
+    res = Engine(cfg, toy_registry(), jobs=1).run([root])
+    return res.diagnostics, res.errors
+
+
+def test_bad_files_become_one_shd000_each_and_the_run_goes_on(tmp_path: Path) -> None:
+    write(tmp_path, "syntax.py", "def broken(:\n    pass\n")
+    write(tmp_path, "binary.py", b"\x00\x01\x02binary")
+    write(tmp_path, "latin.py", b"x = '\xff\xfe'\n")
+    write(tmp_path, "ok.py", "b = min(a, 3)\n")
+    diags, errors = run(tmp_path)
+    by = {(d.path, d.code) for d in diags}
+    assert ("syntax.py", "SHD000") in by
+    assert ("binary.py", "SHD000") in by
+    assert ("latin.py", "SHD000") in by
+    assert ("ok.py", "SHD990") in by
+    assert not errors
+    syntax = next(d for d in diags if d.path == "syntax.py")
+    assert syntax.span.line == 1 and "syntax error" in syntax.message
+
+
+def test_a_crashing_rule_is_reported_and_others_keep_their_findings(tmp_path: Path) -> None:
+    write(tmp_path, "m.py", "f = lambda x: x\nb = min(a, 3)\nc = min(d, 4)\n")
+    diags, errors = run(tmp_path)
+    assert [d.span.line for d in diags if d.code == "SHD990"] == [2, 3]
+    assert len(errors) == 1
+    assert errors[0].code == "SHD991" and errors[0].path == "m.py" and "ZeroDivisionError" in errors[0].message
+
+
+def test_scope_and_positions(tmp_path: Path) -> None:
+    write(tmp_path, "m.py", "class A:\n    def f(self):\n        é = min(a, 3)  # café\n")
+    diags, _ = run(tmp_path)
+    (d,) = diags
+    assert d.message == "min call in A.f"
+    # columns are code points: "        é = " is 12 characters
+    assert (d.span.line, d.span.column, d.span.end_column) == (3, 12, 21)
+
+
+def test_noqa_forms(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "m.py",
+        "a = min(x, 1)  # noqa\n"
+        "b = min(x, 1)  # noqa: SHD990\n"
+        "c = min(x, 1)  # noqa: SHD9\n"
+        "d = min(x, 1)  # noqa: E501\n"
+        "e = min(x, 1)  # NOQA:SHD\n",
+    )
+    diags, _ = run(tmp_path)
+    live = [d.span.line for d in diags if not d.suppressed]
+    assert live == [4]
+    assert [d.span.line for d in diags if d.suppressed] == [1, 2, 3, 5]
+
+
+def test_file_level_noqa(tmp_path: Path) -> None:
+    write(tmp_path, "m.py", "# shardlint: noqa\na = min(x, 1)\n")
+    write(tmp_path, "n.py", "# shardlint: noqa: SHD1\na = min(x, 1)\n")
+    diags, _ = run(tmp_path)
+    assert {d.path: d.suppressed for d in diags} == {"m.py": True, "n.py": False}
+
+
+def test_unused_noqa_is_off_by_default_and_reported_when_selected(tmp_path: Path) -> None:
+    src = "a = 1  # noqa: SHD990\nb = min(x, 1)  # noqa: SHD990, SHD977, E501\n"
+    write(tmp_path, "m.py", src)
+    diags, _ = run(tmp_path)
+    assert not [d for d in diags if d.code == "SHD900"]
+    diags, _ = run(tmp_path, extend_select=("SHD900",))
+    msgs = {d.span.line: d.message for d in diags if d.code == "SHD900"}
+    assert msgs == {1: "noqa comment with unused SHD990", 2: "noqa comment with unknown SHD977"}
+
+
+def test_per_file_ignores_and_select(tmp_path: Path) -> None:
+    write(tmp_path, "pkg/gen/a.py", "a = min(x, 1)\n")
+    write(tmp_path, "pkg/b.py", "a = min(x, 1)\n")
+    diags, _ = run(tmp_path, per_file_ignores=(("pkg/gen/*", ("SHD99",)),))
+    assert [d.path for d in diags] == ["pkg/b.py"]
+    diags, _ = run(tmp_path, ignore=("SHD990",))
+    assert diags == []
+    diags, _ = run(tmp_path, select=("SHD991",))
+    assert diags == []
+
+
+def test_rule_options_reach_the_rule(tmp_path: Path) -> None:
+    write(tmp_path, "m.py", "a = min(x, 1)\n")
+    diags, _ = run(tmp_path, rule_options=(("SHD990", (("label", "smallest"),)),))
+    assert diags[0].message.startswith("smallest call")
+
+
+def _tree(root: Path) -> None:
+    for i in range(40):
+        body = "".join(f"v{j} = min(a, {j})\n" for j in range(i % 3))
+        write(root, f"pkg/m{i:02}.py", body + ("bad(:\n" if i == 7 else ""))
+
+
+def test_results_identical_with_and_without_cache_and_with_1_or_n_jobs(tmp_path: Path) -> None:
+    _tree(tmp_path)
+    cfg = Config(root=tmp_path)
+    reg = toy_registry()
+    base = Engine(cfg, reg, jobs=1).run([tmp_path]).diagnostics
+    assert len(base) > 30
+    pooled = Engine(cfg, reg, jobs=2).run([tmp_path]).diagnostics
+    assert pooled == base
+    cache = Cache(tmp_path / ".cache")
+    cold = Engine(cfg, reg, jobs=2, cache=cache).run([tmp_path])
+    warm = Engine(cfg, reg, jobs=2, cache=Cache(tmp_path / ".cache")).run([tmp_path])
+    assert cold.diagnostics == base and warm.diagnostics == base
+    assert warm.stats.cached == 39 and warm.stats.parsed == 0
+
+
+def test_cache_sees_edits_and_survives_corruption(tmp_path: Path) -> None:
+    _tree(tmp_path)
+    cfg = Config(root=tmp_path)
+    reg = toy_registry()
+    Engine(cfg, reg, jobs=1, cache=Cache(tmp_path / ".c")).run([tmp_path])
+    write(tmp_path, "pkg/m01.py", "z = min(a, 1)\nz = min(a, 2)\nz = min(a, 3)\n")
+    res = Engine(cfg, reg, jobs=1, cache=Cache(tmp_path / ".c")).run([tmp_path])
+    assert len([d for d in res.diagnostics if d.path == "pkg/m01.py"]) == 3
+    assert res.stats.parsed == 1
+    for f in (tmp_path / ".c").glob("*.json"):
+        f.write_text(f.read_text()[:100])  # truncated
+    again = Engine(cfg, reg, jobs=1, cache=Cache(tmp_path / ".c")).run([tmp_path])
+    assert again.diagnostics == res.diagnostics
+
+
+def test_config_change_invalidates_cache(tmp_path: Path) -> None:
+    write(tmp_path, "m.py", "a = min(x, 1)\n")
+    reg = toy_registry()
+    cache_dir = tmp_path / ".c"
+    Engine(Config(root=tmp_path), reg, jobs=1, cache=Cache(cache_dir)).run([tmp_path])
+    cfg = Config(root=tmp_path, rule_options=(("SHD990", (("label", "tiny"),)),))
+    res = Engine(cfg, reg, jobs=1, cache=Cache(cache_dir)).run([tmp_path])
+    assert res.diagnostics[0].message.startswith("tiny")
+
+
+@pytest.mark.parametrize("content", ["x = 1\r\ny = min(a, 2)\r\n", "\ufeffy = min(a, 2)\n"])
+def test_crlf_and_bom(tmp_path: Path, content: str) -> None:
+    (tmp_path / "m.py").write_bytes(content.encode("utf-8"))
+    diags, _ = run(tmp_path)
+    assert [d.code for d in diags] == ["SHD990"]
