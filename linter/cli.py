@@ -8,6 +8,7 @@ from __future__ import annotations
 import difflib
 import json
 import sys
+import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,7 +18,7 @@ import click
 from linter import __version__
 from linter.config import Config, ConfigError, check_selector, load_config
 from linter.registry import Registry, load_registry
-from linter.report import FORMATS, ReportContext, get_renderer
+from linter.report import DESCRIPTIONS, FORMATS, KEEPS_SUPPRESSED, ReportContext, get_renderer
 from linter.types import Diagnostic, RunResult
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -40,17 +41,32 @@ def _fail(message: str) -> None:
     sys.exit(EXIT_ERROR)
 
 
-def _parse_reports(values: Sequence[str]) -> list[tuple[str, Path]]:
-    out = []
+def _parse_reports(values: Sequence[str], output_file: Path | None = None) -> list[tuple[str, Path]]:
+    out: list[tuple[str, Path]] = []
+    seen: dict[Path, str] = {}
+    if output_file is not None:
+        seen[output_file.resolve()] = "--output-file"
     for v in values:
         fmt, sep, path = v.partition("=")
-        if not sep or fmt not in FORMATS or not path:
+        fmt = fmt.strip().lower()
+        if not sep or fmt not in FORMATS or not path.strip():
             raise click.BadParameter(
                 f"expected FORMAT=PATH with FORMAT one of {', '.join(FORMATS)}, got {v!r}",
                 param_hint="--report",
             )
-        out.append((fmt, Path(path)))
+        target = Path(path)
+        other = seen.get(target.resolve())
+        if other is not None:
+            raise click.BadParameter(
+                f"{path!r} is already the target of {other}; give each report its own file",
+                param_hint="--report",
+            )
+        seen[target.resolve()] = f"--report {v}"
+        out.append((fmt, target))
     return out
+
+
+_FORMAT_HELP = "; ".join(f"{name}: {desc}" for name, desc in DESCRIPTIONS.items())
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -65,6 +81,7 @@ def main() -> None:
       shardlint check                     lint the current project
       shardlint check vllm/ --output-format full
       shardlint check . --fix --unsafe-fixes
+      shardlint check . --report sarif=shardlint.sarif   also write SARIF
       shardlint rules                     list the rules
       shardlint explain SHD101            a rule's documentation
     """
@@ -77,12 +94,16 @@ def main() -> None:
 @click.option("--select", help="Comma-separated codes or prefixes to enable (replaces the configured set).")
 @click.option("--extend-select", help="Codes or prefixes to enable in addition.")
 @click.option("--ignore", help="Codes or prefixes to disable.")
-@click.option("--output-format", type=click.Choice(FORMATS), default="concise", show_default=True,
-              help="Format of the findings on stdout (or in --output-file).")
+@click.option("--output-format", type=click.Choice(FORMATS, case_sensitive=False), default="concise",
+              show_default=True,
+              help=f"Format of the findings on stdout (or in --output-file). {_FORMAT_HELP}.")
 @click.option("--output-file", type=click.Path(path_type=Path, dir_okay=False),
               help="Write the findings there instead of stdout.")
 @click.option("--report", "reports", multiple=True, metavar="FORMAT=PATH",
-              help="Also write the findings in FORMAT to PATH (repeatable), e.g. --report sarif=out.sarif.")
+              help="Also write the findings in FORMAT to PATH, in the same run; repeatable. "
+                   "stdout keeps --output-format, e.g. human output plus "
+                   "--report sarif=shardlint.sarif --report junit=junit.xml. "
+                   "Not for pre-commit hooks, whose parallel batches would overwrite the file.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--statistics", is_flag=True, help="Print a count per rule instead of the findings.")
 @click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
@@ -97,6 +118,8 @@ def main() -> None:
 @click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False),
               help="Cache folder (default: .shardlint_cache at the project root).")
 @click.option("--show-suppressed", is_flag=True, help="Also list findings suppressed by noqa.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="Print run statistics on stderr: files, parsed with libcst, skipped by the prefilter, cached, time.")
 def check(
     paths: tuple[Path, ...],
     config_file: Path | None,
@@ -118,14 +141,26 @@ def check(
     no_cache: bool,
     cache_dir: Path | None,
     show_suppressed: bool,
+    verbose: bool,
 ) -> None:
     """Lint PATHS (files or folders; default: the current folder; '-' reads
-    standard input). Prints findings and exits 1 if there are any."""
+    standard input). Prints findings and exits 1 if there are any.
+
+    \b
+    CI: one run can print for people and write files for machines:
+      shardlint check . --report sarif=shardlint.sarif --report junit=junit.xml
+      shardlint check . --output-format github     annotations in GitHub Actions
+      shardlint check . --output-format gitlab --output-file gl-code-quality.json
+    SARIF keeps findings suppressed by noqa (marked as suppressed); the other
+    formats list them only with --show-suppressed.
+    """
     from linter.engine import Engine, internal_error_line
     from linter.registry import load_registry_fast
 
+    started = time.perf_counter()
     registry = load_registry_fast()
-    report_targets = _parse_reports(reports)
+    output_format = output_format.lower()
+    report_targets = _parse_reports(reports, output_file)
     use_stdin = list(paths) == [Path("-")]
     targets = [Path(stdin_filename)] if use_stdin and stdin_filename else (
         [Path.cwd()] if use_stdin else (list(paths) or [Path(".")])
@@ -200,6 +235,14 @@ def check(
         return
     for e in result.errors:
         click.echo(f"shardlint: {internal_error_line(e)}", err=True)
+    if verbose:
+        st = result.stats
+        click.echo(
+            f"shardlint: {st.files} files checked: {st.parsed} parsed with libcst, "
+            f"{st.skipped} not parsed (prefilter or unparsable), {st.cached} from the cache; "
+            f"{st.facts_files} files with facts; {time.perf_counter() - started:.2f}s",
+            err=True,
+        )
     _emit(result, config, registry, output_format, output_file, report_targets, statistics, quiet,
           unsafe_fixes, show_suppressed, to_stdout=not diff)
     if diff:
@@ -250,13 +293,12 @@ def _emit(
     ctx = ReportContext(config.root, registry, result.stats, result.errors, unsafe_fixes)
     visible = [d for d in result.diagnostics if show_suppressed or not d.suppressed]
     for fmt, path in report_targets:
-        # machine formats keep suppressed findings (SARIF marks them)
-        keep = result.diagnostics if fmt == "sarif" else visible
+        keep = result.diagnostics if fmt in KEEPS_SUPPRESSED else visible
         _write(path, get_renderer(fmt)(keep, ctx))
     if statistics:
         text = _statistics(visible, registry)
     else:
-        keep = result.diagnostics if output_format == "sarif" else visible
+        keep = result.diagnostics if output_format in KEEPS_SUPPRESSED else visible
         text = get_renderer(output_format)(keep, ctx)
     if output_file is not None:
         _write(output_file, text)

@@ -96,7 +96,7 @@ def _hash(*parts: str) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
 
 
-# -- phase 1: scan (syntax, facts, candidates) -------------------------------
+# -- phase 1: scan (read, hash, facts) ------------------------------------------
 
 
 @dataclass
@@ -112,27 +112,24 @@ def scan_text(
     relpath: str,
     module: str,
     collectors: Sequence[type[FactCollector]],
-    syntax_check: bool,
 ) -> ScanResult:
+    """Hash the text and run the fact collectors whose needles match. CPython's
+    ``ast`` is built only when a matching collector needs it; a file it cannot
+    parse simply has no facts (the check phase reports SHD000 where a rule
+    would have looked)."""
     res = ScanResult(relpath, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest())
     wanted = [c for c in collectors if c.needles.match(text)]
-    if not (syntax_check or wanted):
+    if not wanted:
         return res
-    try:
-        tree = compile(text, relpath, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as exc:
-        if syntax_check:
-            res.error = shd000(
-                relpath, exc.lineno or 1, max((exc.offset or 1) - 1, 0), f"syntax error: {exc.msg}"
-            )
-        return res
-    except (ValueError, RecursionError, MemoryError) as exc:
-        if syntax_check:
-            res.error = shd000(relpath, 1, 0, f"cannot parse the file: {exc}")
-        return res
+    tree = None
+    if any(c.needs_ast for c in wanted):
+        try:
+            tree = compile(text, relpath, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return res
     for c in wanted:
         try:
-            data = c.collect(tree, text, module, relpath)
+            data = c.collect(tree, text, module, relpath)  # type: ignore[arg-type]
         except Exception:  # a broken collector must not stop the run
             data = None
         if data is not None:
@@ -193,7 +190,16 @@ def check_text(
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        return [shd000(relpath, exc.raw_line, exc.raw_column, f"syntax error: {exc.message}")], errors
+        # CPython places syntax errors better than libcst and says it better
+        try:
+            compile(text, relpath, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        except SyntaxError as py:
+            line, col = py.lineno or 1, max((py.offset or 1) - 1, 0)
+            return [shd000(relpath, line, col, f"syntax error: {py.msg}")], errors
+        except (ValueError, RecursionError, MemoryError):
+            pass
+        msg = f"libcst cannot parse this file: {exc.message}"
+        return [shd000(relpath, exc.raw_line, exc.raw_column, msg)], errors
     except (RecursionError, MemoryError, ValueError) as exc:
         return [shd000(relpath, 1, 0, f"cannot parse the file: {type(exc).__name__}")], errors
 
@@ -346,11 +352,11 @@ def _init_worker(state: dict[str, Any]) -> None:
 
 
 def _scan_job(job: tuple[str, str, bool]) -> ScanResult:
-    path, relpath, syntax_check = job
+    path, relpath, report_errors = job
     text, err = read_source(Path(path), relpath)
     if text is None:
-        return ScanResult(relpath, error=err if syntax_check else None)
-    return scan_text(text, relpath, module_name_of(relpath), _W["collectors"], syntax_check)
+        return ScanResult(relpath, error=err if report_errors else None)
+    return scan_text(text, relpath, module_name_of(relpath), _W["collectors"])
 
 
 def _check_job(job: tuple[str, str]) -> CheckOutcome:
@@ -468,9 +474,7 @@ class Engine:
         """Lint one buffer as if it were at ``path`` (which need not exist)."""
         relpath = relpath_of(Path(path), self.config.root)
         module = module_name_of(relpath)
-        scan = scan_text(text, relpath, module, self.collectors, True)
-        if scan.error is not None:
-            return self._finish_file([scan.error], relpath, text), []
+        scan = scan_text(text, relpath, module, self.collectors)
         facts = self.project_facts().with_module(module, scan.facts)
         out = self.check_one(text, relpath, facts)
         return sorted(out.diagnostics, key=lambda d: d.sort_key), out.errors
@@ -486,7 +490,7 @@ class Engine:
     def project_facts(self) -> ProjectFacts:
         if self._facts is None:
             files = project_files(self.config) if self.collector_meta else []
-            scans = self._scan(files, syntax_check=False)
+            scans = self._scan(files, report_errors=False)
             self._facts = self._merge(scans)
         return self._facts
 
@@ -522,9 +526,9 @@ class Engine:
             chunk = max(1, len(jobs) // (self.jobs * 8))
             return list(pool.map(fn, jobs, chunksize=chunk))
 
-    def _scan(self, files: Sequence[SourceFile], syntax_check: bool | set[str]) -> list[ScanResult]:
+    def _scan(self, files: Sequence[SourceFile], report_errors: bool | set[str]) -> list[ScanResult]:
         def want(sf: SourceFile) -> bool:
-            return syntax_check if isinstance(syntax_check, bool) else sf.relpath in syntax_check
+            return report_errors if isinstance(report_errors, bool) else sf.relpath in report_errors
 
         if not files:
             return []
@@ -564,7 +568,7 @@ class Engine:
                 e is not None
                 and e.scan is not None
                 and (e.mtime, e.size) == stats[rel]
-                and (e.scan.get("syntax") or not want)
+                and (e.scan.get("checked") or not want)
             ):
                 err = e.scan.get("error")
                 scans[rel] = ScanResult(
@@ -611,7 +615,7 @@ class Engine:
                     "parsed": out.parsed,
                 }
                 self.cache.mark_dirty(key)
-        result.stats.skipped = len(checked) - result.stats.parsed
+        result.stats.skipped = len(checked) - result.stats.parsed - result.stats.cached
         if self.cache is not None:
             # forget files that are gone, so the state file does not grow forever
             for rel in [r for r in entries if r not in everything]:
@@ -622,13 +626,13 @@ class Engine:
         return result
 
 
-def _entry(stat: tuple[int, int], res: ScanResult, syntax: bool, check: dict[str, Any] | None) -> Any:
+def _entry(stat: tuple[int, int], res: ScanResult, checked: bool, check: dict[str, Any] | None) -> Any:
     from linter.cache import Entry
 
     scan = {
         "error": res.error.to_dict() if res.error else None,
         "facts": res.facts,
-        "syntax": syntax,
+        "checked": checked,
     }
     return Entry(stat[0], stat[1], res.digest, scan, check)
 

@@ -27,6 +27,9 @@ class FactCollector:
     name: ClassVar[str] = ""
     version: ClassVar[int] = 1
     needles: ClassVar[Needles] = Needles()
+    # False: ``collect`` reads the text only and gets ``tree=None`` (saves the
+    # ast parse, the dominant cost of the facts phase on big trees)
+    needs_ast: ClassVar[bool] = True
 
     @classmethod
     def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:

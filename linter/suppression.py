@@ -9,6 +9,7 @@ Unused or unknown shardlint codes in noqa comments are reported as SHD900.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import re
 import tokenize
@@ -132,7 +133,8 @@ def unused_noqa(
     known = tuple(known_codes)
     enabled = tuple(enabled_codes)
     out: list[Diagnostic] = []
-    for c in sup.lines.values():
+    seen: dict[str, int] = {}
+    for c in sorted(sup.lines.values(), key=lambda c: c.line):
         if not c.codes:
             continue
         ours = [code for code in c.codes if code.startswith(OUR_PREFIX)]
@@ -178,6 +180,17 @@ def unused_noqa(
                 span=Span(c.line, c.column, c.line, c.end_column),
                 message=msg,
                 fix=Fix(title, Applicability.SAFE, (edit,)),
+                fingerprint=_fingerprint(lines, c.line, msg, seen),
             )
         )
     return out
+
+
+def _fingerprint(lines: Sequence[str], line: int, msg: str, seen: dict[str, int]) -> str:
+    # The normalised source line and an occurrence index, never the line
+    # number: a stale noqa keeps its identity when code above it moves.
+    src = " ".join(lines[line - 1].split()) if 0 < line <= len(lines) else ""
+    key = "\0".join(("SHD900", src, msg))
+    idx = seen.get(key, 0)
+    seen[key] = idx + 1
+    return hashlib.sha256(f"{key}\0{idx}".encode()).hexdigest()[:16]

@@ -30,7 +30,8 @@ def run(root: Path, **kw) -> tuple[list, list]:
 
 
 def test_bad_files_become_one_shd000_each_and_the_run_goes_on(tmp_path: Path) -> None:
-    write(tmp_path, "syntax.py", "def broken(:\n    pass\n")
+    # a file being edited: something a rule would look at, then a syntax error
+    write(tmp_path, "syntax.py", "b = min(a, 3)\ndef broken(:\n    pass\n")
     write(tmp_path, "binary.py", b"\x00\x01\x02binary")
     write(tmp_path, "latin.py", b"x = '\xff\xfe'\n")
     write(tmp_path, "ok.py", "b = min(a, 3)\n")
@@ -42,7 +43,8 @@ def test_bad_files_become_one_shd000_each_and_the_run_goes_on(tmp_path: Path) ->
     assert ("ok.py", "SHD990") in by
     assert not errors
     syntax = next(d for d in diags if d.path == "syntax.py")
-    assert syntax.span.line == 1 and "syntax error" in syntax.message
+    assert syntax.span.line == 2 and "syntax error" in syntax.message
+    assert [d.code for d in diags if d.path == "syntax.py"] == ["SHD000"]
 
 
 def test_a_crashing_rule_is_reported_and_others_keep_their_findings(tmp_path: Path) -> None:
@@ -115,7 +117,7 @@ def test_rule_options_reach_the_rule(tmp_path: Path) -> None:
 def _tree(root: Path) -> None:
     for i in range(40):
         body = "".join(f"v{j} = min(a, {j})\n" for j in range(i % 3))
-        write(root, f"pkg/m{i:02}.py", body + ("bad(:\n" if i == 7 else ""))
+        write(root, f"pkg/m{i:02}.py", body + ("min(:\n" if i == 7 else ""))
 
 
 def test_results_identical_with_and_without_cache_and_with_1_or_n_jobs(tmp_path: Path) -> None:
@@ -130,7 +132,7 @@ def test_results_identical_with_and_without_cache_and_with_1_or_n_jobs(tmp_path:
     cold = Engine(cfg, reg, jobs=2, cache=cache).run([tmp_path])
     warm = Engine(cfg, reg, jobs=2, cache=Cache(tmp_path / ".cache")).run([tmp_path])
     assert cold.diagnostics == base and warm.diagnostics == base
-    assert warm.stats.cached == 39 and warm.stats.parsed == 0
+    assert warm.stats.cached == 40 and warm.stats.parsed == 0
 
 
 def test_cache_sees_edits_and_survives_corruption(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ each with ``render(diagnostics, ctx) -> str``."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -12,6 +13,21 @@ from linter.registry import Registry
 from linter.types import Diagnostic, InternalError, RunStats
 
 FORMATS: tuple[str, ...] = ("concise", "full", "json", "sarif", "github", "gitlab", "junit")
+
+# One line per format for the CLI help.
+DESCRIPTIONS: dict[str, str] = {
+    "concise": "path:line:col: CODE message (flake8 style)",
+    "full": "concise line, source with carets, notes and fix",
+    "json": "a JSON list of findings",
+    "sarif": "SARIF 2.1.0 for code scanning (keeps noqa-suppressed findings, marked)",
+    "github": "GitHub Actions workflow commands (annotations on the PR diff)",
+    "gitlab": "GitLab Code Quality JSON",
+    "junit": "JUnit XML (one test case per finding)",
+}
+
+# Formats that always receive noqa-suppressed findings (they mark them
+# instead of hiding them); the others get them only with --show-suppressed.
+KEEPS_SUPPRESSED: frozenset[str] = frozenset({"sarif"})
 
 
 @dataclass
@@ -54,3 +70,12 @@ def get_renderer(name: str) -> Renderer:
         raise KeyError(name)
     mod = importlib.import_module(f"linter.report.{name}")
     return mod.render  # type: ignore[no-any-return]
+
+
+def stable_fingerprint(d: Diagnostic) -> str:
+    """The engine's fingerprint, or for a diagnostic made without one a hash of
+    what it says (never of its line: that would churn on every edit above)."""
+    if d.fingerprint:
+        return d.fingerprint
+    blob = "\0".join((d.code, d.path, " ".join(d.message.split())))
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
