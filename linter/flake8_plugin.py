@@ -11,8 +11,9 @@ line:column on the same file:
   rule options. flake8's own ``--select``/``--ignore`` then filter by prefix on
   top (``--extend-ignore=S`` hides SHD too).
 - Project facts (base classes, resolvers, kernels in other modules) come from
-  the whole project, scanned once per process and project root, then reused
-  for every file flake8 hands this process.
+  the whole project, computed once per process and project root (through
+  shardlint's cache, shared with ``shardlint check``), then reused for every
+  file flake8 hands this process.
 - The needle prefilter runs first: a file in which no enabled rule can match
   is neither compiled nor parsed by libcst.
 - Which files are checked is flake8's business (its ``exclude``,
@@ -35,7 +36,8 @@ a ``# noqa`` on the closing line of a call hides a finding on its first line
 under flake8 only.
 
 Internal errors (a rule crashing on a file) go to stderr, as with
-``shardlint check``; a configuration error stops flake8 with the message.
+``shardlint check``; a configuration error stops flake8 with its message
+("There was a critical error during execution of Flake8: ... ConfigError").
 """
 
 from __future__ import annotations
@@ -75,6 +77,17 @@ def _load_registry() -> Registry:
 class _Project:
     config: Config
     engine: Engine
+    facts_ready: bool = False
+
+    def prepare_facts(self) -> None:
+        """Compute the project's facts once, through shardlint's cache (shared
+        with ``shardlint check``): a warm cache makes this a stat per file.
+        ``run([])`` checks no file; it only scans the project for facts."""
+        if self.facts_ready:
+            return
+        self.facts_ready = True
+        if self.engine.collector_meta:
+            self.engine.run([])
 
 
 # Per process: folder → its project, and project root → the configured engine
@@ -102,10 +115,19 @@ def _project_for(path: Path) -> _Project:
         if project is None:
             # jobs=1: flake8 runs plugins in daemonic pool workers, which may
             # not start processes of their own.
-            project = _Project(config, Engine(config, registry, jobs=1))
+            project = _Project(config, Engine(config, registry, jobs=1, cache=_open_cache(config)))
             _ROOTS[key] = project
         _DIRS[folder] = project
     return project
+
+
+def _open_cache(config: Config) -> Any:
+    try:
+        from linter.cache import Cache
+    except ImportError:  # pragma: no cover - a build without the cache
+        return None
+    where = Path(config.cache_dir) if config.cache_dir else config.root / ".shardlint_cache"
+    return Cache(where if where.is_absolute() else config.root / where)
 
 
 def _path_of(filename: str) -> Path:
@@ -139,6 +161,11 @@ class Flake8Plugin:
     def __init__(self, tree: ast.AST | None, lines: Sequence[str], filename: str) -> None:
         self.lines = list(lines)
         self.filename = filename
+        self.path = _path_of(filename)
+        # Here rather than in run(): flake8 turns an exception raised while
+        # constructing a plugin (a bad [tool.shardlint] table) into a one-line
+        # error naming the plugin and the file, instead of a traceback.
+        self.project = _project_for(self.path)
 
     def diagnostics(self) -> list[Diagnostic]:
         """The findings flake8 should see for this file (see the module doc
@@ -146,8 +173,7 @@ class Flake8Plugin:
         if not self.lines:
             return []
         text = "".join(self.lines)
-        path = _path_of(self.filename)
-        project = _project_for(path)
+        path, project = self.path, self.project
         engine = project.engine
         relpath = relpath_of(path, project.config.root)
         # The prefilter: nothing can fire here unless a rule's needles match
@@ -155,6 +181,7 @@ class Flake8Plugin:
         noqa_rule = "SHD900" in engine.enabled and "noqa" in text.lower()
         if not noqa_rule and not engine.rules_for(relpath, text):
             return []
+        project.prepare_facts()
         diags, errors = engine.lint_text(text, path)
         for e in errors:
             key = (e.path, e.code, e.message)

@@ -190,7 +190,7 @@ def _fingerprint(lines: Sequence[str], line: int, msg: str, seen: dict[str, int]
     # The normalised source line and an occurrence index, never the line
     # number: a stale noqa keeps its identity when code above it moves.
     src = " ".join(lines[line - 1].split()) if 0 < line <= len(lines) else ""
-    key = "\0".join(("SHD900", src, msg))
+    key = f"SHD900\0{src}\0{msg}"
     idx = seen.get(key, 0)
     seen[key] = idx + 1
     return hashlib.sha256(f"{key}\0{idx}".encode()).hexdigest()[:16]

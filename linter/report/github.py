@@ -32,7 +32,11 @@ def escape_property(s: str) -> str:
 
 def _command(kind: str, props: Sequence[tuple[str, str | int]], message: str) -> str:
     body = ",".join(f"{k}={escape_property(str(v))}" for k, v in props)
-    return f"::{kind} {body}::{escape_data(message)}\n" if body else f"::{kind}::{escape_data(message)}\n"
+    return (
+        f"::{kind} {body}::{escape_data(message)}\n"
+        if body
+        else f"::{kind}::{escape_data(message)}\n"
+    )
 
 
 def _message(d: Diagnostic) -> str:

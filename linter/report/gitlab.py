@@ -53,11 +53,12 @@ def render(diags: Sequence[Diagnostic], ctx: ReportContext) -> str:
     seen: set[str] = set()
     for d in sorted((d for d in diags if not d.suppressed), key=lambda d: d.sort_key):
         path = report_path(d.path, ctx)
-        fp = stable_fingerprint(d)
+        base = fp = stable_fingerprint(d)
         salt = 0
         while fp in seen:
             salt += 1
-            fp = hashlib.sha256(f"{stable_fingerprint(d)}\0{path}\0{salt}".encode()).hexdigest()[:32]
+            blob = f"{base}\0{path}\0{salt}".encode()
+            fp = hashlib.sha256(blob).hexdigest()[:32]
         seen.add(fp)
         issues.append(
             {

@@ -42,7 +42,12 @@ def render(diags: Sequence[Diagnostic], ctx: ReportContext) -> str:
     skipped = len(diags) - failures
     errors = len(ctx.errors)
     tests = max(1, len(diags) + errors)
-    counts = {"tests": str(tests), "failures": str(failures), "errors": str(errors), "skipped": str(skipped)}
+    counts = {
+        "tests": str(tests),
+        "failures": str(failures),
+        "errors": str(errors),
+        "skipped": str(skipped),
+    }
     suites = ET.Element("testsuites", {"name": "shardlint", **counts})
     suite = ET.SubElement(suites, "testsuite", {"name": "shardlint", **counts, "time": "0"})
     for d in diags:
@@ -70,11 +75,18 @@ def render(diags: Sequence[Diagnostic], ctx: ReportContext) -> str:
         case = ET.SubElement(
             suite,
             "testcase",
-            {"classname": "shardlint.internal-error", "name": _clean(path), "file": _clean(path), "time": "0"},
+            {
+                "classname": "shardlint.internal-error",
+                "name": _clean(path),
+                "file": _clean(path),
+                "time": "0",
+            },
         )
         rule = f" in {e.code}" if e.code else ""
         err = ET.SubElement(
-            case, "error", {"message": _clean(f"internal error{rule}: {e.message}"), "type": "InternalError"}
+            case,
+            "error",
+            {"message": _clean(f"internal error{rule}: {e.message}"), "type": "InternalError"},
         )
         err.text = _clean(e.message)
     if not diags and not ctx.errors:
@@ -82,7 +94,13 @@ def render(diags: Sequence[Diagnostic], ctx: ReportContext) -> str:
         ET.SubElement(
             suite,
             "testcase",
-            {"classname": "shardlint", "name": f"no findings ({n} file{'s' * (n != 1)} checked)", "time": "0"},
+            {
+                "classname": "shardlint",
+                "name": f"no findings ({n} file{'s' * (n != 1)} checked)",
+                "time": "0",
+            },
         )
     ET.indent(suites)
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+    )

@@ -41,7 +41,11 @@ DEFAULT_INFORMATION_URI = "https://pypi.org/project/shardlint/"
 
 LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 # GitHub's code-quality severity (shown for alerts without a security tag).
-PROBLEM_SEVERITY = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "recommendation"}
+PROBLEM_SEVERITY = {
+    Severity.ERROR: "error",
+    Severity.WARNING: "warning",
+    Severity.INFO: "recommendation",
+}
 
 
 def information_uri() -> str:
@@ -89,7 +93,7 @@ def _rule_descriptor(rule: type[Rule]) -> dict[str, Any]:
 
     what = sections(rule).get("What it finds", "") or rule.summary
     props: dict[str, Any] = {
-        "tags": list(rule.tags),
+        "tags": list(dict.fromkeys(rule.tags)),  # the schema wants them unique
         "precision": rule.precision,
         "problem.severity": PROBLEM_SEVERITY[rule.severity],
     }
@@ -146,7 +150,12 @@ def _result(d: Diagnostic, index: int) -> dict[str, Any]:
         "level": LEVELS[d.severity],
         "message": {"text": _message(d)},
         "locations": [
-            {"physicalLocation": {"artifactLocation": artifact_location(d.path), "region": region(d.span)}}
+            {
+                "physicalLocation": {
+                    "artifactLocation": artifact_location(d.path),
+                    "region": region(d.span),
+                }
+            }
         ],
         "partialFingerprints": {FINGERPRINT_KEY: stable_fingerprint(d)},
     }

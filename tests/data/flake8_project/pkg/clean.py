@@ -1,0 +1,2 @@
+def identity(value: int) -> int:
+    return value
