@@ -216,10 +216,13 @@ def check_text(
     guards = [_Guard(r, errors, relpath) for r in rules]
     scoped = (cst.FunctionDef, cst.ClassDef)
 
+    scopes: list[tuple[cst.CSTNode, str]] = []
+
     def before(node: cst.CSTNode) -> None:
         if type(node) in scoped:
             ctx.scope_names.append(node.name.value)  # type: ignore[attr-defined]
             ctx.scope_nodes.append(node)
+            scopes.append((node, ".".join(ctx.scope_names)))
 
     def after(node: cst.CSTNode) -> None:
         if type(node) in scoped:
@@ -267,10 +270,27 @@ def check_text(
         except KeyError:
             errors.append(InternalError(relpath, rep.code, "reported a node that is not in the module"))
     pending.sort(key=lambda t: (t[0].line, t[0].column, t[1].code))
+    # The enclosing scope of a finding comes from where it is, not from when it
+    # was reported: rules that report from leave_Module or finish() get the
+    # same fingerprints as rules that report during the traversal.
+    scope_spans = [(span_of(n), q) for n, q in scopes] if scopes else []
+
+    def scope_at(span: Span) -> str:
+        best, best_q = None, ""
+        for sp, q in scope_spans:
+            if (sp.line, sp.column) <= (span.line, span.column) and (span.line, span.column) < (
+                sp.end_line,
+                sp.end_column,
+            ):
+                if best is None or (sp.line, sp.column) >= (best.line, best.column):
+                    best, best_q = sp, q
+        return best_q
+
     for span, rep in pending:
+        scope = scope_at(span) if scope_spans else ""
         cls = by_code[rep.code]
         norm = " ".join(module.code_for_node(rep.node).split())[:400]
-        key = (rep.code, rep.scope, norm)
+        key = (rep.code, scope, norm)
         idx = counts.get(key, 0)
         counts[key] = idx + 1
         try:
@@ -288,7 +308,7 @@ def check_text(
                 message=rep.message,
                 notes=rep.notes,
                 fix=fix,
-                fingerprint=_hash(rep.code, rep.scope, norm, str(idx)),
+                fingerprint=_hash(rep.code, scope, norm, str(idx)),
             )
         )
     return out, errors
@@ -488,11 +508,57 @@ class Engine:
 
     # -- facts --------------------------------------------------------------
     def project_facts(self) -> ProjectFacts:
+        """The facts of the whole project (computed once per engine, through
+        the cache when there is one): what the editor and flake8 use."""
         if self._facts is None:
-            files = project_files(self.config) if self.collector_meta else []
-            scans = self._scan(files, report_errors=False)
-            self._facts = self._merge(scans)
+            files = {sf.relpath: sf for sf in project_files(self.config)} if self.collector_meta else {}
+            key = self.cache_key()
+            entries = self.cache.entries(key) if self.cache is not None else {}
+            scans = self._scan_cached(files, set(), key, entries)
+            self._facts = self._merge(scans.values())
+            if self.cache is not None:
+                self.cache.save()
         return self._facts
+
+    def _scan_cached(
+        self,
+        files: Mapping[str, SourceFile],
+        checked: set[str],
+        key: str,
+        entries: dict[str, Any],
+    ) -> dict[str, ScanResult]:
+        """Scan results for ``files``: from the cache where the file's size and
+        mtime are unchanged, else by scanning (in the pool when many)."""
+        scans: dict[str, ScanResult] = {}
+        stats: dict[str, tuple[int, int]] = {}
+        todo: list[SourceFile] = []
+        for rel, sf in files.items():
+            try:
+                st = os.stat(sf.path)
+                stats[rel] = (st.st_mtime_ns, st.st_size)
+            except OSError:
+                stats[rel] = (-1, -1)
+            e = entries.get(rel)
+            if (
+                e is not None
+                and e.scan is not None
+                and (e.mtime, e.size) == stats[rel]
+                and (e.scan.get("checked") or rel not in checked)
+            ):
+                err = e.scan.get("error")
+                scans[rel] = ScanResult(
+                    rel, e.digest, Diagnostic.from_dict(err) if err else None, e.scan.get("facts", {})
+                )
+            else:
+                todo.append(sf)
+        for res in self._scan(todo, checked):
+            scans[res.relpath] = res
+            if self.cache is not None and stats[res.relpath][0] >= 0:
+                old = entries.get(res.relpath)
+                keep_check = old.check if old is not None and old.digest == res.digest else None
+                entries[res.relpath] = _entry(stats[res.relpath], res, res.relpath in checked, keep_check)
+                self.cache.mark_dirty(key)
+        return scans
 
     def _merge(self, scans: Iterable[ScanResult]) -> ProjectFacts:
         data: dict[str, dict[str, Any]] = {c.name: {} for c in self.collector_meta}
@@ -553,36 +619,7 @@ class Engine:
 
         key = self.cache_key()
         entries = self.cache.entries(key) if self.cache is not None else {}
-        stats: dict[str, tuple[int, int]] = {}
-        scans: dict[str, ScanResult] = {}
-        todo_scan: list[SourceFile] = []
-        for rel, sf in everything.items():
-            try:
-                st = os.stat(sf.path)
-                stats[rel] = (st.st_mtime_ns, st.st_size)
-            except OSError:
-                stats[rel] = (-1, -1)
-            e = entries.get(rel)
-            want = rel in checked_set
-            if (
-                e is not None
-                and e.scan is not None
-                and (e.mtime, e.size) == stats[rel]
-                and (e.scan.get("checked") or not want)
-            ):
-                err = e.scan.get("error")
-                scans[rel] = ScanResult(
-                    rel, e.digest, Diagnostic.from_dict(err) if err else None, e.scan.get("facts", {})
-                )
-            else:
-                todo_scan.append(sf)
-        for res in self._scan(todo_scan, checked_set):
-            scans[res.relpath] = res
-            if self.cache is not None and stats[res.relpath][0] >= 0:
-                old = entries.get(res.relpath)
-                keep_check = old.check if old is not None and old.digest == res.digest else None
-                entries[res.relpath] = _entry(stats[res.relpath], res, res.relpath in checked_set, keep_check)
-                self.cache.mark_dirty(key)
+        scans = self._scan_cached(everything, checked_set, key, entries)
         result.stats.facts_files = sum(1 for s in scans.values() if s.facts)
         self._facts = self._merge(scans.values())
 
@@ -618,7 +655,8 @@ class Engine:
         result.stats.skipped = len(checked) - result.stats.parsed - result.stats.cached
         if self.cache is not None:
             # forget files that are gone, so the state file does not grow forever
-            for rel in [r for r in entries if r not in everything]:
+            root = self.config.root
+            for rel in [r for r in entries if r not in everything and not (root / r).exists()]:
                 del entries[rel]
                 self.cache.mark_dirty(key)
             self.cache.save()

@@ -81,13 +81,12 @@ class _Project:
 
     def prepare_facts(self) -> None:
         """Compute the project's facts once, through shardlint's cache (shared
-        with ``shardlint check``): a warm cache makes this a stat per file.
-        ``run([])`` checks no file; it only scans the project for facts."""
+        with ``shardlint check``): a warm cache makes this a stat per file."""
         if self.facts_ready:
             return
         self.facts_ready = True
         if self.engine.collector_meta:
-            self.engine.run([])
+            self.engine.project_facts()
 
 
 # Per process: folder → its project, and project root → the configured engine
