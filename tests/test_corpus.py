@@ -12,7 +12,9 @@ from linter.engine import Engine
 from linter.fixer import fix_text, parses
 from linter.registry import load_registry
 
-FILES = [(d, f) for d in rule_dirs() for f in corpus_files(d)]
+# fixed.py is the expected output of --fix on bad.py: checked by
+# test_fixed_matches_and_converges, not by markers
+FILES = [(d, f) for d in rule_dirs() for f in corpus_files(d) if f.name != "fixed.py"]
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,570 @@
+"""Fact collector ``sentinels`` for SHD201 (unresolved-sentinel-reaches-impl).
+
+Per module it records, on CPython ``ast``:
+
+* ``classes``: every class (dotted local qualname) with its bases qualified
+  through the module's imports, the attributes it leaves at a sentinel
+  (``-1``/``None``/another negative literal, at class level or in
+  ``__init__``/``__post_init__``/``__new__``) without resolving them later in
+  that same method family, the attributes it does give a real value there, and
+  the other methods that assign a real value to a sentinel attribute (a
+  ``set_cp_group()``-style late resolver a caller could invoke).
+* ``resolvers``: code that tests ``obj.attr`` against a sentinel and assigns
+  ``obj.<attr>`` in that branch (``if impl.cp_size == -1: impl.cp_size = ...``),
+  or assigns ``obj.attr`` right after constructing ``obj`` in the same function;
+  with the enclosing class/function so the rule can tell whether that scope is
+  a "normal path" that also constructs the class.
+* ``calls``: for each scope holding a resolver, the calls it makes (qualified
+  class names, method names) — the construction that pairs with the resolver.
+* ``factories``: functions whose return annotation is ``type[X]`` or whose
+  body is a single ``return X`` — what a ``get_impl_cls()`` can hand out.
+
+Which attribute names and which sentinel values count is decided by the rule
+from its options, so everything sentinel-shaped is recorded here: options never
+reach collectors, and facts must not depend on configuration.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from checks._imports import follow_reexports, imports_from_ast, qualify
+from linter.facts import FactCollector
+from linter.needles import Needles
+
+INIT_FAMILY = frozenset({"__init__", "__post_init__", "__new__"})
+
+
+def sentinel_repr(node: ast.AST | None) -> str | None:
+    """``"None"`` or ``"-N"`` for a sentinel-shaped literal, else None."""
+    if isinstance(node, ast.Constant) and node.value is None:
+        return "None"
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and type(node.operand.value) is int
+        and node.operand.value > 0
+    ):
+        return f"-{node.operand.value}"
+    return None
+
+
+def ast_dotted(node: ast.AST | None) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _walk_no_nested(node: ast.AST) -> Iterator[ast.AST]:
+    """ast.walk that does not enter nested functions, lambdas or classes."""
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        n = stack.pop()
+        yield n
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(n))
+
+
+def attr_ref(node: ast.AST) -> tuple[str, str] | None:
+    """``(object_text, attr)`` for ``obj.attr`` or ``getattr(obj, "attr", ...)``."""
+    if isinstance(node, ast.Attribute):
+        obj = ast_dotted(node.value)
+        if obj is not None:
+            return obj, node.attr
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "getattr"
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    ):
+        obj = ast_dotted(node.args[0])
+        if obj is not None:
+            return obj, node.args[1].value
+    return None
+
+
+def sentinel_test(test: ast.AST) -> list[tuple[str, str, str]]:
+    """``(object, attr, kind)`` for each comparison in ``test`` that asks
+    whether ``obj.attr`` still holds a sentinel: ``== -1``, ``is None``,
+    ``< 0``, ``< 1``, ``<= 0`` (and the mirrored forms)."""
+    out: list[tuple[str, str, str]] = []
+    for node in ast.walk(test):
+        if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+            continue
+        left, op, right = node.left, node.ops[0], node.comparators[0]
+        ref = attr_ref(left)
+        other = right
+        if ref is None:
+            ref, other = attr_ref(right), left
+            op = _mirror(op)
+        if ref is None or op is None:
+            continue
+        rep = sentinel_repr(other)
+        num = other.value if isinstance(other, ast.Constant) and type(other.value) is int else None
+        if rep is not None and isinstance(op, (ast.Eq, ast.Is)):
+            out.append((ref[0], ref[1], rep))
+        elif rep is not None and rep != "None" and isinstance(op, (ast.Lt, ast.LtE)):
+            out.append((ref[0], ref[1], "<0"))
+        elif num is not None and (
+            (isinstance(op, ast.Lt) and num in (0, 1)) or (isinstance(op, ast.LtE) and num == 0)
+        ):
+            out.append((ref[0], ref[1], f"<{num}" if isinstance(op, ast.Lt) else "<=0"))
+    return out
+
+
+def _mirror(op: ast.cmpop) -> ast.cmpop | None:
+    if isinstance(op, (ast.Eq, ast.Is)):
+        return op
+    if isinstance(op, ast.Gt):
+        return ast.Lt()
+    if isinstance(op, ast.GtE):
+        return ast.LtE()
+    return None
+
+
+def positive_assert(test: ast.AST, self_name: str) -> list[str]:
+    """Attributes of ``self_name`` an ``assert`` proves are not the sentinel
+    (``> 0``, ``>= 1``, ``!= -1``, ``is not None``)."""
+    out: list[str] = []
+    for node in ast.walk(test):
+        if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+            continue
+        ref = attr_ref(node.left)
+        if ref is None or ref[0] != self_name:
+            continue
+        op, right = node.ops[0], node.comparators[0]
+        num = right.value if isinstance(right, ast.Constant) and type(right.value) is int else None
+        if (
+            (isinstance(op, ast.Gt) and num is not None and num >= 0)
+            or (isinstance(op, ast.GtE) and num is not None and num >= 1)
+            or (isinstance(op, (ast.NotEq, ast.IsNot)) and sentinel_repr(right) is not None)
+        ):
+            out.append(ref[1])
+    return out
+
+
+def _targets(node: ast.AST) -> list[tuple[ast.AST, ast.AST | None]]:
+    """(target, value) pairs of an assignment; a tuple target pairs each
+    element with ``None`` (a computed, non-sentinel value)."""
+    if isinstance(node, ast.Assign):
+        pairs: list[tuple[ast.AST, ast.AST | None]] = []
+        for t in node.targets:
+            if isinstance(t, (ast.Tuple, ast.List)):
+                pairs.extend((e, None) for e in t.elts)
+            else:
+                pairs.append((t, node.value))
+        return pairs
+    if isinstance(node, ast.AnnAssign) and node.value is not None:
+        return [(node.target, node.value)]
+    if isinstance(node, ast.AugAssign):
+        return [(node.target, None)]
+    return []
+
+
+@dataclass
+class _Pos:
+    lines: list[str]
+
+    def col(self, line: int, byte_col: int) -> int:
+        """ast columns are UTF-8 byte offsets; diagnostics use code points."""
+        if 1 <= line <= len(self.lines):
+            raw = self.lines[line - 1].encode("utf-8", "surrogatepass")
+            return len(raw[:byte_col].decode("utf-8", "replace"))
+        return byte_col
+
+    def span(self, node: ast.AST) -> list[int]:
+        line = getattr(node, "lineno", 1)
+        end_line = getattr(node, "end_lineno", line) or line
+        return [
+            line,
+            self.col(line, getattr(node, "col_offset", 0)),
+            end_line,
+            self.col(end_line, getattr(node, "end_col_offset", 0) or 0),
+        ]
+
+
+@dataclass
+class _ClassFacts:
+    span: list[int]
+    bases: list[str]
+    sentinel: dict[str, list[Any]] = field(default_factory=dict)
+    real: set[str] = field(default_factory=set)
+    methods: dict[str, list[str]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"span": self.span, "bases": self.bases}
+        if self.sentinel:
+            out["sentinel"] = self.sentinel
+        if self.real:
+            out["real"] = sorted(self.real)
+        if self.methods:
+            out["methods"] = self.methods
+        return out
+
+
+def _method_events(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    family: bool,
+    events: list[tuple[int, str, str | None, list[int], str]],
+    methods: dict[str, list[str]],
+    pos: _Pos,
+) -> None:
+    args = fn.args.posonlyargs + fn.args.args
+    self_name = args[0].arg if args else "self"
+    for node in _walk_no_nested(fn):
+        if family and isinstance(node, ast.Assert):
+            for attr in positive_assert(node.test, self_name):
+                events.append((node.lineno, attr, None, pos.span(node), fn.name))
+        if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            continue
+        for target, value in _targets(node):
+            if not isinstance(target, ast.Attribute):
+                continue
+            obj = ast_dotted(target.value)
+            # __new__ builds the instance under any name (self = super().__new__(cls))
+            if obj != self_name and not (fn.name == "__new__" and obj and "." not in obj):
+                continue
+            rep = sentinel_repr(value) if value is not None else None
+            if family:
+                events.append((node.lineno, target.attr, rep, pos.span(node), fn.name))
+            elif rep is None:
+                methods.setdefault(target.attr, [])
+                if fn.name not in methods[target.attr]:
+                    methods[target.attr].append(fn.name)
+
+
+def _class_facts(
+    cls: ast.ClassDef, module: str, imports: Mapping[str, str], pos: _Pos
+) -> _ClassFacts:
+    bases: list[str] = []
+    for b in cls.bases:
+        expr = b.value if isinstance(b, ast.Subscript) else b
+        name = ast_dotted(expr)
+        if name and name not in ("object", "Generic", "Protocol", "ABC"):
+            bases.append(qualify(name, module, imports))
+    facts = _ClassFacts(pos.span(cls), bases)
+    # (line, attr, value-repr or None for a real value, span of the node)
+    events: list[tuple[int, str, str | None, list[int], str]] = []
+    later: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    for stmt in cls.body:
+        for target, value in _targets(stmt):
+            if isinstance(target, ast.Name):
+                rep = sentinel_repr(value) if value is not None else None
+                events.append((0, target.id, rep, pos.span(stmt), "class body"))
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if stmt.name not in INIT_FAMILY:
+            later.append(stmt)
+            continue
+        _method_events(stmt, True, events, facts.methods, pos)
+    # Late resolvers matter only for a class that has sentinels: walking
+    # every method of every class would dominate the collector's cost.
+    if any(rep is not None for _, _, rep, _, _ in events):
+        for stmt in later:
+            _method_events(stmt, False, events, facts.methods, pos)
+    # Class-level lines are 0 so that any method-family assignment comes after.
+    events.sort(key=lambda e: (e[0], e[3]))
+    last: dict[str, tuple[str | None, list[int], str]] = {}
+    for _, attr, rep, span, where in events:
+        last[attr] = (rep, span, where)
+    for attr, (rep, span, where) in last.items():
+        if rep is None:
+            facts.real.add(attr)
+        else:
+            facts.sentinel[attr] = [rep, span, where]
+    facts.methods = {a: m for a, m in facts.methods.items() if a in facts.sentinel}
+    return facts
+
+
+def _resolvers(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, pos: _Pos
+) -> list[dict[str, Any]]:
+    """Sentinel tests whose branch assigns the tested object's attributes
+    (``if impl.cp_size == -1: impl.cp_size = ...; impl.cp_rank = ...``)."""
+    out: list[dict[str, Any]] = []
+    args = func.args.posonlyargs + func.args.args
+    self_name = args[0].arg if args else None
+    for node in _walk_no_nested(func):
+        if not isinstance(node, ast.If):
+            continue
+        tests = sentinel_test(node.test)
+        if not tests:
+            continue
+        assigned: set[tuple[str, str]] = set()
+        for stmt in node.body:
+            for sub in [stmt, *_walk_no_nested(stmt)]:
+                for target, _ in _targets(sub):
+                    if isinstance(target, ast.Attribute):
+                        obj = ast_dotted(target.value)
+                        if obj:
+                            assigned.add((obj, target.attr))
+        for obj, attr, kind in tests:
+            if obj == self_name or (obj, attr) not in assigned:
+                continue
+            # The branch resolves the whole group (size and rank) at once.
+            for o, a in sorted(assigned):
+                if o == obj:
+                    out.append({"attr": a, "obj": obj, "test": kind, "span": pos.span(node)})
+    return out
+
+
+# A function can only hold a resolver if its text has a sentinel comparison;
+# checking the text first keeps the walk off nearly every function.
+_MAYBE_TEST = re.compile(r"(?:==|\bis|<=?)\s*(?:-\d|None\b|[01]\b)")
+
+
+def _calls(scope: ast.AST, module: str, imports: Mapping[str, str]) -> list[str]:
+    """Qualified names of plain calls and ``.method`` names of attribute calls."""
+    out: set[str] = set()
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute):
+                out.add("." + node.func.attr)
+            else:
+                name = ast_dotted(node.func)
+                if name:
+                    out.add(qualify(name, module, imports))
+    return sorted(out)
+
+
+def _returned_classes(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, module: str, imports: Mapping[str, str]
+) -> list[str]:
+    names: list[str] = []
+    ann = func.returns
+    if isinstance(ann, ast.Subscript) and ast_dotted(ann.value) in ("type", "Type", "typing.Type"):
+        inner = ann.slice
+        if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+            try:
+                inner = ast.parse(inner.value, mode="eval").body
+            except SyntaxError:
+                inner = None
+        name = ast_dotted(inner)
+        if name:
+            names.append(qualify(name, module, imports))
+    body = [s for s in func.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if len(body) == 1 and isinstance(body[0], ast.Return):
+        name = ast_dotted(body[0].value)
+        if name and name[:1].isupper():
+            names.append(qualify(name, module, imports))
+    return names
+
+
+def _shallow_imports(tree: ast.Module, module: str, path: str) -> dict[str, str]:
+    """Imports at module level (also under ``if TYPE_CHECKING:``/``try:``):
+    enough to qualify bases and factory returns, and it spares a walk of the
+    whole tree per file. Function-local imports are not seen."""
+    shallow = ast.Module(body=[], type_ignores=[])
+    stack: list[ast.stmt] = list(tree.body)
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            shallow.body.append(stmt)
+        elif isinstance(stmt, ast.If):
+            stack.extend(stmt.body + stmt.orelse)
+        elif isinstance(stmt, ast.Try):
+            stack.extend(stmt.body + stmt.orelse + stmt.finalbody)
+            for h in stmt.handlers:
+                stack.extend(h.body)
+    shallow.body.reverse()
+    return imports_from_ast(shallow, module, path)
+
+
+class SentinelFacts(FactCollector):
+    name = "sentinels"
+    version = 8
+    # Classes can inherit a sentinel from another file, so every file with a
+    # class is needed; resolvers and factories need a sentinel literal or a
+    # ``type[...]`` return.
+    needles = Needles(any_of=(("class ", "-1", "None", "type["),))
+
+    @classmethod
+    def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
+        imports = _shallow_imports(tree, module, path)
+        pos = _Pos(text.splitlines())
+        classes: dict[str, Any] = {}
+        resolvers: list[dict[str, Any]] = []
+        calls: dict[str, list[str]] = {}
+        factories: dict[str, list[str]] = {}
+
+        def visit(body: list[ast.stmt], prefix: str, owner: ast.ClassDef | None) -> None:
+            for stmt in body:
+                if isinstance(stmt, ast.ClassDef):
+                    qual = f"{prefix}{stmt.name}"
+                    classes[qual] = _class_facts(stmt, module, imports, pos).to_json()
+                    visit(stmt.body, qual + ".", stmt)
+                elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    qual = f"{prefix}{stmt.name}"
+                    seg = "\n".join(pos.lines[stmt.lineno - 1 : stmt.end_lineno or stmt.lineno])
+                    found = _resolvers(stmt, pos) if "if " in seg and _MAYBE_TEST.search(seg) else []
+                    cls_qual = prefix[:-1] if owner is not None else None
+                    # The "normal path" is the whole class (a wrapper may
+                    # construct in __init__ and resolve lazily in forward).
+                    scope = cls_qual or qual
+                    for r in found:
+                        r["func"] = qual
+                        r["scope"] = scope
+                    if found:
+                        resolvers.extend(found)
+                        if scope not in calls:
+                            key_node: ast.AST = owner if owner is not None else stmt
+                            calls[scope] = _calls(key_node, module, imports)
+                    ret = _returned_classes(stmt, module, imports)
+                    if ret:
+                        # keyed "Owner.method" so a typed receiver narrows the family
+                        key = f"{prefix}{stmt.name}" if owner is not None else stmt.name
+                        factories.setdefault(key, []).extend(ret)
+                    visit(stmt.body, qual + ".", None)
+
+        visit(tree.body, "", None)
+        if not (classes or resolvers or factories):
+            return None
+        out: dict[str, Any] = {"path": path, "classes": classes}
+        if resolvers:
+            out["resolvers"] = resolvers
+            out["calls"] = calls
+        if factories:
+            out["factories"] = factories
+        # Re-exports let the rule follow ``pkg.Name`` to ``pkg.mod.Name``.
+        if path.endswith("__init__.py"):
+            out["imports"] = {k: v for k, v in imports.items() if k[:1].isupper()}
+        return out
+
+    @classmethod
+    def build_index(cls, per_module: Mapping[str, Any]) -> SentinelIndex:
+        return SentinelIndex(per_module)
+
+
+@dataclass(frozen=True)
+class ClassRef:
+    module: str
+    qual: str
+    path: str
+    data: Mapping[str, Any]
+
+    @property
+    def name(self) -> str:
+        return f"{self.module}.{self.qual}" if self.module else self.qual
+
+
+@dataclass(frozen=True)
+class Resolver:
+    module: str
+    path: str
+    attr: str
+    obj: str
+    test: str
+    span: tuple[int, int, int, int]
+    func: str
+    scope: str
+    calls: tuple[str, ...]
+
+
+class SentinelIndex:
+    """Query structure over the per-module facts: classes by qualified name
+    (following package re-exports), method resolution order, resolvers by
+    attribute, factory return values by function name."""
+
+    def __init__(self, per_module: Mapping[str, Any]) -> None:
+        self.per_module = per_module
+        self.classes: dict[str, ClassRef] = {}
+        self.by_leaf: dict[str, list[str]] = {}
+        self.resolvers: dict[str, list[Resolver]] = {}
+        self.factories: dict[str, set[str]] = {}
+        self.methods_returning: dict[tuple[str, str], tuple[str, ...]] = {}
+        for mod, facts in per_module.items():
+            path = facts.get("path", "")
+            for qual, data in facts.get("classes", {}).items():
+                ref = ClassRef(mod, qual, path, data)
+                self.classes[ref.name] = ref
+                self.by_leaf.setdefault(qual.rsplit(".", 1)[-1], []).append(ref.name)
+            calls = facts.get("calls", {})
+            for r in facts.get("resolvers", ()):
+                self.resolvers.setdefault(r["attr"], []).append(
+                    Resolver(
+                        mod,
+                        path,
+                        r["attr"],
+                        r["obj"],
+                        r["test"],
+                        tuple(r["span"]),  # type: ignore[arg-type]
+                        r["func"],
+                        r["scope"],
+                        tuple(calls.get(r["scope"], ())),
+                    )
+                )
+            for key, names in facts.get("factories", {}).items():
+                owner, _, fname = key.rpartition(".")
+                self.factories.setdefault(fname, set()).update(names)
+                if owner:
+                    self.methods_returning[f"{mod}.{owner}" if mod else owner, fname] = tuple(names)
+        self._mro: dict[str, tuple[str, ...]] = {}
+
+    def resolve(self, qualname: str) -> str | None:
+        """The defining qualified name of a class named ``qualname`` (an
+        import target), or None when the project does not define it."""
+        if qualname in self.classes:
+            return qualname
+
+        def imports_of(mod: str) -> Mapping[str, str] | None:
+            facts = self.per_module.get(mod)
+            return facts.get("imports") if facts else None
+
+        cur = follow_reexports(qualname, lambda q: q in self.classes, imports_of)
+        if cur in self.classes:
+            return cur
+        # A package that re-exports without facts of its own: a unique class
+        # of that leaf name defined below the package.
+        pkg, _, leaf = qualname.rpartition(".")
+        # (the project root may sit above the package: match it as a suffix too)
+        below = [c for c in self.by_leaf.get(leaf, ()) if pkg and ("." + c).find(f".{pkg}.") >= 0]
+        return below[0] if len(below) == 1 else None
+
+    def get(self, qualname: str) -> ClassRef | None:
+        q = self.resolve(qualname)
+        return self.classes.get(q) if q else None
+
+    def mro(self, qualname: str) -> tuple[str, ...]:
+        """Classes in lookup order (depth-first, left to right, duplicates
+        dropped: close enough to C3 for attribute provenance)."""
+        start = self.resolve(qualname)
+        if start is None:
+            return ()
+        if start in self._mro:
+            return self._mro[start]
+        out: list[str] = []
+        stack = [start]
+        while stack and len(out) < 64:
+            cur = stack.pop(0)
+            if cur in out:
+                continue
+            out.append(cur)
+            ref = self.classes[cur]
+            nxt = [r for r in (self.resolve(b) for b in ref.data.get("bases", ())) if r]
+            stack = nxt + stack
+        self._mro[start] = tuple(out)
+        return self._mro[start]
+
+    def factory_of(self, owner: str, method: str) -> tuple[str, ...]:
+        """What ``owner.method()`` returns, looked up along the MRO."""
+        for cls in self.mro(owner):
+            names = self.methods_returning.get((cls, method))
+            if names:
+                return names
+        return ()
+
+    def is_subclass(self, qualname: str, base: str) -> bool:
+        return base in self.mro(qualname)

@@ -1,0 +1,1271 @@
+"""SHD101 block-size-min-divisibility: ``B = min(X, C)`` used as a block that
+must divide ``X`` or be a power of two."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import libcst as cst
+
+from checks._helpers import call_name, dotted, function_params, int_literal, walk
+from checks._imports import follow_reexports, imports_from_cst, qualify
+from checks._kernels import KernelFacts, KernelIndex, Need, collect_text
+from linter.needles import Needles
+from linter.rule import Option, PendingFix, Rule
+from linter.types import Applicability, Fixability, Note, Severity, Span
+
+# ``B = min(``, ``B: int = (min(``, ``BLOCK=min(`` (a launch keyword): every
+# shape this rule reports starts with one of these.
+_MIN_BINDING = re.compile(r"=\s*\(?\s*min\s*\(")
+# Every consumer needs one of: ``%`` (assert, static_assert is in the kernel
+# file but the launch is here), ``//``, ``range(``, or a launch ``kernel[grid](``.
+_CONSUMER_HINT = re.compile(r"%|//|\brange\s*\(|\]\s*\(")
+
+# Ceiling-division helpers: a grid computed with them covers the tail, so an
+# ``X // B`` count next to one is remainder-aware code, not an assumption.
+_CDIV_NAMES = frozenset({"cdiv", "ceil_div", "ceildiv", "div_up", "round_up", "triton.cdiv"})
+_MAX_DEPTH = 12
+# Always power-of-two calls, whatever the option says (see its doc).
+_BUILTIN_POW2 = ("triton.next_power_of_2", "next_power_of_2", "next_power_of_two")
+
+
+_LAUNCH = re.compile(r"\]\s*\(")
+
+
+def _launch_args_text(text: str, start: int) -> str:
+    """The text between the parentheses opened at ``start`` (the whole rest
+    when they never balance: strings holding parentheses, broken code)."""
+    depth = 0
+    for i in range(start, min(len(text), start + 20000)):
+        ch = text[i]
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return text[start : i + 1]
+    return text[start:]
+
+
+def _assigned_before(text: str, pos: int) -> set[str]:
+    """Identifiers on the line before the ``=`` at ``pos``: the targets of
+    ``a = b = min(``, ``x: int = min(`` (a superset: ``self``, annotations)."""
+    start = text.rfind("\n", 0, pos) + 1
+    return set(_TARGET.findall(text[start : pos + 1]))
+
+
+# a bare name followed by ``=``, ``: ann =`` or ``:=`` (not ``==``, not ``x.y =``)
+_TARGET = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*(?::[^=\n]*)?=(?!=)")
+
+
+def _text_may_fire(text: str) -> bool:
+    """A regex superset of the rule's structure: a name bound to ``min(`` (or
+    a plain alias of it) is divided by, taken modulo, used as a ``range``
+    step, or appears in the arguments of a launch ``k[grid](...)``; or a
+    launch has a ``min(`` argument. Every pattern starts with a literal so
+    that ``re`` can skip ahead."""
+    names: set[str] = set()
+    for m in _MIN_BINDING.finditer(text):
+        names |= _assigned_before(text, m.start())
+    names.discard("min")
+    seen: set[str] = set()
+    while names - seen:
+        fresh = names - seen
+        seen |= fresh
+        alt = "|".join(sorted(map(re.escape, fresh)))
+        for m in re.finditer(r"=\s*(?:" + alt + r")\b", text):
+            names |= _assigned_before(text, m.start())
+    alt = "|".join(sorted(map(re.escape, names)))
+    word = re.compile(r"min\s*\(" + (r"|(?<!\w)(?:" + alt + r")(?!\w)" if names else ""))
+    for m in _LAUNCH.finditer(text):
+        if word.search(_launch_args_text(text, m.end() - 1)):
+            return True
+    if not names:
+        return False
+    return (
+        re.search(r"[%/]\s*\(?\s*(?:" + alt + r")(?!\w)", text) is not None
+        or re.search(r"range\s*\([\s\S]{0,300}?,\s*(?:" + alt + r")\s*\)", text) is not None
+    )
+
+
+def _ast_may_fire(text: str) -> bool:
+    """The rule's structural preconditions on CPython ``ast`` (several times
+    cheaper than libcst): some scope binds a name to a two-argument ``min``
+    without offset arithmetic, or passes one inline to a launch, and the name
+    (or a plain alias of it) reaches ``% name``, ``// name``, a three-argument
+    ``range`` or a launch ``k[grid](...)``. Sound: a superset of what
+    :meth:`BlockSizeMinDivisibility._analyse` reports. Only the scopes that
+    hold a ``= min(`` line are walked."""
+    if not _text_may_fire(text):
+        return False
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True  # let the real parse report it
+    lines = {text.count("\n", 0, m.start()) + 1 for m in _MIN_BINDING.finditer(text)}
+    scopes: dict[int, ast.AST] = {}
+    for line in lines:
+        scope = _innermost_function(tree, line)
+        scopes[id(scope)] = scope
+    module_consts = _ast_literal_names(_ast_module_statements(tree), set())
+    return any(_ast_scope_may_fire(s, module_consts) for s in scopes.values())
+
+
+def _innermost_function(tree: ast.Module, line: int) -> ast.AST:
+    """The innermost function whose lines hold ``line`` (the module if none);
+    descends only into statements spanning the line."""
+    found: ast.AST = tree
+    body: list[ast.stmt] = tree.body
+    while True:
+        nxt: list[ast.stmt] = []
+        for st in body:
+            if st.lineno <= line <= (st.end_lineno or st.lineno):
+                if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    found = st
+                for field_name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                    sub = getattr(st, field_name, None)
+                    if isinstance(sub, list):
+                        for x in sub:
+                            if isinstance(x, (ast.ExceptHandler, ast.match_case)):
+                                nxt.extend(x.body)
+                            elif isinstance(x, ast.stmt):
+                                nxt.append(x)
+                break
+        if not nxt:
+            return found
+        body = nxt
+
+
+def _ast_min(e: ast.AST | None) -> bool:
+    return (
+        isinstance(e, ast.Call)
+        and isinstance(e.func, ast.Name)
+        and e.func.id == "min"
+        and len(e.args) == 2
+        and not e.keywords
+        and not any(isinstance(a, ast.Starred) for a in e.args)
+        and not any(
+            isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub))
+            for a in e.args
+            for n in ast.walk(a)
+        )
+    )
+
+
+def _ast_dotted(node: ast.AST) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _ast_pow2(e: ast.AST, consts: dict[str, object]) -> bool:
+    """A power of two whatever the options say: a literal, a built-in
+    power-of-two call, ``1 << k``, or a name bound once, in this scope or at
+    module level, to a literal. A subset of ``_Values.pow2``."""
+    if isinstance(e, ast.Constant):
+        return isinstance(e.value, int) and not isinstance(e.value, bool) and _is_pow2(e.value)
+    if isinstance(e, ast.Call):
+        return _matches(_ast_dotted(e.func), _BUILTIN_POW2)
+    if isinstance(e, ast.BinOp) and isinstance(e.op, ast.LShift):
+        return isinstance(e.left, ast.Constant) and e.left.value == 1
+    if isinstance(e, ast.Name):
+        v = consts.get(e.id)
+        return isinstance(v, int) and not isinstance(v, bool) and _is_pow2(v)
+    return False
+
+
+def _ast_literal_names(nodes: Iterable[ast.AST], params: set[str]) -> dict[str, object]:
+    """Names bound exactly once, to an int literal (``None`` marks a name bound
+    in any other way, which shadows a module constant)."""
+    out: dict[str, object] = {}
+    for n in nodes:
+        if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            value = (
+                getattr(n, "value", None)
+                if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr))
+                else None
+            )
+            for t in targets:
+                for name in (x.id for x in ast.walk(t) if isinstance(x, ast.Name)):
+                    if (
+                        name in out
+                        or not isinstance(t, ast.Name)
+                        or not isinstance(value, ast.Constant)
+                    ):
+                        out[name] = None
+                    else:
+                        out[name] = value.value
+        elif isinstance(
+            n, (ast.With, ast.AsyncWith, ast.comprehension, ast.Import, ast.ImportFrom)
+        ):
+            out.update(
+                {
+                    x.id: None
+                    for x in ast.walk(n)
+                    if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store)
+                }
+            )
+            if isinstance(n, (ast.Import, ast.ImportFrom)):
+                out.update({(a.asname or a.name).split(".")[0]: None for a in n.names})
+    for p in params:
+        out[p] = None
+    return out
+
+
+def _ast_module_statements(tree: ast.Module) -> list[ast.stmt]:
+    """Module-level statements, also under top-level ``if``/``try``: where
+    ``_top_level_bindings`` looks for module constants (and a little more)."""
+    out: list[ast.stmt] = []
+    stack: list[ast.stmt] = list(tree.body)
+    while stack:
+        st = stack.pop()
+        out.append(st)
+        if isinstance(st, ast.If):
+            stack.extend(st.body + st.orelse)
+        elif isinstance(st, ast.Try):
+            stack.extend(st.body + st.orelse + st.finalbody)
+            for h in st.handlers:
+                stack.extend(h.body)
+    return out
+
+
+def _ast_params(scope: ast.AST) -> set[str]:
+    if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return set()
+    a = scope.args
+    names = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    names |= {x.arg for x in (a.vararg, a.kwarg) if x is not None}
+    return names
+
+
+def _ast_risky_min(e: ast.AST | None, consts: dict[str, object]) -> bool:
+    return _ast_min(e) and not all(_ast_pow2(a, consts) for a in e.args)  # type: ignore[union-attr]
+
+
+def _ast_scope_nodes(scope: ast.AST) -> list[ast.AST]:
+    nodes: list[ast.AST] = []
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        n = stack.pop()
+        nodes.append(n)
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(n))
+    return nodes
+
+
+def _ast_scope_may_fire(scope: ast.AST, module_consts: dict[str, object] | None = None) -> bool:
+    nodes = _ast_scope_nodes(scope)
+    consts = dict(module_consts or {})
+    consts.update(_ast_literal_names(nodes, _ast_params(scope)))
+    bound: set[str] = set()
+    aliases: list[tuple[str, str]] = []
+    for n in nodes:
+        targets: list[ast.AST] = []
+        value: ast.AST | None = None
+        if isinstance(n, ast.Assign):
+            targets, value = n.targets, n.value
+        elif isinstance(n, (ast.AnnAssign, ast.NamedExpr)):
+            targets, value = [n.target], n.value
+        elif (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Subscript)
+            and any(_ast_risky_min(k.value, consts) for k in n.keywords)
+        ):
+            return True
+        for t in targets:
+            if isinstance(t, ast.Name):
+                if _ast_risky_min(value, consts):
+                    bound.add(t.id)
+                elif isinstance(value, ast.Name):
+                    aliases.append((t.id, value.id))
+    if not bound:
+        return False
+    changed = True
+    while changed:
+        changed = False
+        for new, old in aliases:
+            if old in bound and new not in bound:
+                bound.add(new)
+                changed = True
+
+    def named(e: ast.AST) -> bool:
+        return isinstance(e, ast.Name) and e.id in bound
+
+    for n in nodes:
+        if (
+            isinstance(n, ast.BinOp)
+            and isinstance(n.op, (ast.Mod, ast.FloorDiv))
+            and named(n.right)
+        ):
+            return True
+        if (
+            isinstance(n, ast.For)
+            and isinstance(n.iter, ast.Call)
+            and isinstance(n.iter.func, ast.Name)
+            and n.iter.func.id == "range"
+            and len(n.iter.args) == 3
+            and named(n.iter.args[2])
+        ):
+            return True
+        if (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Subscript)
+            and (any(named(a) for a in n.args) or any(named(k.value) for k in n.keywords))
+        ):
+            return True
+    return False
+
+
+def _is_pow2(v: int) -> bool:
+    return v > 0 and v & (v - 1) == 0
+
+
+def _matches(name: str | None, patterns: Iterable[str]) -> bool:
+    """``name`` is one of ``patterns`` or ends with ``.pattern``: ``jit``
+    matches ``triton.jit``; ``triton.jit`` does not match ``jax.jit``."""
+    if not name:
+        return False
+    return any(name == p or name.endswith("." + p) for p in patterns)
+
+
+def _code(node: cst.CSTNode) -> str:
+    return " ".join(cst.Module(body=[]).code_for_node(node).split())
+
+
+def _short(text: str, limit: int = 70) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_OTHER = object()  # a binding that is not a plain ``name = expr`` (loop target, ``+=``, unpacking)
+_KNOB = object()  # the incoming value of a knob parameter: taken to be a power of two
+
+
+@dataclass
+class _Env:
+    """Names bound in one function (or at module level) and in the module."""
+
+    local: dict[str, list[object]]
+    params: frozenset[str]
+    module: dict[str, list[object]]
+    is_module: bool = False
+    # parameters defaulting to a power-of-two literal or an UPPER_CASE
+    # constant (``chunk_size: int = CHUNK``): tuning knobs, not model shapes
+    knobs: frozenset[str] = frozenset()
+
+    def bindings(self, name: str) -> tuple[list[object] | None, bool]:
+        """The bindings of ``name`` and whether they live at module level;
+        ``None`` for a name bound nowhere in this file. A parameter's incoming
+        value counts as one unknown binding (``_OTHER``)."""
+        if name in self.local:
+            binds = self.local[name]
+            if name in self.params:
+                binds = [_KNOB if name in self.knobs else _OTHER, *binds]
+            return binds, self.is_module
+        if name in self.params:
+            return [_KNOB if name in self.knobs else _OTHER], False
+        if name in self.module:
+            return self.module[name], True
+        return None, False
+
+    def at_module(self) -> _Env:
+        return _Env(self.module, frozenset(), self.module, True)
+
+
+def _top_level_bindings(module: cst.Module) -> dict[str, list[object]]:
+    """Module constants: assignments directly in the module body or under a
+    top-level ``if``/``try`` (enough for ``BLOCK = 1024``; cheap, no walk)."""
+    out: dict[str, list[object]] = {}
+    stack: list[cst.CSTNode] = list(module.body)
+    while stack:
+        st = stack.pop()
+        if isinstance(st, cst.SimpleStatementLine):
+            for small in st.body:
+                if isinstance(small, cst.Assign):
+                    for t in small.targets:
+                        _bind(out, t.target, small.value)
+                elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                    _bind(out, small.target, small.value)
+                elif isinstance(small, cst.AugAssign):
+                    _bind(out, small.target, _OTHER)
+        elif isinstance(st, (cst.If, cst.Try, cst.Else, cst.ExceptHandler, cst.Finally)):
+            body = st.body
+            if isinstance(body, cst.IndentedBlock):
+                stack.extend(body.body)
+            for attr in ("orelse", "handlers", "finalbody"):
+                more = getattr(st, attr, None)
+                if isinstance(more, (list, tuple)):
+                    stack.extend(more)
+                elif more is not None:
+                    stack.append(more)
+    return out
+
+
+def _bind(out: dict[str, list[object]], target: cst.BaseExpression, value: object) -> None:
+    if isinstance(target, cst.Name):
+        out.setdefault(target.value, []).append(value)
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            _bind(out, el.value, _OTHER)
+    elif isinstance(target, cst.StarredElement):
+        _bind(out, target.value, _OTHER)
+
+
+@dataclass
+class _Scope:
+    """What one function (or the module) holds that this rule looks at,
+    gathered during the single batched traversal."""
+
+    node: cst.CSTNode
+    params: frozenset[str]
+    knobs: frozenset[str] = frozenset()
+    bindings: dict[str, list[object]] = field(default_factory=dict)
+    # comparisons that must hold (assert: True) or must fail (``if ...:
+    # raise``: False) for the code to go on
+    pins: list[tuple[cst.Comparison, bool]] = field(default_factory=list)
+    has_min: bool = False
+    ops: list[tuple[cst.BinaryOperation, str]] = field(default_factory=list)
+    cdiv_calls: list[cst.Call] = field(default_factory=list)
+    launches: list[cst.Call] = field(default_factory=list)
+    loops: list[cst.For] = field(default_factory=list)
+    pow2_checks: list[cst.CSTNode] = field(default_factory=list)
+
+
+class _Values:
+    """Constant folding and power-of-two proofs over one environment."""
+
+    def __init__(self, env: _Env, pow2_functions: Sequence[str]) -> None:
+        self.env = env
+        self.pow2_functions = pow2_functions
+        # names under evaluation: a self-referential binding such as
+        # ``T = min(512, T)`` keeps the other bindings' power-of-two-ness
+        self._assumed: set[tuple[str, bool]] = set()
+
+    def const(self, e: object, env: _Env | None = None, depth: int = 0) -> int | None:
+        env = env or self.env
+        if depth > _MAX_DEPTH or not isinstance(e, cst.BaseExpression):
+            return None
+        if isinstance(e, cst.Integer):
+            try:
+                return int(e.value.replace("_", ""), 0)
+            except ValueError:
+                return None
+        if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Minus):
+            v = self.const(e.expression, env, depth + 1)
+            return -v if v is not None else None
+        if isinstance(e, cst.BinaryOperation):
+            a = self.const(e.left, env, depth + 1)
+            b = self.const(e.right, env, depth + 1)
+            if a is None or b is None:
+                return None
+            op = e.operator
+            try:
+                if isinstance(op, cst.Add):
+                    return a + b
+                if isinstance(op, cst.Subtract):
+                    return a - b
+                if isinstance(op, cst.Multiply):
+                    return a * b
+                if isinstance(op, cst.FloorDivide) and b:
+                    return a // b
+                if isinstance(op, cst.LeftShift) and 0 <= b < 64:
+                    return a << b
+                if isinstance(op, cst.Power) and 0 <= b < 64:
+                    return a**b
+            except (ValueError, OverflowError):
+                return None
+            return None
+        if isinstance(e, cst.Call) and call_name(e) in ("int", "min", "max") and e.args:
+            vals = [self.const(a.value, env, depth + 1) for a in e.args]
+            if any(v is None for v in vals) or any(a.keyword or a.star for a in e.args):
+                return None
+            ints = [v for v in vals if v is not None]
+            if call_name(e) == "int":
+                return ints[0] if len(ints) == 1 else None
+            return min(ints) if call_name(e) == "min" else max(ints)
+        if isinstance(e, cst.Name):
+            binds, at_module = env.bindings(e.value)
+            if not binds:
+                return None
+            sub = env.at_module() if at_module else env
+            vals = {self.const(b, sub, depth + 1) for b in binds}
+            if len(vals) == 1:
+                return vals.pop()
+        return None
+
+    def pow2(self, e: object, env: _Env | None = None, depth: int = 0) -> bool:
+        """Provably a power of two: a literal, a power-of-two function,
+        ``1 << k``, ``x & -x``, products and min/max of such, and names bound
+        only to such values in this file."""
+        env = env or self.env
+        if depth > _MAX_DEPTH or not isinstance(e, cst.BaseExpression):
+            return False
+        v = self.const(e, env, depth + 1)
+        if v is not None:
+            return _is_pow2(v)
+        if isinstance(e, cst.Call):
+            name = call_name(e)
+            if _matches(name, self.pow2_functions):
+                return True
+            if isinstance(e.func, cst.Attribute) and e.func.attr.value == "element_size":
+                return True  # dtype widths are 1, 2, 4 or 8 bytes
+            args = [a.value for a in e.args if not a.keyword and not a.star]
+            if name == "int" and len(args) == 1:
+                return self.pow2(args[0], env, depth + 1)
+            if name in ("min", "max") and len(args) == len(e.args) and args:
+                return all(self.pow2(a, env, depth + 1) for a in args)
+            return False
+        if isinstance(e, cst.BinaryOperation):
+            op = e.operator
+            if isinstance(op, cst.LeftShift):
+                return self.pow2(e.left, env, depth + 1)
+            if isinstance(op, cst.BitAnd):
+                for a, b in ((e.left, e.right), (e.right, e.left)):
+                    if (
+                        isinstance(b, cst.UnaryOperation)
+                        and isinstance(b.operator, cst.Minus)
+                        and _code(b.expression) == _code(a)
+                    ):
+                        return True
+                return False
+            if isinstance(op, (cst.Multiply, cst.FloorDivide)):
+                # 65536 // x.element_size(): a quotient of powers of two
+                return self.pow2(e.left, env, depth + 1) and self.pow2(e.right, env, depth + 1)
+            if isinstance(op, cst.Power):
+                return self.pow2(e.left, env, depth + 1)
+            return False
+        if isinstance(e, cst.Attribute) and e.attr.value == "itemsize":
+            return True
+        if isinstance(e, cst.IfExp):
+            return self.pow2(e.body, env, depth + 1) and self.pow2(e.orelse, env, depth + 1)
+        if isinstance(e, cst.Name):
+            key = (e.value, env.is_module)
+            if key in self._assumed:
+                return True
+            binds, at_module = env.bindings(e.value)
+            if not binds or any(b is _OTHER for b in binds):
+                return False
+            sub = env.at_module() if at_module else env
+            self._assumed.add(key)
+            try:
+                return all(b is _KNOB or self.pow2(b, sub, depth + 1) for b in binds)
+            finally:
+                self._assumed.discard(key)
+        return False
+
+
+def _has_offset_arith(e: cst.CSTNode) -> bool:
+    """``min(off + B, n)``, ``min(B, n - start)``: an end index or a remainder,
+    not a block size."""
+    return any(
+        isinstance(n, cst.BinaryOperation) and isinstance(n.operator, (cst.Add, cst.Subtract))
+        for n in walk(e)
+    )
+
+
+@dataclass
+class _MinSite:
+    """One ``min(X, C)`` that may be used as a block size."""
+
+    call: cst.Call
+    x: cst.BaseExpression
+    c: cst.BaseExpression
+    c_value: int | None
+    c_pow2: bool
+    name: str  # the bound name, or the launch keyword for an inline min
+    family: set[str] = field(default_factory=set)
+    inline: bool = False
+
+
+@dataclass
+class _Consumer:
+    kind: str  # "div" or "pow2"
+    where: str  # what the user sees: the code or the kernel parameter
+    note: Note | None = None
+    host: bool = True
+    floor: bool = False
+
+
+def _raise_only(block: cst.BaseSuite) -> bool:
+    """``if X % B: raise ...``: as hard a requirement as an assert."""
+    body = block.body if isinstance(block, cst.IndentedBlock) else [block]
+    return (
+        len(body) == 1
+        and isinstance(body[0], (cst.SimpleStatementLine, cst.SimpleStatementSuite))
+        and any(isinstance(s, cst.Raise) for s in body[0].body)
+    )
+
+
+class BlockSizeMinDivisibility(Rule):
+    """## What it finds
+    A block or tile size computed as `min(X, C)` (either argument order, also
+    through a plain alias such as `tile = BLOCK`) where `X` is not provably a
+    power of two, used where the block must divide `X` or be a power of two:
+
+    - on the host: `assert X % B == 0` (or `if X % B: raise`), `X // B` as a
+      grid size or count, `for i in range(0, X, B)` whose body has no
+      remainder handling;
+    - in a kernel: `B` passed (by keyword or position) to a `@triton.jit`
+      function, possibly autotuned and possibly defined in another module and
+      imported or re-exported, whose parameter is a block shape
+      (`tl.arange(0, P)`, `tl.zeros([P])`, `tl.full`, `tl.reshape`,
+      `block_shape=`) or appears in `tl.static_assert(... % P == 0)`.
+
+    Provably a power of two: a power-of-two literal, `triton.next_power_of_2`
+    (see the option), `1 << k`, `x & -x`, products and min/max of such, and
+    names bound only to such values in this file (module constants too).
+
+    Deliberately silent: when the block is repaired or the case is guarded in
+    the same function (a halving loop `while X % B: B //= 2`, any rebinding
+    of `B`, an `if X % B` fallback, an `EVEN_K = X % B == 0` flag for a
+    masked kernel, a `cdiv` grid next to an `X // B` count); `min(off + B, n)`
+    and other end-index arithmetic; `min` of two runtime values with no
+    constant cap (`min(BLOCK_K, group_size)`); kernels reached through
+    attributes (`self.kernel[grid]`).
+
+    ## Why it breaks
+    `min(X, C)` equals `C` whenever `X >= C`, and divides `X` only when `X` is
+    a multiple of `C`; below `C` it is `X` itself, a power of two only if `X`
+    is. `X` is usually a per-rank width (hidden size, head dimension,
+    intermediate size divided by TP or EP) and changes with the model and the
+    parallel layout: a width of 3584 or 1536 under `C = 1024`, or of 384 or
+    768 reaching `tl.arange`, crashes at start-up on that model only, after
+    every test with the usual 4096-wide shapes passed.
+
+    ## Example
+    See the corpus files below: `BLOCK_D = min(hidden_size, 1024)` followed by
+    `assert hidden_size % BLOCK_D == 0` and a kernel launch with
+    `BLOCK_D=BLOCK_D`.
+
+    ## Fix
+    Where divisibility is what the consumer needs, use `math.gcd(X, C)`: the
+    largest block not above `C` that divides `X` (a power of two when `C`
+    is). This is an *unsafe* fix (applied with `--unsafe-fixes`): it changes
+    the block for widths that are not multiples of `C` (384 → 128 instead of
+    384), which is the point but may cost speed. Where the kernel only needs a
+    power of two, round up with `triton.next_power_of_2(X)` (capped at `C`)
+    and mask the tail in the kernel: a suggestion, not an edit.
+
+    ## Options
+    - `power-of-two-functions` (list[str]): calls whose result is a power of
+      two. Default `["triton.next_power_of_2", "next_power_of_2",
+      "next_power_of_two"]`; a name matches the call's dotted name or its
+      trailing components (`next_power_of_2` matches `utils.next_power_of_2`).
+      The three defaults always count (they are facts, not preferences, and
+      the prefilter relies on them); setting the option adds your helpers.
+    - `kernel-decorators` (list[str]): decorators that make a function a
+      kernel whose parameters are checked. Default `["triton.jit", "jit"]`;
+      other decorators on the same function (`triton.autotune`,
+      `triton.heuristics`) do not matter.
+    """
+
+    code = "SHD101"
+    name = "block-size-min-divisibility"
+    summary = "Block size min(X, C) used as a divisor of X or as a power-of-two block shape"
+    severity = Severity.ERROR
+    fixable = Fixability.SOMETIMES
+    needles = Needles(all_of=("min",))
+    facts = ("triton_kernels", "facade_imports")
+    tags = ("correctness", "triton")
+    options: ClassVar[Mapping[str, Option]] = {
+        "power-of-two-functions": Option(
+            _BUILTIN_POW2,
+            "list[str]",
+            "Calls whose result is a power of two.",
+        ),
+        "kernel-decorators": Option(
+            ("triton.jit", "jit"),
+            "list[str]",
+            "Decorators that make a function a kernel whose parameters are checked.",
+        ),
+    }
+
+    @classmethod
+    def candidate(cls, text: str) -> bool:
+        return (
+            cls.needles.match(text)
+            and _MIN_BINDING.search(text) is not None
+            and _CONSUMER_HINT.search(text) is not None
+            and _ast_may_fire(text)
+        )
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._module_bindings: dict[str, list[object]] = {}
+        self._scopes: list[_Scope] = []
+        # where the node being visited sits: "check" (assert test), "raise"
+        # (the test of ``if ...: raise``, a check with the opposite polarity),
+        # raise`` test), "test" (another condition) or "" (plain code)
+        self._where: list[str] = [""]
+        self._imports: dict[str, str] | None = None
+        self._local_kernels: dict[str, KernelFacts] | None = None
+
+    # -- traversal: one pass records what each scope holds -------------------
+    def _top(self) -> _Scope:
+        # a method, not a property: libcst's get_visitors() reads every
+        # attribute of the visitor, properties included
+        return self._scopes[-1]
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._module_bindings = _top_level_bindings(node)
+        self._scopes.append(_Scope(node, frozenset()))
+
+    def leave_Module(self, node: cst.Module) -> None:
+        scope = self._scopes.pop()
+        if scope.has_min:
+            env = _Env(scope.bindings, frozenset(), scope.bindings, True)
+            self._analyse(scope, env)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._scopes.append(_Scope(node, frozenset(function_params(node)), _knobs(node)))
+        self._where.append("")
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        # analysed here, while the engine's scope names still include the
+        # function, so that fingerprints carry the qualified name
+        scope = self._scopes.pop()
+        self._where.pop()
+        if scope.has_min:
+            env = _Env(scope.bindings, scope.params, self._module_bindings, knobs=scope.knobs)
+            self._analyse(scope, env)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._scopes.append(_Scope(node, frozenset()))
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self._scopes.pop()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            _bind(self._top().bindings, t.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            _bind(self._top().bindings, node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        _bind(self._top().bindings, node.target, _OTHER)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        _bind(self._top().bindings, node.target, node.value)
+
+    def visit_For(self, node: cst.For) -> None:
+        _bind(self._top().bindings, node.target, _OTHER)
+        it = node.iter
+        if isinstance(it, cst.Call) and call_name(it) == "range" and len(it.args) == 3:
+            self._top().loops.append(node)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        _bind(self._top().bindings, node.target, _OTHER)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            _bind(self._top().bindings, node.asname.name, _OTHER)
+
+    def visit_Assert_test(self, node: cst.Assert) -> None:
+        self._where.append("check")
+
+    def leave_Assert_test(self, node: cst.Assert) -> None:
+        self._where.pop()
+
+    def visit_If_test(self, node: cst.If) -> None:
+        self._where.append("raise" if _raise_only(node.body) else "test")
+
+    def leave_If_test(self, node: cst.If) -> None:
+        self._where.pop()
+
+    def visit_While_test(self, node: cst.While) -> None:
+        self._where.append("test")
+
+    def leave_While_test(self, node: cst.While) -> None:
+        self._where.pop()
+
+    def visit_IfExp_test(self, node: cst.IfExp) -> None:
+        self._where.append("test")
+
+    def leave_IfExp_test(self, node: cst.IfExp) -> None:
+        self._where.pop()
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        if self._where[-1] in ("check", "raise"):
+            self._top().pins.append((node, self._where[-1] == "check"))
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        op = node.operator
+        if isinstance(op, (cst.Modulo, cst.FloorDivide)) and isinstance(node.right, cst.Name):
+            self._top().ops.append((node, self._where[-1]))
+        elif isinstance(op, cst.BitAnd) and self._where[-1]:
+            self._top().pow2_checks.append(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = call_name(node)
+        scope = self._top()
+        if name == "min":
+            scope.has_min = True
+        elif isinstance(node.func, cst.Subscript):
+            scope.launches.append(node)
+        elif _matches(name, _CDIV_NAMES):
+            scope.cdiv_calls.append(node)
+        elif name and self._where[-1] and ("pow" in name.lower()):
+            scope.pow2_checks.append(node)
+
+    # -- analysis ------------------------------------------------------------
+    def _analyse(self, scope: _Scope, env: _Env) -> None:
+        values = _Values(env, (*_BUILTIN_POW2, *self.opts["power-of-two-functions"]))
+        sites: list[_MinSite] = []
+        for name, binds in env.local.items():
+            for b in binds:
+                site = self._min_site(b, name, values)
+                if site is not None:
+                    sites.append(site)
+        for site in sites:
+            site.family = _family(site.name, env.local)
+            if self._repaired(site, env.local) or _pinned(site, scope, env, values):
+                continue
+            consumers = self._host_consumers(site, scope, env)
+            consumers += self._kernel_consumers(site, scope.launches)
+            self._decide(site, consumers, scope)
+        for call in scope.launches:
+            for kw, m in _inline_mins(call):
+                site = self._min_site(m, kw, values)
+                if site is None:
+                    continue
+                site.inline = True
+                consumers = self._kernel_consumers(site, [call], inline=kw)
+                self._decide(site, consumers, None)
+
+    def _min_site(self, value: object, name: str, values: _Values) -> _MinSite | None:
+        if not isinstance(value, cst.Call) or call_name(value) != "min":
+            return None
+        if len(value.args) != 2 or any(a.keyword or a.star for a in value.args):
+            return None
+        a, b = value.args[0].value, value.args[1].value
+        if _has_offset_arith(a) or _has_offset_arith(b):
+            return None
+        va, vb = values.const(a), values.const(b)
+        if va is not None and vb is not None:
+            return None
+        pa, pb = values.pow2(a), values.pow2(b)
+        if (
+            va is not None
+            or (pa and vb is None and not pb)
+            or (
+                not pa
+                and not pb
+                and _constant_like(a, values.env)
+                and not _constant_like(b, values.env)
+            )
+        ):
+            c, x, cv, cp = a, b, va, pa
+        elif (
+            vb is not None
+            or (pb and not pa)
+            or (
+                not pa
+                and not pb
+                and _constant_like(b, values.env)
+                and not _constant_like(a, values.env)
+            )
+        ):
+            c, x, cv, cp = b, a, vb, pb
+        else:
+            return None
+        if values.pow2(x) or values.const(x) is not None:
+            return None
+        return _MinSite(value, x, c, cv, cp, name, {name})
+
+    def _repaired(self, site: _MinSite, local: Mapping[str, list[object]]) -> bool:
+        """Any other kind of binding of the block (``B //= 2`` in a halving
+        loop, ``B = gcd(...)``, ``B = next_power_of_2(B)``) means the function
+        adjusts it: silence rather than guess which value reaches the use."""
+        for n in site.family:
+            for b in local.get(n, ()):
+                if b is _OTHER:
+                    return True
+                if isinstance(b, cst.Call) and call_name(b) == "min":
+                    continue
+                if isinstance(b, cst.Name) and b.value in site.family:
+                    continue
+                if isinstance(b, cst.Integer):
+                    continue
+                return True
+        return False
+
+    def _host_consumers(self, site: _MinSite, scope: _Scope, env: _Env) -> list[_Consumer]:
+        out: list[_Consumer] = []
+        same_x = _SameX(site.x, env)
+        for node, where in scope.ops:
+            if not _names_block(node.right, site.family) or not same_x(node.left):
+                continue
+            if isinstance(node.operator, cst.Modulo) and where in ("check", "raise"):
+                verb = "is asserted" if where == "check" else "is required (else it raises)"
+                out.append(_Consumer("div", f"`{_short(_code(node))} == 0` {verb}"))
+            elif isinstance(node.operator, cst.FloorDivide) and where != "test":
+                out.append(
+                    _Consumer("div", f"`{_short(_code(node))}` drops the remainder", floor=True)
+                )
+        for loop in scope.loops:
+            it = loop.iter
+            assert isinstance(it, cst.Call)
+            if (
+                same_x(it.args[1].value)
+                and _names_block(it.args[2].value, site.family)
+                and not _loop_handles_tail(loop)
+            ):
+                out.append(_Consumer("div", f"`{_short(_code(it))}` has no tail handling"))
+        return out
+
+    def _kernel_consumers(
+        self, site: _MinSite, launches: Sequence[cst.Call], inline: str | None = None
+    ) -> list[_Consumer]:
+        out: list[_Consumer] = []
+        for call in launches:
+            kname = dotted(call.func.value) if isinstance(call.func, cst.Subscript) else None
+            if not kname:
+                continue
+            facts = self._kernel(kname)
+            if facts is None:
+                continue
+            for param, value in _launch_args(call, facts.params):
+                if inline is not None:
+                    if value is not site.call:
+                        continue
+                elif not _names_block(value, site.family):
+                    continue
+                for need in facts.needs.get(param, ()):
+                    out.append(_kernel_consumer(kname, param, need, facts))
+        return out
+
+    def _kernel(self, name: str) -> KernelFacts | None:
+        head = name.split(".", 1)[0]
+        if head in ("self", "cls"):
+            return None
+        if self._imports is None:
+            self._imports = imports_from_cst(self.ctx.module, self.ctx.module_name, self.ctx.path)
+        mod = self.ctx.module_name
+        qual = qualify(name, mod, self._imports)
+        index = self.ctx.facts.index("triton_kernels")
+        kernels = index.kernels if isinstance(index, KernelIndex) else {}
+        kernel_imports = index.imports if isinstance(index, KernelIndex) else {}
+        facades = self.ctx.facts.raw("facade_imports")
+
+        def imports(m: str) -> Mapping[str, str] | None:
+            return kernel_imports.get(m) or facades.get(m)
+
+        if self._local_kernels is None:
+            self._local_kernels = collect_text(self.ctx.text, mod, self.ctx.path)
+        local = self._local_kernels
+
+        def defined(q: str) -> bool:
+            return q in local or q in kernels
+
+        qual = follow_reexports(qual, defined, imports)
+        facts = local.get(qual) or kernels.get(qual)
+        if facts is None or not any(
+            _matches(d, self.opts["kernel-decorators"]) for d in facts.decorators
+        ):
+            return None
+        return facts
+
+    # -- reporting -------------------------------------------------------------
+    def _decide(self, site: _MinSite, consumers: list[_Consumer], scope: _Scope | None) -> None:
+        div_guard, cdiv, pow2_guard = _guards(site, scope) if scope else (False, False, False)
+        live: list[_Consumer] = []
+        for c in consumers:
+            if c.kind == "div":
+                if div_guard or (cdiv and c.floor):
+                    continue
+                if site.c_value is not None and site.c_value <= 1:
+                    continue
+            else:
+                if pow2_guard:
+                    continue
+                if site.c_value is not None and _is_pow2(site.c_value) and site.c_value <= 2:
+                    continue
+            live.append(c)
+        if not live:
+            return
+        x, c, b = _code(site.x), _code(site.c), site.name
+        div = [k for k in live if k.kind == "div"]
+        pow2 = [k for k in live if k.kind == "pow2"]
+        call = _call_text(site.call)
+        head = f"`{b}={call}`" if site.inline else f"`{b} = {call}`"
+        if div:
+            first = div[0]
+            message = (
+                f"block size {head} need not divide `{x}`, as {_need_text(first)}: "
+                f"{_div_example(x, b, c, site.c_value)}"
+            )
+        else:
+            first = pow2[0]
+            message = (
+                f"block size {head} need not be a power of two, as {_need_text(first)}: "
+                f"{_pow2_example(x, b, c, site.c_value, site.c_pow2)}"
+            )
+        notes: list[Note] = []
+        if div:
+            notes.append(
+                Note(
+                    f"`{x}` is a per-model, per-layout width (a hidden, head or intermediate "
+                    f"size divided by the TP/EP size); `{call}` is `{c}` whenever "
+                    f"`{x}` >= `{c}`, and divides `{x}` only when `{x}` is a multiple of it: "
+                    f"a model whose width is not fails at start-up (or silently loses the "
+                    f"tail), while the usual power-of-two widths pass every test."
+                )
+            )
+        if pow2:
+            notes.append(
+                Note(
+                    f"Triton block shapes must be powers of two; `{call}` is `{x}` "
+                    f"itself whenever `{x}` < `{c}` and widths such as 384, 768 or 96 are "
+                    f"not powers of two: the kernel fails to compile for such a model "
+                    f"({_pow2_example(x, b, c, site.c_value, site.c_pow2)})."
+                )
+            )
+        for k in live:
+            if k.note is not None:
+                notes.append(k.note)
+            elif k is not first:
+                notes.append(Note(f"also: {_need_text(k)}"))
+        fix = self._fix(site, bool(div), bool(pow2))
+        self.report(site.call, message, notes=notes, fix=fix)
+
+    def _fix(self, site: _MinSite, div: bool, pow2: bool) -> PendingFix:
+        x, c = _code(site.x), _code(site.c)
+        # gcd(X, C) divides X by construction and is a power of two when C is,
+        # so it satisfies both kinds of consumer; with a cap that is not a
+        # power of two it would not satisfy a block shape.
+        if div and (not pow2 or site.c_pow2):
+            return PendingFix(
+                title=(
+                    f"Use `math.gcd({x}, {c})`: the largest block not above {c} that divides "
+                    f"{x} (changes the block for widths that are not multiples of {c})"
+                ),
+                applicability=Applicability.UNSAFE,
+                replacements=[(site.call, f"math.gcd({x}, {c})")],
+                add_imports=["math"],
+            )
+        return PendingFix(
+            title=(
+                f"Round up with `triton.next_power_of_2({x})` (capped at {c}) and mask the "
+                f"tail in the kernel (`offs < {x}`)"
+            ),
+            applicability=Applicability.DISPLAY_ONLY,
+        )
+
+
+def _call_text(call: cst.Call) -> str:
+    """The call as written, without comments or line breaks."""
+    return f"min({', '.join(_code(a.value) for a in call.args)})"
+
+
+def _need_text(c: _Consumer) -> str:
+    return c.where
+
+
+def _kernel_consumer(kname: str, param: str, need: Need, facts: KernelFacts) -> _Consumer:
+    if need.kind == "pow2":
+        where = f"`{kname}` uses it as `{param}` in `{need.op}`, which needs a power of two"
+        note = f"`{kname}` needs `{param}` to be a power of two: it is a block shape in `{need.op}`"
+    else:
+        where = f"`{kname}` requires it as `{param}` in `{need.op}(... % {param} == 0)`"
+        note = f"`{kname}` requires its input to be divisible by `{param}` (`{need.op}`)"
+    return _Consumer(
+        need.kind,
+        where,
+        Note(note, path=facts.path, span=Span(*need.span)),
+        host=False,
+    )
+
+
+def _div_example(x: str, b: str, c: str, cv: int | None) -> str:
+    if cv is None:
+        return f"any `{x}` above `{c}` that is not a multiple of it leaves a remainder"
+    # A realistic width: 1.5 * C is a multiple of C/2 (so still "aligned" to
+    # a large power of two, as real widths are) but not of C; for an odd cap
+    # the next power of two above it is not a multiple of it.
+    xv = cv * 3 // 2 if cv % 2 == 0 else 1 << cv.bit_length()
+    return f"{x}={xv} → {b}={cv}, {xv} % {cv} = {xv % cv}"
+
+
+def _pow2_example(x: str, b: str, c: str, cv: int | None, c_pow2: bool) -> str:
+    if cv is None:
+        return f"any `{x}` below `{c}` that is not a power of two passes through unchanged"
+    if not _is_pow2(cv):
+        # every X at or above the cap yields the cap itself
+        xv = 1 << cv.bit_length()
+        return f"{x}={xv} → {b}={cv}, not a power of two"
+    # 3/4 of a power-of-two cap lies between C/2 and C and is three times a
+    # power of two: the kind of width real models have (768, 384, 96).
+    xv = cv * 3 // 4
+    return f"{x}={xv} → {b}={xv}, not a power of two"
+
+
+def _constant_like(e: cst.BaseExpression, env: _Env) -> bool:
+    """An imported or module-level UPPER_CASE name: a cap chosen by the
+    author, though its value is not visible here."""
+    name = dotted(e)
+    if not name:
+        return False
+    leaf = name.rsplit(".", 1)[-1]
+    if not (leaf.isupper() and any(ch.isalpha() for ch in leaf)):
+        return False
+    head = name.split(".", 1)[0]
+    return head not in env.params and (head not in env.local or env.is_module)
+
+
+def _knobs(fn: cst.FunctionDef) -> frozenset[str]:
+    out = set()
+    p = fn.params
+    for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+        d = param.default
+        if d is None:
+            continue
+        v = int_literal(d)
+        if (v is not None and _is_pow2(v)) or (v is None and _upper_name(d)):
+            out.add(param.name.value)
+    return frozenset(out)
+
+
+def _upper_name(e: cst.BaseExpression) -> bool:
+    name = dotted(e)
+    if not name:
+        return False
+    leaf = name.rsplit(".", 1)[-1]
+    return leaf.isupper() and any(ch.isalpha() for ch in leaf)
+
+
+def _pinned(site: _MinSite, scope: _Scope, env: _Env, values: _Values) -> bool:
+    """``assert D == 256`` or ``if n not in (64, 128): raise`` in the same
+    function: the width is fixed, ``min`` of it is a constant."""
+    same_x = _SameX(site.x, env)
+    for cmp, holds in scope.pins:
+        if len(cmp.comparisons) != 1:
+            continue
+        op = cmp.comparisons[0].operator
+        left, right = cmp.left, cmp.comparisons[0].comparator
+        if not isinstance(op, (cst.Equal, cst.In) if holds else (cst.NotEqual, cst.NotIn)):
+            continue
+        for a, b in ((left, right), (right, left)):
+            if not same_x(a):
+                continue
+            if isinstance(op, (cst.Equal, cst.NotEqual)) and values.const(b) is not None:
+                return True
+            if (
+                isinstance(op, (cst.In, cst.NotIn))
+                and b is right
+                and isinstance(b, (cst.Tuple, cst.List, cst.Set))
+                and b.elements
+                and all(values.const(el.value) is not None for el in b.elements)
+            ):
+                return True
+    return False
+
+
+def _names_block(e: cst.CSTNode, family: set[str]) -> bool:
+    return isinstance(e, cst.Name) and e.value in family
+
+
+def _family(name: str, local: Mapping[str, list[object]]) -> set[str]:
+    """``name`` and every name bound only to a member (``tile = BLOCK``)."""
+    fam = {name}
+    changed = True
+    while changed:
+        changed = False
+        for n, binds in local.items():
+            if n in fam or not binds:
+                continue
+            if all(isinstance(b, cst.Name) and b.value in fam for b in binds):
+                fam.add(n)
+                changed = True
+    return fam
+
+
+class _SameX:
+    """Whether an expression denotes the same width as the ``min`` argument:
+    equal code, or a name bound once to it (``h = x.shape[1]``)."""
+
+    def __init__(self, x: cst.BaseExpression, env: _Env) -> None:
+        self.env = env
+        self.target = self._canon(x)
+
+    def _canon(self, e: cst.CSTNode, depth: int = 0) -> str:
+        if isinstance(e, cst.Name) and depth < 4:
+            binds = self.env.local.get(e.value)
+            if binds and len(binds) == 1 and isinstance(binds[0], cst.BaseExpression):
+                b = binds[0]
+                if isinstance(b, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)) and not (
+                    isinstance(b, cst.Call) and call_name(b) == "min"
+                ):
+                    return self._canon(b, depth + 1)
+        if isinstance(e, cst.Call) and call_name(e) == "int" and len(e.args) == 1:
+            return self._canon(e.args[0].value, depth)
+        return _code(e)
+
+    def __call__(self, e: cst.CSTNode) -> bool:
+        return self._canon(e) == self.target
+
+
+def _guards(site: _MinSite, scope: _Scope) -> tuple[bool, bool, bool]:
+    """(divisibility guard, ceil-division present, power-of-two guard)."""
+    # ``if X % B``, ``EVEN_K = X % B == 0``, ``rem = X % B``, a halving loop's
+    # ``while X % B``: the remainder is looked at, so the code knows it can be
+    # non-zero. Only the asserted form is a requirement.
+    div_guard = any(
+        isinstance(n.operator, cst.Modulo)
+        and where not in ("check", "raise")
+        and _names_block(n.right, site.family)
+        for n, where in scope.ops
+    )
+    cdiv = any(any(_names_block(a.value, site.family) for a in c.args) for c in scope.cdiv_calls)
+    pow2_guard = any(
+        any(isinstance(n, cst.Name) and n.value in site.family for n in walk(chk))
+        for chk in scope.pow2_checks
+    )
+    return div_guard, cdiv, pow2_guard
+
+
+def _loop_handles_tail(loop: cst.For) -> bool:
+    """A loop body that clips (``min``/``max``), slices (Python slices clip),
+    compares (a mask) or branches is taken to handle the last partial block."""
+    for n in walk(loop.body):
+        if isinstance(n, (cst.Slice, cst.Comparison, cst.If, cst.IfExp)):
+            return True
+        if isinstance(n, cst.Call) and call_name(n) in ("min", "max"):
+            return True
+        if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo):
+            return True
+    return False
+
+
+def _launch_args(call: cst.Call, params: Sequence[str]) -> Iterator[tuple[str, cst.BaseExpression]]:
+    """(kernel parameter, argument) pairs of a launch; positional arguments
+    are mapped until the first ``*args``."""
+    i = 0
+    positional = True
+    for a in call.args:
+        if a.keyword is not None:
+            yield a.keyword.value, a.value
+        elif a.star:
+            positional = False
+        elif positional:
+            if i < len(params):
+                yield params[i], a.value
+            i += 1
+
+
+def _inline_mins(call: cst.Call) -> list[tuple[str, cst.Call]]:
+    return [
+        (a.keyword.value, a.value)
+        for a in call.args
+        if a.keyword is not None and isinstance(a.value, cst.Call) and call_name(a.value) == "min"
+    ]

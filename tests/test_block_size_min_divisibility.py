@@ -1,0 +1,385 @@
+"""SHD101 block-size-min-divisibility: messages, fixes, options, cross-module
+kernel facts and the soundness of the prefilter."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+from corpus_harness import CORPUS, corpus_files, diagnostics_for
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from checks._kernels import TritonKernels
+from checks.block_size_min_divisibility import (
+    BlockSizeMinDivisibility,
+    _div_example,
+    _pow2_example,
+)
+from linter.config import Config, ConfigError, load_config
+from linter.engine import Engine
+from linter.fixer import fix_text, parses
+from linter.registry import load_registry
+from linter.types import Applicability, Diagnostic
+
+RULE_DIR = CORPUS / "block_size_min_divisibility"
+CODE = "SHD101"
+
+
+def lint(text: str, tmp_path: Path, name: str = "mod.py", **cfg: object) -> list[Diagnostic]:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    engine = Engine(Config(root=tmp_path, select=(CODE,), **cfg), load_registry(), jobs=1)  # type: ignore[arg-type]
+    diags, errors = engine.lint_text(text, path)
+    assert not errors, errors
+    return [d for d in diags if d.code == CODE]
+
+
+SEED_SHAPE = textwrap.dedent(
+    """
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _gather_kernel(src, dst, D_BLOCK: tl.constexpr):
+        offs = tl.arange(0, D_BLOCK)
+        tl.store(dst + offs, tl.load(src + offs))
+
+
+    def gather(src, dst):
+        hidden_size = src.shape[1]
+        D_BLOCK = min(hidden_size, 1024)
+        assert hidden_size % D_BLOCK == 0
+        _gather_kernel[(triton.cdiv(hidden_size, D_BLOCK),)](src, dst, D_BLOCK=D_BLOCK)
+    """
+)
+
+
+# -- messages -----------------------------------------------------------------
+
+
+def test_message_names_width_block_cap_and_counterexample(tmp_path: Path) -> None:
+    (d,) = lint(SEED_SHAPE, tmp_path)
+    assert "`D_BLOCK = min(hidden_size, 1024)`" in d.message
+    assert "hidden_size % D_BLOCK == 0" in d.message
+    assert "hidden_size=1536 → D_BLOCK=1024, 1536 % 1024 = 512" in d.message
+    # the report points at the min(...) call, which the fix replaces
+    assert (d.span.line, d.span.column) == (14, 14)
+
+
+def test_cdiv_grid_does_not_hide_the_assert(tmp_path: Path) -> None:
+    # the seed had a cdiv grid *and* the assert; only the assert crashed
+    assert len(lint(SEED_SHAPE, tmp_path)) == 1
+
+
+def test_same_file_kernel_note_points_at_arange(tmp_path: Path) -> None:
+    (d,) = lint(SEED_SHAPE, tmp_path)
+    located = [n for n in d.notes if n.path is not None]
+    assert located, d.notes
+    note = located[0]
+    assert note.path == "mod.py"
+    assert note.span is not None and note.span.line == 8
+    assert "tl.arange" in note.message and "D_BLOCK" in note.message
+
+
+def test_power_of_two_only_is_a_display_only_suggestion(tmp_path: Path) -> None:
+    text = SEED_SHAPE.replace("    assert hidden_size % D_BLOCK == 0\n", "")
+    (d,) = lint(text, tmp_path)
+    assert "power of two" in d.message
+    # 3/4 of the cap: between C/2 and C, three times a power of two
+    assert "hidden_size=768 → D_BLOCK=768" in d.message
+    assert d.fix is not None
+    assert d.fix.applicability is Applicability.DISPLAY_ONLY
+    assert d.fix.edits == ()
+    assert "next_power_of_2" in d.fix.title and "mask" in d.fix.title
+
+
+def test_non_power_of_two_cap_with_both_consumers_is_not_auto_fixed(tmp_path: Path) -> None:
+    # gcd(X, 96) divides X but can be 96 itself: not a power of two
+    text = SEED_SHAPE.replace("min(hidden_size, 1024)", "min(hidden_size, 96)")
+    (d,) = lint(text, tmp_path)
+    assert "hidden_size=144 → D_BLOCK=96, 144 % 96 = 48" in d.message
+    assert d.fix is not None and d.fix.applicability is Applicability.DISPLAY_ONLY
+
+
+@pytest.mark.parametrize(
+    ("cap", "expected"),
+    [
+        (1024, "w=1536 → B=1024, 1536 % 1024 = 512"),
+        (96, "w=144 → B=96, 144 % 96 = 48"),
+        (7, "w=8 → B=7, 8 % 7 = 1"),
+    ],
+)
+def test_divisibility_counterexample(cap: int, expected: str) -> None:
+    assert _div_example("w", "B", str(cap), cap) == expected
+
+
+@pytest.mark.parametrize(
+    ("cap", "expected"),
+    [(1024, "w=768 → B=768"), (8, "w=6 → B=6"), (96, "w=128 → B=96")],
+)
+def test_power_of_two_counterexample(cap: int, expected: str) -> None:
+    assert _pow2_example("w", "B", str(cap), cap, cap & (cap - 1) == 0).startswith(expected)
+
+
+def test_counterexamples_really_break() -> None:
+    for cap in (3, 4, 6, 8, 12, 96, 128, 384, 1000, 1024, 4096):
+        x = cap * 3 // 2 if cap % 2 == 0 else 1 << cap.bit_length()
+        assert x > cap and x % min(x, cap) != 0
+        msg = _div_example("w", "B", str(cap), cap)
+        assert f"w={x} " in msg
+    for cap in (4, 8, 16, 1024):
+        x = int(_pow2_example("w", "B", str(cap), cap, True).split("=")[1].split(" ")[0])
+        b = min(x, cap)
+        assert b & (b - 1) != 0
+
+
+# -- fixes --------------------------------------------------------------------
+
+
+def test_fix_adds_import_math_once_for_two_findings(tmp_path: Path) -> None:
+    registry = load_registry()
+    engine = Engine(Config(root=RULE_DIR, select=(CODE,)), registry, jobs=1)
+    bad = (RULE_DIR / "bad.py").read_text(encoding="utf-8")
+    diags, _ = engine.lint_text(bad, RULE_DIR / "bad.py")
+    assert len([d for d in diags if d.code == CODE]) == 2
+    out = fix_text(engine, bad, RULE_DIR / "bad.py", unsafe=True)
+    assert out.applied == 2
+    assert parses(out.text)
+    assert out.text.count("import math\n") == 1
+    assert "math.gcd(width, 1024)" in out.text
+    assert "math.gcd(x.shape[-1], 4096)" in out.text
+    assert "min(" not in out.text.split("def copy_rows")[1].split("def chunk_sums")[0]
+
+
+def test_fix_is_unsafe_and_not_applied_without_the_flag(tmp_path: Path) -> None:
+    (d,) = lint(SEED_SHAPE, tmp_path)
+    assert d.fix is not None and d.fix.applicability is Applicability.UNSAFE
+    engine = Engine(Config(root=tmp_path, select=(CODE,)), load_registry(), jobs=1)
+    out = fix_text(engine, SEED_SHAPE, tmp_path / "mod.py", unsafe=False)
+    assert out.applied == 0 and out.text == SEED_SHAPE
+
+
+def test_fix_keeps_an_existing_math_import(tmp_path: Path) -> None:
+    text = "import math\n" + SEED_SHAPE
+    (tmp_path / "mod.py").write_text(text, encoding="utf-8")
+    engine = Engine(Config(root=tmp_path, select=(CODE,)), load_registry(), jobs=1)
+    out = fix_text(engine, text, tmp_path / "mod.py", unsafe=True)
+    assert out.applied == 1
+    assert out.text.count("import math") == 1
+    assert "D_BLOCK = math.gcd(hidden_size, 1024)" in out.text
+    ast.parse(out.text)
+
+
+# -- options ------------------------------------------------------------------
+
+
+def _project(tmp_path: Path, options: str, text: str) -> list[Diagnostic]:
+    (tmp_path / "pyproject.toml").write_text(
+        f"[tool.shardlint.rules.SHD101]\n{options}\n", encoding="utf-8"
+    )
+    (tmp_path / "mod.py").write_text(text, encoding="utf-8")
+    registry = load_registry()
+    config = load_config([tmp_path], registry).with_overrides(select=(CODE,))
+    result = Engine(config, registry, jobs=1).run([tmp_path])
+    assert not result.errors
+    return [d for d in result.diagnostics if d.code == CODE]
+
+
+ROUNDED = SEED_SHAPE.replace("min(hidden_size, 1024)", "min(my_round(hidden_size), 1024)").replace(
+    "    assert hidden_size % D_BLOCK == 0\n", ""
+)
+
+
+def test_power_of_two_functions_option(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    assert len(_project(tmp_path / "a", "", ROUNDED)) == 1
+    assert _project(tmp_path / "b", 'power-of-two-functions = ["my_round"]', ROUNDED) == []
+
+
+def test_kernel_decorators_option(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    # triton.jit no longer makes a kernel: the launch is not judged
+    assert (
+        _project(
+            tmp_path / "a",
+            'kernel-decorators = ["my_jit"]',
+            SEED_SHAPE.replace("    assert hidden_size % D_BLOCK == 0\n", ""),
+        )
+        == []
+    )
+    (tmp_path / "b").mkdir()
+    custom = SEED_SHAPE.replace("@triton.jit", "@my_jit")
+    assert len(_project(tmp_path / "b", 'kernel-decorators = ["my_jit"]', custom)) == 1
+
+
+def test_bad_option_value_is_a_config_error(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.shardlint.rules.SHD101]\npower-of-two-functions = "next_power_of_2"\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError, match="power-of-two-functions"):
+        load_config([tmp_path], load_registry())
+
+
+def test_options_are_documented() -> None:
+    doc = BlockSizeMinDivisibility.__doc__ or ""
+    options_section = doc.split("## Options", 1)[1]
+    for name in BlockSizeMinDivisibility.options:
+        assert f"`{name}`" in options_section
+
+
+# -- cross-module kernel facts -------------------------------------------------
+
+
+def _corpus_diags(rel: str) -> list[Diagnostic]:
+    return [d for d in diagnostics_for(RULE_DIR).get(RULE_DIR / rel, []) if d.code == CODE]
+
+
+def test_kernel_in_another_module_relative_import() -> None:
+    d = next(x for x in _corpus_diags("kernel_pkg/launch.py") if "fused_scale_kernel" in x.message)
+    located = [n for n in d.notes if n.path == "kernel_pkg/kernels.py"]
+    assert located and located[0].span is not None
+    kernels = (RULE_DIR / "kernel_pkg/kernels.py").read_text().splitlines()
+    assert "tl.arange(0, TILE)" in kernels[located[0].span.line - 1]
+
+
+def test_kernel_through_package_reexport_and_autotune() -> None:
+    d = next(x for x in _corpus_diags("kernel_pkg/launch.py") if "tile_norm_kernel" in x.message)
+    # the autotuned kernel asserts divisibility: gcd is the fix
+    assert "static_assert" in d.message
+    assert "group_size=192 → group=128, 192 % 128 = 64" in d.message
+    assert d.fix is not None and d.fix.applicability is Applicability.UNSAFE
+    assert any(n.path == "kernel_pkg/kernels.py" for n in d.notes)
+
+
+def test_kernel_through_module_alias_positional_argument() -> None:
+    assert any(
+        "kmod.masked_scale_kernel" in x.message for x in _corpus_diags("kernel_pkg/launch.py")
+    )
+
+
+def test_collector_records_needs_and_code_point_columns() -> None:
+    text = textwrap.dedent(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.autotune(configs=[], key=["n"])
+        @triton.jit
+        def k(x, n, A: tl.constexpr, Z: tl.constexpr, S: tl.constexpr, R: tl.constexpr):
+            s = "é"; o = tl.arange(0, A)
+            acc = tl.zeros([Z, 16], dtype=tl.float32)
+            tl.static_assert(n % S == 0)
+            y = torch.arange(0, R)
+
+        def not_a_kernel(A):
+            return tl.arange(0, A)
+        """
+    )
+    data = TritonKernels.collect(ast.parse(text), text, "pkg.mod", "pkg/mod.py")
+    k = data["kernels"]["k"]
+    assert k["decorators"] == ["triton.autotune", "triton.jit"]
+    assert {p: [n["kind"] for n in v] for p, v in k["needs"].items()} == {
+        "A": ["pow2"],
+        "Z": ["pow2"],
+        "S": ["div"],
+    }
+    line = text.splitlines()[k["needs"]["A"][0]["span"][0] - 1]
+    col = k["needs"]["A"][0]["span"][1]
+    assert line[col:].startswith("tl.arange(0, A)")  # columns in code points, not bytes
+    assert "not_a_kernel" not in data["kernels"]  # undecorated
+
+
+# -- prefilter soundness ----------------------------------------------------------
+
+
+def test_candidate_true_for_every_corpus_file_where_the_rule_fires() -> None:
+    fired = 0
+    for f in corpus_files(RULE_DIR):
+        diags = [d for d in diagnostics_for(RULE_DIR).get(f, []) if d.code == CODE]
+        if diags:
+            fired += 1
+            assert BlockSizeMinDivisibility.candidate(f.read_text(encoding="utf-8")), f
+    assert fired >= 4
+
+
+def test_candidate_skips_files_without_the_shape() -> None:
+    assert not BlockSizeMinDivisibility.candidate("x = min(a, b)\nprint(x)\n")
+    assert not BlockSizeMinDivisibility.candidate(
+        "def f(a):\n    end = min(a + 4, 10)\n    return a // end\n"
+    )
+    assert BlockSizeMinDivisibility.candidate(SEED_SHAPE)
+
+
+_KERNEL = textwrap.dedent(
+    """
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _k(x_ptr, n, BLK: tl.constexpr):
+        tl.static_assert(n % BLK == 0)
+        tl.store(x_ptr + tl.arange(0, BLK), 0)
+
+    """
+)
+
+
+@st.composite
+def programs(draw: st.DrawFn) -> str:
+    """Seed-shaped functions in many spellings: argument order, annotations,
+    parentheses, line breaks and comments inside the call, aliases, and
+    every consumer kind."""
+    name = draw(st.sampled_from(["blk", "BLOCK_D", "tile", "chunk_sz"]))
+    width = draw(st.sampled_from(["n", "x.shape[1]", "int(h)", "next_power_of_2(n)", "lim"]))
+    cap = draw(st.sampled_from(["1024", "96", "CAP", "triton.next_power_of_2(m)", "1 << m"]))
+    cap_value = draw(st.sampled_from(["512", "96"]))
+    lim = draw(st.sampled_from(["    lim = 64\n", "    lim = 64\n    lim = n\n", "    lim = m\n"]))
+    args = [width, cap] if draw(st.booleans()) else [cap, width]
+    sep = draw(st.sampled_from([", ", ",\n        ", ",  # note\n        "]))
+    open_ = draw(st.sampled_from(["min(", "min (", "(min(", "min(  # why\n        "]))
+    close = ")" + (")" if open_.startswith("(") else "")
+    ann = draw(st.sampled_from(["", ": int"]))
+    alias = draw(st.booleans())
+    use = "alias_" + name if alias else name
+    consumer = draw(
+        st.sampled_from(
+            [
+                f"assert {width} % {use} == 0",
+                f"k = {width} // {use}",
+                f"for i in range(0, {width}, {use}):\n        x.narrow(0, i, {use})",
+                f"_k[(1,)](x, {width}, BLK={use})",
+                f"_k[(1,)](x, {width}, {use})",
+                f"if {width} % {use}:\n        raise ValueError",
+            ]
+        )
+    )
+    body = lim + f"    {name}{ann} = {open_}{args[0]}{sep}{args[1]}{close}\n"
+    if alias:
+        body += f"    {use} = {name}\n"
+    body += f"    {consumer}\n"
+    return _KERNEL + f"CAP = {cap_value}\n\n\ndef f(x, n, h, m):\n" + body
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs())
+def test_candidate_is_sound(tmp_path_factory: pytest.TempPathFactory, text: str) -> None:
+    assert parses(text), text
+    tmp = tmp_path_factory.mktemp("p")
+    fires = bool(lint(text, tmp))
+    if fires:
+        assert BlockSizeMinDivisibility.candidate(text), text
+
+
+def test_generated_programs_do_fire(tmp_path: Path) -> None:
+    """The property above is only worth something if the generator reaches
+    the rule: the plainest spelling of each consumer fires."""
+    for consumer in ("assert n % blk == 0", "k = n // blk", "_k[(1,)](x, n, BLK=blk)"):
+        text = _KERNEL + f"def f(x, n):\n    blk = min(n, 1024)\n    {consumer}\n"
+        assert lint(text, tmp_path), consumer

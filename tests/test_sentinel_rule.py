@@ -1,0 +1,230 @@
+"""SHD201 unresolved-sentinel-reaches-impl: facts, messages, options and
+cross-file inheritance."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from checks._sentinels import SentinelFacts
+from linter.config import Config, load_config
+from linter.engine import Engine
+from linter.registry import load_registry
+from linter.types import Diagnostic
+
+BASE = '''
+from engine.parallel import get_cp_group
+
+
+class ContextImplBase:
+    cp_rank: int = -1
+
+    def __init__(self, heads: int) -> None:
+        self.heads = heads
+        self.cp_world_size = -1
+        self.block_size = 16
+
+
+class SelfResolving(ContextImplBase):
+    def __init__(self, heads: int) -> None:
+        super().__init__(heads)
+        self.cp_world_size = get_cp_group().world_size
+        self.cp_rank = get_cp_group().rank_in_group
+'''
+
+WRAPPER = '''
+from engine.parallel import get_cp_group
+
+
+class ContextLayer:
+    def __init__(self, backend, heads: int) -> None:
+        impl_cls = backend.get_impl_cls()
+        self.impl = impl_cls(heads)
+        if self.impl.cp_world_size == -1:
+            self.impl.cp_world_size = get_cp_group().world_size
+            self.impl.cp_rank = get_cp_group().rank_in_group
+'''
+
+SUB = '''
+from pkg.base import ContextImplBase
+
+
+class FastContextImpl(ContextImplBase):
+    def decode(self, q):
+        return q
+'''
+
+MODEL = '''
+from pkg.sub import FastContextImpl
+from pkg.base import SelfResolving
+
+
+class ToyAttention:
+    def __init__(self, heads: int) -> None:
+        self.impl = FastContextImpl(heads)
+        self.ok = SelfResolving(heads)
+'''
+
+
+def write_project(root: Path, files: dict[str, str], pyproject: str | None = None) -> None:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text), encoding="utf-8")
+    if pyproject is not None:
+        (root / "pyproject.toml").write_text(pyproject, encoding="utf-8")
+
+
+def run(root: Path) -> list[Diagnostic]:
+    registry = load_registry()
+    if (root / "pyproject.toml").is_file():
+        config = load_config([root], registry)
+    else:
+        config = Config(root=root)
+    config = config.with_overrides(select=("SHD201",))
+    result = Engine(config, registry, jobs=1).run([root])
+    assert not result.errors, result.errors
+    return [d for d in result.diagnostics if d.code == "SHD201"]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    write_project(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/base.py": BASE,
+            "pkg/wrapper.py": WRAPPER,
+            "pkg/sub.py": SUB,
+            "pkg/model.py": MODEL,
+        },
+    )
+    return tmp_path
+
+
+def test_facts_record_unresolved_sentinels_bases_and_resolvers() -> None:
+    text = textwrap.dedent(BASE)
+    facts = SentinelFacts.collect(ast.parse(text), text, "pkg.base", "pkg/base.py")
+    base = facts["classes"]["ContextImplBase"]
+    assert base["sentinel"]["cp_world_size"][0] == "-1"
+    assert base["sentinel"]["cp_world_size"][2] == "__init__"
+    assert base["sentinel"]["cp_rank"][2] == "class body"
+    # 16 is a real value, not a sentinel
+    assert "block_size" not in base["sentinel"] and "block_size" in base["real"]
+    sub = facts["classes"]["SelfResolving"]
+    assert sub["bases"] == ["pkg.base.ContextImplBase"]
+    assert "sentinel" not in sub and {"cp_world_size", "cp_rank"} <= set(sub["real"])
+
+    text = textwrap.dedent(WRAPPER)
+    facts = SentinelFacts.collect(ast.parse(text), text, "pkg.wrapper", "pkg/wrapper.py")
+    got = {(r["attr"], r["obj"], r["test"], r["func"], r["span"][0]) for r in facts["resolvers"]}
+    assert got == {
+        ("cp_world_size", "self.impl", "-1", "ContextLayer.__init__", 9),
+        ("cp_rank", "self.impl", "-1", "ContextLayer.__init__", 9),
+    }
+    assert ".get_impl_cls" in facts["calls"]["ContextLayer"]
+
+
+def test_resolved_later_in_init_is_not_a_sentinel() -> None:
+    text = "class A:\n    def __init__(self):\n        self.tp_rank = -1\n        self.tp_rank = rank()\n"
+    facts = SentinelFacts.collect(ast.parse(text), text, "m", "m.py")
+    assert "sentinel" not in facts["classes"]["A"]
+
+
+def test_subclass_in_another_file_inherits_sentinel_and_message_names_resolver(project: Path) -> None:
+    diags = run(project)
+    assert [(d.path, d.span.line) for d in diags] == [("pkg/model.py", 8)]
+    d = diags[0]
+    assert "`self.impl`" in d.message and "FastContextImpl" in d.message
+    assert "`cp_rank`" in d.message and "`cp_world_size`" in d.message
+    assert "ContextLayer.__init__ (pkg/wrapper.py:9)" in d.message
+    related = {(n.path, n.span.line) for n in d.notes if n.path is not None and n.span is not None}
+    assert ("pkg/base.py", 10) in related  # self.cp_world_size = -1
+    assert ("pkg/base.py", 6) in related  # cp_rank: int = -1
+    assert ("pkg/wrapper.py", 9) in related  # the resolver
+    assert any("self.impl.cp_world_size = 1" in n.message for n in d.notes)
+
+
+def test_checking_one_file_still_sees_facts_of_the_project(project: Path) -> None:
+    registry = load_registry()
+    engine = Engine(Config(root=project, select=("SHD201",)), registry, jobs=1)
+    diags, _ = engine.lint_text((project / "pkg/model.py").read_text(), project / "pkg/model.py")
+    assert [d.span.line for d in diags if d.code == "SHD201"] == [8]
+
+
+def test_normalising_after_construction_silences(project: Path) -> None:
+    (project / "pkg/model.py").write_text(
+        textwrap.dedent(MODEL)
+        + "        if getattr(self.impl, 'cp_world_size', -1) < 1:\n"
+        + "            self.impl.cp_world_size = 1\n"
+        + "            self.impl.cp_rank = 0\n"
+    )
+    assert run(project) == []
+
+
+def test_without_a_paired_resolver_nothing_fires(project: Path) -> None:
+    (project / "pkg/wrapper.py").unlink()
+    assert run(project) == []
+
+
+def test_option_resolver_scope_none_fires_without_resolver(project: Path) -> None:
+    (project / "pkg/wrapper.py").unlink()
+    (project / "pyproject.toml").write_text('[tool.shardlint.rules.SHD201]\nresolver-scope = "none"\n')
+    diags = run(project)
+    assert [(d.path, d.span.line) for d in diags] == [("pkg/model.py", 8)]
+    assert "normal path" not in diags[0].message
+
+
+def test_option_attribute_patterns_and_sentinel_values(project: Path) -> None:
+    (project / "pyproject.toml").write_text(
+        '[tool.shardlint.rules.SHD201]\nattribute-patterns = ["cp_rank"]\n'
+    )
+    diags = run(project)
+    assert len(diags) == 1 and "`cp_rank`" in diags[0].message and "cp_world_size" not in diags[0].message
+    (project / "pyproject.toml").write_text('[tool.shardlint.rules.SHD201]\nsentinel-values = ["None"]\n')
+    assert run(project) == []
+
+
+def test_option_factory_methods(tmp_path: Path) -> None:
+    files = {
+        "impl.py": """
+            class KernelImpl:
+                def __init__(self):
+                    self.sp_world_size = -1
+
+            class Backend:
+                @staticmethod
+                def build_cls() -> type[KernelImpl]:
+                    return KernelImpl
+
+            class Wrapper:
+                def __init__(self, b: Backend):
+                    self.k = b.build_cls()()
+                    if self.k.sp_world_size == -1:
+                        self.k.sp_world_size = 2
+
+            class Direct:
+                def __init__(self, b: Backend):
+                    cls_ = b.build_cls()
+                    self.k = cls_()
+            """,
+    }
+    write_project(tmp_path, files)
+    assert run(tmp_path) == []
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.shardlint.rules.SHD201]\nfactory-methods = ["build_cls"]\n'
+    )
+    diags = run(tmp_path)
+    assert [d.span.line for d in diags] == [20]
+    assert "via `build_cls()`" in diags[0].message
+
+
+def test_bad_resolver_scope_value_is_reported(project: Path) -> None:
+    (project / "pyproject.toml").write_text('[tool.shardlint.rules.SHD201]\nresolver-scope = "sometimes"\n')
+    registry = load_registry()
+    config = load_config([project], registry).with_overrides(select=("SHD201",))
+    result = Engine(config, registry, jobs=1).run([project])
+    assert any("resolver-scope" in e.message for e in result.errors)
