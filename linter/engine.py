@@ -105,6 +105,15 @@ class ScanResult:
     digest: str = ""
     error: Diagnostic | None = None
     facts: dict[str, Any] = field(default_factory=dict)
+    # for checked files: the rules whose prefilter (text, then ast) passed
+    rules: list[str] | None = None
+    noqa: bool = False
+
+
+def _has_tree_gate(rule: type[Rule]) -> bool:
+    from linter.rule import Rule
+
+    return getattr(rule.candidate_tree, "__func__", None) is not Rule.candidate_tree.__func__
 
 
 def scan_text(
@@ -112,21 +121,36 @@ def scan_text(
     relpath: str,
     module: str,
     collectors: Sequence[type[FactCollector]],
+    rules: Sequence[type[Rule]] | None = None,
 ) -> ScanResult:
-    """Hash the text and run the fact collectors whose needles match. CPython's
-    ``ast`` is built only when a matching collector needs it; a file it cannot
-    parse simply has no facts (the check phase reports SHD000 where a rule
-    would have looked)."""
+    """Hash the text, run the fact collectors whose needles match and, for a
+    file being checked (``rules`` given), decide which rules need to see it:
+    the text gate, then the rule's gate on CPython's ``ast`` when it has one.
+    The ``ast`` is built at most once and only when something needs it; a file
+    it cannot parse has no facts, and keeps its text-gated rules (the check
+    phase's libcst parse then reports SHD000)."""
     res = ScanResult(relpath, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest())
     wanted = [c for c in collectors if c.needles.match(text)]
-    if not wanted:
-        return res
+    cands = [r for r in rules if r.candidate(text)] if rules is not None else []
+    gated = [r for r in cands if _has_tree_gate(r)]
     tree = None
-    if any(c.needs_ast for c in wanted):
+    if gated or any(c.needs_ast for c in wanted):
         try:
             tree = compile(text, relpath, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return res
+            tree = None
+            wanted = [c for c in wanted if not c.needs_ast]
+    if rules is not None:
+        keep = []
+        for r in cands:
+            if tree is not None and r in gated:
+                try:
+                    if not r.candidate_tree(tree, text):
+                        continue
+                except Exception:  # a broken gate lets the file through
+                    pass
+            keep.append(r.code)
+        res.rules = keep
     for c in wanted:
         try:
             data = c.collect(tree, text, module, relpath)  # type: ignore[arg-type]
@@ -372,20 +396,21 @@ def _init_worker(state: dict[str, Any]) -> None:
 
 
 def _scan_job(job: tuple[str, str, bool]) -> ScanResult:
-    path, relpath, report_errors = job
+    path, relpath, checked = job
+    engine: Engine = _W["engine"]
     text, err = read_source(Path(path), relpath)
     if text is None:
-        return ScanResult(relpath, error=err if report_errors else None)
-    return scan_text(text, relpath, module_name_of(relpath), _W["collectors"])
+        return ScanResult(relpath, error=err if checked else None)
+    return engine.scan_one(text, relpath, checked)
 
 
-def _check_job(job: tuple[str, str]) -> CheckOutcome:
-    path, relpath = job
+def _check_job(job: tuple[str, str, list[str]]) -> CheckOutcome:
+    path, relpath, codes = job
     engine: Engine = _W["engine"]
     text, err = read_source(Path(path), relpath)
     if text is None:
         return CheckOutcome([err] if err else [])
-    return engine.check_one(text, relpath)
+    return engine.check_one(text, relpath, codes=codes)
 
 
 @dataclass
@@ -449,19 +474,38 @@ class Engine:
         return {c.name: c for c in self.collectors}
 
     # -- single file --------------------------------------------------------
-    def rules_for(self, relpath: str, text: str) -> list[type[Rule]]:
+    def rules_for(self, relpath: str) -> list[type[Rule]]:
+        """The enabled rules, less those per-file-ignores switch off here."""
         ignored = self.config.ignored_for(relpath)
-        return [
-            r
-            for r in self.rules
-            if not (ignored and r.code.startswith(ignored)) and r.candidate(text)
-        ]
+        return [r for r in self.rules if not (ignored and r.code.startswith(ignored))]
 
-    def check_one(self, text: str, relpath: str, facts: ProjectFacts | None = None) -> CheckOutcome:
-        """Check one text: diagnostics (suppressed ones marked), internal errors,
-        whether libcst parsed it and which fact collectors its rules read."""
+    def noqa_check(self, relpath: str, text: str) -> bool:
+        return "SHD900" in self.enabled and "noqa" in text and not self._ignored(relpath, "SHD900")
+
+    def scan_one(self, text: str, relpath: str, checked: bool) -> ScanResult:
+        res = scan_text(
+            text, relpath, module_name_of(relpath), self.collectors,
+            self.rules_for(relpath) if checked else None,
+        )
+        res.noqa = checked and self.noqa_check(relpath, text)
+        return res
+
+    def check_one(
+        self,
+        text: str,
+        relpath: str,
+        facts: ProjectFacts | None = None,
+        codes: Sequence[str] | None = None,
+    ) -> CheckOutcome:
+        """Check one text with the rules named by ``codes`` (default: those
+        whose prefilter passes): diagnostics (suppressed ones marked), internal
+        errors, whether libcst parsed it and which fact collectors its rules
+        read."""
         facts = facts if facts is not None else (self._facts or ProjectFacts())
-        rules = self.rules_for(relpath, text)
+        if codes is None:
+            codes = self.scan_one(text, relpath, True).rules or []
+        wanted = set(codes)
+        rules = [r for r in self.rules if r.code in wanted]
         diags: list[Diagnostic] = []
         errors: list[InternalError] = []
         parsed = False
@@ -470,8 +514,8 @@ class Engine:
             diags, errors = check_text(
                 text, relpath, module_name_of(relpath), rules, self.config, facts
             )
-        noqa_on = "SHD900" in self.enabled and not self._ignored(relpath, "SHD900")
-        if diags or (noqa_on and "noqa" in text):
+        noqa_on = self.noqa_check(relpath, text)
+        if diags or noqa_on:
             sup = parse_suppressions(text)
             diags, used = apply_suppressions(diags, sup)
             if noqa_on:
@@ -494,9 +538,9 @@ class Engine:
         """Lint one buffer as if it were at ``path`` (which need not exist)."""
         relpath = relpath_of(Path(path), self.config.root)
         module = module_name_of(relpath)
-        scan = scan_text(text, relpath, module, self.collectors)
+        scan = self.scan_one(text, relpath, True)
         facts = self.project_facts().with_module(module, scan.facts)
-        out = self.check_one(text, relpath, facts)
+        out = self.check_one(text, relpath, facts, scan.rules or [])
         return sorted(out.diagnostics, key=lambda d: d.sort_key), out.errors
 
     def _finish_file(self, diags: list[Diagnostic], relpath: str, text: str | None) -> list[Diagnostic]:
@@ -547,7 +591,12 @@ class Engine:
             ):
                 err = e.scan.get("error")
                 scans[rel] = ScanResult(
-                    rel, e.digest, Diagnostic.from_dict(err) if err else None, e.scan.get("facts", {})
+                    rel,
+                    e.digest,
+                    Diagnostic.from_dict(err) if err else None,
+                    e.scan.get("facts", {}),
+                    e.scan.get("rules"),
+                    e.scan.get("noqa", False),
                 )
             else:
                 todo.append(sf)
@@ -599,7 +648,8 @@ class Engine:
         if not files:
             return []
         jobs = [(str(sf.path), sf.relpath, want(sf)) for sf in files]
-        return self._map(_scan_job, jobs, {"collectors": self.collectors})
+        self._real()
+        return self._map(_scan_job, jobs, {"engine": self})
 
     # -- a whole run ------------------------------------------------------------
     def cache_key(self) -> str:
@@ -624,12 +674,14 @@ class Engine:
         self._facts = self._merge(scans.values())
 
         diags: list[Diagnostic] = []
-        todo: list[tuple[str, str]] = []
+        todo: list[tuple[str, str, list[str]]] = []
         for sf in checked:
             scan = scans[sf.relpath]
             if scan.error is not None:
                 diags.extend(self._finish_file([scan.error], sf.relpath, None))
                 continue
+            if not scan.rules and not scan.noqa:
+                continue  # no rule can match: never parsed with libcst
             e = entries.get(sf.relpath)
             chk = e.check if e is not None and e.digest == scan.digest else None
             if chk is not None and chk.get("fk") == self._facts.digest(tuple(chk.get("cols", ()))):
@@ -637,9 +689,9 @@ class Engine:
                 result.stats.cached += 1
                 result.stats.parsed += 0
                 continue
-            todo.append((str(sf.path), sf.relpath))
+            todo.append((str(sf.path), sf.relpath, scan.rules or []))
         outs = self._map(_check_job, todo, {"engine": self}) if todo else []
-        for (path, rel), out in zip(todo, outs):
+        for (path, rel, _), out in zip(todo, outs):
             diags.extend(out.diagnostics)
             result.errors.extend(out.errors)
             result.stats.parsed += int(out.parsed)
@@ -671,6 +723,8 @@ def _entry(stat: tuple[int, int], res: ScanResult, checked: bool, check: dict[st
         "error": res.error.to_dict() if res.error else None,
         "facts": res.facts,
         "checked": checked,
+        "rules": res.rules,
+        "noqa": res.noqa,
     }
     return Entry(stat[0], stat[1], res.digest, scan, check)
 
