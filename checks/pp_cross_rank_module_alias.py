@@ -1,0 +1,415 @@
+"""SHD302 pp-cross-rank-module-alias: a draft model wired to the target's
+embedding or LM head by reference, with no pipeline-parallel guard."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+import libcst as cst
+
+from checks._helpers import call_name, dotted, last_name, name_matches, walk, walk_no_nested
+from linter.needles import Needles
+from linter.rule import Option, Rule
+from linter.types import Severity
+
+DEFAULT_FIRST_RANK = (
+    "embed_tokens",
+    "embed_in",
+    "wte",
+    "word_embeddings",
+    "tok_embeddings",
+    "embedding",
+    "embeddings",
+    "get_input_embeddings",
+)
+DEFAULT_LAST_RANK = ("lm_head", "lm_heads", "get_output_embeddings")
+DEFAULT_GUARDS = (
+    "is_first_rank",
+    "is_last_rank",
+    "is_pipeline_first_stage",
+    "is_pipeline_last_stage",
+    "PPMissingLayer",
+    "*pp_size*",
+    "*pp_world_size*",
+    "*pipeline_parallel_size*",
+    "*pp_rank*",
+)
+DEFAULT_SETTERS = (
+    "set_input_embeddings",
+    "set_output_embeddings",
+    "set_embed*",
+    "set_lm_head*",
+    "set_*_head",
+)
+
+FIRST, LAST = "first", "last"
+
+_MODULE_WORD = r"(?:embed_tokens|embed_in|wte|word_embeddings|tok_embeddings|embeddings?|lm_heads?)"
+_CANDIDATE = re.compile(
+    rf"=\s*[A-Za-z_][\w.]*\.{_MODULE_WORD}(?:\.weight)?\s*(?:#.*)?$"
+    rf"|getattr\([^)\n]*[\"']{_MODULE_WORD}[\"']"
+    rf"|setattr\([^\n]*(?:embed|wte|head)"
+    r"|\.(?:get_input_embeddings|get_output_embeddings|get_embed_and_head|set_input_embeddings"
+    r"|set_output_embeddings|set_embed\w*|set_lm_head\w*|set_\w*_head)\(",
+    re.MULTILINE,
+)
+
+
+@dataclass(frozen=True)
+class _Source:
+    """A module reached through another object: ``target.model.embed_tokens``
+    is ``owner="target.model"``, ``module="embed_tokens"``."""
+
+    owner: str
+    module: str
+    rank: str
+    text: str
+
+
+@dataclass(frozen=True)
+class _Alias:
+    node: cst.CSTNode
+    receiver: str
+    source: _Source
+
+
+def _is_prefix(a: str, b: str) -> bool:
+    return a == b or b.startswith(a + ".")
+
+
+class PpCrossRankModuleAlias(Rule):
+    """## What it finds
+    A function that wires one model's module to another model's input
+    embedding or LM head by reference — `draft.model.embed_tokens =
+    target.model.embed_tokens`, `setattr(draft, "embed_tokens", ...)`,
+    `draft.set_input_embeddings(target.get_input_embeddings())`, or
+    `embed, head = target.get_embed_and_head(); draft.set_embed_and_head(embed,
+    head)` — when the borrowed module lives on a pipeline rank other than the
+    one the draft runs on, and nothing in the function (or the functions it
+    is nested in) looks at the pipeline layout: no `pp_size`/`world_size`
+    check, no `is_first_rank`/`is_last_rank`, no `PPMissingLayer`.
+
+    Drafts run on the last pipeline rank in vLLM and SGLang, so by default
+    borrowing the LM head alone is fine and borrowing the embedding is not;
+    borrowing both is reported with both named.
+
+    Also counted as a guard: a method of the same class that raises under a
+    pipeline test (a validator refusing PP up front), and a check of the
+    borrowed module itself that raises (`if not isinstance(embed,
+    VocabParallelEmbedding): raise ...`, `assert embed is not None`), which
+    is how a placeholder on the wrong rank is refused. A model tying its own
+    head to its own embedding (`self.lm_head.weight =
+    self.model.embed_tokens.weight`) is one model, not an alias across models.
+    Setters that install what their caller passes (`def
+    set_embed_and_head(self, embed, head)`) are left to their callers.
+
+    Deliberately left out: a function that silently `return`s when the
+    pipeline size is not 1. On vLLM 0.33 and SGLang 0.5.23 every such early
+    return sits where the engine already refuses PP for that model (for
+    example a draft class that does not implement `SupportsPP`), which the
+    function cannot show; it would be noise.
+
+    ## Why it breaks
+    With pipeline parallelism the input embedding is built on the first rank
+    and the LM head on the last; the other ranks hold a `PPMissingLayer`
+    placeholder. No rank holds both, so a draft that reuses the target's
+    embedding on the last rank gets the placeholder: start-up fails (the
+    engine refuses the model, or the draft's first forward crashes), or worse,
+    a half-fixed version runs with a wrong embedding.
+
+    ## Example
+    Below, a draft loader points the draft's `embed_tokens` and `lm_head` at
+    the target's; the finding is on the embedding (the draft runs on the last
+    rank) and names the head too.
+
+    ## Fix
+    Check the pipeline size first and fail loudly (`if pp_size > 1: raise
+    NotImplementedError(...)`), or place the draft on the last rank and
+    broadcast the embedding weights from the first rank once at load time, or
+    let the draft load its own embedding from its checkpoint under PP.
+
+    ## Options
+    - `first-rank-modules` (list[str], default `["embed_tokens", "embed_in",
+      "wte", "word_embeddings", "tok_embeddings", "embedding", "embeddings",
+      "get_input_embeddings"]`): attributes (or getter methods) of modules
+      that live on the first pipeline rank.
+    - `last-rank-modules` (list[str], default `["lm_head", "lm_heads",
+      "get_output_embeddings"]`): the same for the last rank.
+    - `draft-rank` (str, default `"last"`): where the project runs its draft
+      model: `"last"`, `"first"`, or `"any"` (report every borrowed module).
+    - `guard-names` (list[str], default `["is_first_rank", "is_last_rank",
+      "is_pipeline_first_stage", "is_pipeline_last_stage", "PPMissingLayer",
+      "*pp_size*", "*pp_world_size*", "*pipeline_parallel_size*",
+      "*pp_rank*"]`): names whose mention in the function counts as a
+      pipeline guard (besides `<pp group>.world_size`).
+    - `setter-patterns` (list[str], default `["set_input_embeddings",
+      "set_output_embeddings", "set_embed*", "set_lm_head*", "set_*_head"]`):
+      methods that install modules they are given.
+
+    The raw-text prefilter looks for the default module names; a project that
+    only uses custom names is parsed when a line assigns an attribute chain
+    ending in `*embed*`-, `wte`- or `*head*`-style names (see `_CANDIDATE`).
+    """
+
+    code = "SHD302"
+    name = "pp-cross-rank-module-alias"
+    summary = "A draft model borrows a module that lives on another pipeline rank"
+    severity = Severity.ERROR
+    needles = Needles(any_of=(("embed", "wte", "head"),))
+    tags = ("correctness", "pipeline-parallel", "speculative-decoding")
+    options: ClassVar[Mapping[str, Option]] = {
+        "first-rank-modules": Option(DEFAULT_FIRST_RANK, "list[str]", "first-rank modules"),
+        "last-rank-modules": Option(DEFAULT_LAST_RANK, "list[str]", "last-rank modules"),
+        "draft-rank": Option("last", "str", "where the draft runs: last, first or any"),
+        "guard-names": Option(DEFAULT_GUARDS, "list[str]", "pipeline guard names"),
+        "setter-patterns": Option(DEFAULT_SETTERS, "list[str]", "module-installing setters"),
+    }
+
+    @classmethod
+    def candidate(cls, text: str) -> bool:
+        # "embed"/"head" occur in nearly every model file; what an alias
+        # needs is a module taken by reference: a plain attribute chain on the
+        # right of ``=``, a getattr/setattr naming one, or a getter/setter
+        return cls.needles.match(text) and _CANDIDATE.search(text) is not None
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        aliases = list(self._aliases(node))
+        if not aliases:
+            return
+        if self.opts["draft-rank"] not in (FIRST, LAST, "any"):
+            return
+        wrong = [a for a in aliases if a.source.rank != self.opts["draft-rank"]]
+        if not wrong:
+            return
+        enclosing = [n for n in self.ctx.scope_nodes if isinstance(n, cst.FunctionDef)]
+        if node not in enclosing:
+            enclosing.append(node)
+        if any(self._guarded(f) for f in enclosing) or self._validated(node, aliases):
+            return
+        cls = self.ctx.current_class
+        if cls is not None and self._class_refuses_pp(cls):
+            return
+        ranks = {a.source.rank for a in aliases}
+        for a in wrong:
+            where = "first" if a.source.rank == FIRST else "last"
+            what = "input embedding" if a.source.rank == FIRST else "LM head"
+            msg = (
+                f"`{a.receiver}` borrows `{a.source.text}` by reference, but the {what} exists only on "
+                f"the {where} pipeline rank"
+            )
+            if ranks == {FIRST, LAST}:
+                others = sorted({b.source.text for b in aliases if b.source.rank != a.source.rank})
+                msg += (
+                    f" (and {', '.join(f'`{o}`' for o in others)}, also borrowed here, only on the "
+                    f"{'last' if where == 'first' else 'first'}: no rank holds both)"
+                )
+            msg += f"; `{node.name.value}` never checks the pipeline layout"
+            self.report(
+                a.node,
+                msg,
+                notes=[
+                    (
+                        "Under pipeline parallelism every other rank holds a PPMissingLayer "
+                        "placeholder there; the draft model runs on one rank and cannot reach it."
+                    ),
+                    (
+                        "Check the pipeline size and raise when it is not 1, or load/broadcast "
+                        "the weights onto the draft's rank."
+                    ),
+                ],
+            )
+
+    # -- finding aliases ---------------------------------------------------------
+    def _rank_of(self, name: str | None) -> str | None:
+        if name_matches(name, self.opts["first-rank-modules"]):
+            return FIRST
+        if name_matches(name, self.opts["last-rank-modules"]):
+            return LAST
+        return None
+
+    def _source(self, expr: cst.BaseExpression, locals_: dict[str, _Source]) -> _Source | None:
+        """The rank-placed module ``expr`` reaches on some object."""
+        if isinstance(expr, cst.Name):
+            return locals_.get(expr.value)
+        # ``getattr(t, "embed_tokens", None) or getattr(t, "embedding", None)``
+        if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
+            return self._source(expr.left, locals_) or self._source(expr.right, locals_)
+        if isinstance(expr, cst.IfExp):
+            return self._source(expr.body, locals_) or self._source(expr.orelse, locals_)
+        # ``getattr(target, "embed_tokens"[, None])``
+        if isinstance(expr, cst.Call) and call_name(expr) == "getattr" and len(expr.args) >= 2:
+            obj = dotted(expr.args[0].value)
+            key = expr.args[1].value
+            if obj and isinstance(key, cst.SimpleString):
+                leaf = str(key.evaluated_value)
+                rank = self._rank_of(leaf)
+                if rank:
+                    return _Source(obj, leaf, rank, f"{obj}.{leaf}")
+            return None
+        # ``target.get_input_embeddings()``
+        if isinstance(expr, cst.Call) and not expr.args:
+            expr_name = dotted(expr.func)
+            if expr_name and "." in expr_name:
+                owner, _, leaf = expr_name.rpartition(".")
+                rank = self._rank_of(leaf)
+                if rank:
+                    return _Source(owner, leaf, rank, f"{expr_name}()")
+            return None
+        chain = dotted(expr)
+        if not chain or "." not in chain:
+            return None
+        parts = chain.split(".")
+        # the module is the last rank-placed segment: ``t.lm_head.weight``
+        # borrows the head's parameter, which lives where the head does
+        for i in range(len(parts) - 1, 0, -1):
+            rank = self._rank_of(parts[i])
+            if rank:
+                return _Source(".".join(parts[:i]), parts[i], rank, chain)
+        return None
+
+    def _aliases(self, func: cst.FunctionDef) -> Iterator[_Alias]:
+        locals_: dict[str, _Source] = {}
+        for n in walk_no_nested(func.body):
+            if isinstance(n, cst.Assign):
+                yield from self._assign(n, locals_)
+            elif isinstance(n, cst.Call):
+                yield from self._call(n, locals_)
+
+    def _assign(self, n: cst.Assign, locals_: dict[str, _Source]) -> Iterator[_Alias]:
+        value = n.value
+        for t in n.targets:
+            target = t.target
+            if isinstance(target, cst.Name):
+                src = self._source(value, locals_)
+                if src is not None:
+                    locals_[target.value] = src
+                else:
+                    locals_.pop(target.value, None)
+                continue
+            if isinstance(target, cst.Tuple):
+                self._unpack_pair(target, value, locals_)
+                continue
+            receiver = dotted(target)
+            src = self._source(value, locals_)
+            if (
+                receiver
+                and src is not None
+                and "." in receiver
+                and self._cross(self._owner(receiver), src)
+            ):
+                yield _Alias(n, receiver, src)
+
+    def _unpack_pair(
+        self, target: cst.Tuple, value: cst.BaseExpression, locals_: dict[str, _Source]
+    ) -> None:
+        """``embed, head = target.get_embed_and_head()``: a getter that hands
+        out both ends of the pipeline at once."""
+        names = [e.value.value for e in target.elements if isinstance(e.value, cst.Name)]
+        for nm in names:
+            locals_.pop(nm, None)
+        if len(names) != 2 or not isinstance(value, cst.Call):
+            return
+        fn = dotted(value.func)
+        leaf = last_name(fn) or ""
+        if fn and "." in fn and "embed" in leaf and "head" in leaf:
+            owner = fn.rpartition(".")[0]
+            locals_[names[0]] = _Source(owner, "embedding", FIRST, f"{fn}()[0]")
+            locals_[names[1]] = _Source(owner, "lm_head", LAST, f"{fn}()[1]")
+
+    def _call(self, n: cst.Call, locals_: dict[str, _Source]) -> Iterator[_Alias]:
+        fn = call_name(n)
+        if fn == "setattr" and len(n.args) >= 3:
+            obj = dotted(n.args[0].value)
+            key = n.args[1].value
+            src = self._source(n.args[2].value, locals_)
+            attr = str(key.evaluated_value) if isinstance(key, cst.SimpleString) else "..."
+            if obj and src is not None and self._cross(self._owner(f"{obj}.{attr}"), src):
+                yield _Alias(n, f"{obj}.{attr}", src)
+            return
+        if not fn or "." not in fn or not name_matches(last_name(fn), self.opts["setter-patterns"]):
+            return
+        owner = fn.rpartition(".")[0]
+        for a in n.args:
+            src = self._source(a.value, locals_)
+            if src is not None and self._cross(owner, src):
+                yield _Alias(n, owner, src)
+
+    def _owner(self, receiver: str) -> str:
+        """The object whose module is replaced: ``self`` for
+        ``self.lm_head.weight``, ``draft.model`` for ``draft.model.embed_tokens``."""
+        parts = receiver.split(".")
+        for i in range(1, len(parts)):
+            if self._rank_of(parts[i]):
+                return ".".join(parts[:i])
+        return receiver.rpartition(".")[0]
+
+    @staticmethod
+    def _cross(receiver_owner: str, src: _Source) -> bool:
+        """Whether the receiving object and the source's owner are different
+        models: neither contains the other (``self`` tying its own
+        ``self.transformer.wte`` to ``self.lm_head`` is one model)."""
+        return not (_is_prefix(receiver_owner, src.owner) or _is_prefix(src.owner, receiver_owner))
+
+    # -- guards ------------------------------------------------------------------
+    def _class_refuses_pp(self, cls: cst.ClassDef) -> bool:
+        """Whether some method of the class raises under a pipeline test (a
+        config validator refusing PP up front guards every method)."""
+        for n in walk(cls.body):
+            if (
+                isinstance(n, cst.If)
+                and self._mentions_guard(n.test)
+                and any(isinstance(s, cst.Raise) for s in walk_no_nested(n.body))
+            ):
+                return True
+        return False
+
+    def _validated(self, func: cst.FunctionDef, aliases: list[_Alias]) -> bool:
+        """Whether the function checks what it borrowed and raises when it is
+        not a real module (``if not isinstance(embed, VocabParallelEmbedding):
+        raise ...``, ``assert embed is not None``): on a rank without the
+        module that is an honest refusal, not a silent alias."""
+        borrowed = {a.source.text for a in aliases}
+        names = set()
+        for n in walk_no_nested(func.body):
+            if isinstance(n, cst.Assign) and isinstance(n.targets[0].target, cst.Name):
+                src = self._source(n.value, {})
+                if src is not None and (
+                    src.text in borrowed or any(a.source.owner == src.owner for a in aliases)
+                ):
+                    names.add(n.targets[0].target.value)
+        if not names:
+            return False
+        for n in walk_no_nested(func.body):
+            test = None
+            if (
+                isinstance(n, cst.If)
+                and any(isinstance(s, cst.Raise) for s in walk_no_nested(n.body))
+                or isinstance(n, cst.Assert)
+            ):
+                test = n.test
+            if test is not None and any(
+                isinstance(x, cst.Name) and x.value in names for x in walk(test)
+            ):
+                return True
+        return False
+
+    def _guarded(self, func: cst.FunctionDef) -> bool:
+        return self._mentions_guard(func)
+
+    def _mentions_guard(self, node: cst.CSTNode) -> bool:
+        guards: Sequence[str] = self.opts["guard-names"]
+        for n in walk_no_nested(node):
+            if isinstance(n, cst.Name) and name_matches(n.value, guards):
+                return True
+            if isinstance(n, cst.Attribute):
+                if name_matches(n.attr.value, guards):
+                    return True
+                # ``get_pp_group().world_size``, ``self.pp_group.world_size``
+                if n.attr.value in ("world_size", "size", "rank_in_group"):
+                    owner = self.ctx.code_for(n.value)
+                    if "pp" in owner.lower() or "pipeline" in owner.lower():
+                        return True
+        return False

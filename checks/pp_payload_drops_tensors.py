@@ -1,0 +1,666 @@
+"""SHD301 pp-payload-drops-tensors: a pipeline stage's hand-off payload that
+silently leaves behind tensors the forward collected for the last rank."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import libcst as cst
+
+from checks._classes import ClassIndex, ClassInfo, NonLiteral
+from checks._helpers import call_name, dotted, last_name, name_matches, walk, walk_no_nested
+from linter.facts import FactCollector
+from linter.needles import Needles
+from linter.rule import Option, Rule
+from linter.types import Note, Severity, Span
+
+DEFAULT_PAYLOAD_CLASSES = ("IntermediateTensors", "PPProxyTensors")
+DEFAULT_LAST_RANK = ("is_last_rank", "is_last_pp_rank", "is_pipeline_last_stage")
+DEFAULT_FLAGS = ("supports_aux_hidden_states_over_pp",)
+DEFAULT_RECEIVER_FACTORIES = ("make_empty_intermediate_tensors_factory",)
+DEFAULT_RECEIVER_METHODS = ("make_empty_intermediate_tensors",)
+# ``hidden`` alone would make every ``hidden_states`` a candidate; it only
+# becomes an accumulator when appended to, so the pattern stays cheap to match
+DEFAULT_ACCUMULATORS = ("*aux*", "*hidden*", "*tap*", "*captur*")
+DEFAULT_HELPERS = ("*add*", "*captur*", "*collect*", "*record*", "*append*", "*tap*")
+_MUTATORS = {"append", "extend", "insert", "capture"}
+
+
+def _receiver_keys_ast(node: ast.AST, factories: Sequence[str]) -> list[list[str]]:
+    """String key lists of every ``factory(["a", "b"], ...)`` under ``node``
+    (a class may allocate one layout per mode)."""
+    out: list[list[str]] = []
+    for n in ast.walk(node):
+        if not isinstance(n, ast.Call) or not n.args:
+            continue
+        f = n.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+        if name not in factories:
+            continue
+        first = n.args[0]
+        if isinstance(first, (ast.List, ast.Tuple)) and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in first.elts
+        ):
+            out.append([e.value for e in first.elts])  # type: ignore[attr-defined]
+    return out
+
+
+class PpReceiverFacts(FactCollector):
+    """Per class: the keys its receiving side allocates for the incoming
+    pipeline payload (``make_empty_intermediate_tensors_factory([...], ...)``),
+    so a subclass in another file can be compared with its base's receiver."""
+
+    name = "pp_receivers"
+    version = 1
+    needles = Needles(all_of=("make_empty_intermediate_tensors",))
+
+    @classmethod
+    def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
+        out: dict[str, Any] = {}
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                layouts = _receiver_keys_ast(node, DEFAULT_RECEIVER_FACTORIES)
+                if layouts:
+                    out[node.name] = {"layouts": layouts, "line": node.lineno}
+        return out or None
+
+
+# -- small syntax helpers ----------------------------------------------------------
+
+
+def _statements(block: cst.BaseSuite | Sequence[cst.BaseStatement]) -> list[cst.CSTNode]:
+    """Statements of a suite with simple statement lines flattened into their
+    small statements (``x = 1; return x`` is two)."""
+    body = block.body if isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)) else block
+    out: list[cst.CSTNode] = []
+    for s in body:
+        if isinstance(s, cst.SimpleStatementLine):
+            out.extend(s.body)
+        else:
+            out.append(s)
+    return out
+
+
+def _terminates(block: cst.BaseSuite) -> bool:
+    stmts = _statements(block)
+    return bool(stmts) and isinstance(stmts[-1], (cst.Return, cst.Raise))
+
+
+def _names_in(node: cst.CSTNode) -> set[str]:
+    return {n.value for n in walk(node) if isinstance(n, cst.Name)}
+
+
+def _root(node: cst.CSTNode) -> str | None:
+    while isinstance(node, (cst.Attribute, cst.Subscript, cst.Call)):
+        node = node.func if isinstance(node, cst.Call) else node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+LAST, NONLAST = 1, -1
+
+
+@dataclass
+class _Return:
+    node: cst.Return
+    ctx: int  # LAST, NONLAST or 0 (unknown)
+    guard: cst.CSTNode | None  # the branch (suite) that made ctx NONLAST, if any
+
+
+@dataclass
+class _Method:
+    func: cst.FunctionDef
+    returns: list[_Return] = field(default_factory=list)
+
+
+class PpPayloadDropsTensors(Rule):
+    """## What it finds
+    A model's `forward` that collects extra tensors for the last pipeline rank
+    (auxiliary hidden states tapped for an EAGLE-3 / DSpark draft: an
+    `aux_hidden_states` list filled with `.append`, a helper, or a
+    `capture=` keyword) and returns them on the last rank, while the early
+    return of the other ranks — `if not get_pp_group().is_last_rank: return
+    IntermediateTensors({...})` (SGLang: `self.pp_group.is_last_rank`,
+    `PPProxyTensors`) — hands only `hidden_states`/`residual` to the next
+    stage. It fires when the class claims the combination works: a capability
+    flag such as `supports_aux_hidden_states_over_pp = True`, set on the class
+    or inherited from a base class in any file of the project. The typical
+    live bug is a subclass that overrides `forward` and loses the packing its
+    base had, while still inheriting the base's claim.
+
+    It also fires when a payload's keys differ from the keys the receiving
+    stage allocates (`make_empty_intermediate_tensors_factory([...], ...)` or a
+    `make_empty_intermediate_tensors` method) in the same class or a base.
+
+    ## Why it breaks
+    With pipeline parallelism each rank runs a slice of the layers. The taps
+    of layers that live on rank 0..N-2 are computed there and then dropped
+    with the payload: only the last rank's taps reach the draft. Nothing
+    crashes; the draft is conditioned on a fraction of its inputs and the
+    acceptance rate quietly collapses, worse as the PP degree grows (with
+    taps at layers 7, 31, 47, 63 and 87 of 93 and PP=2, four of five are
+    lost). A payload whose keys differ from the receiver's allocation fails
+    on the receiving rank (`KeyError`, or a shape/recv mismatch in CUDA-graph
+    capture).
+
+    ## Example
+    Below, the decoder appends its taps in every layer and returns them on
+    the last rank, but the other ranks' `IntermediateTensors` carries only the
+    hidden states and residual, while the class claims PP support. The same
+    shape with the flag on a base class in another module (the subclass
+    overriding `forward`) is reported with a related location on the flag
+    (`corpus/pp_payload_drops_tensors/stages/`).
+
+    ## Fix
+    Carry the taps in the payload (`**self.pack_local_aux_hidden_states(aux)`,
+    or a key per tap), collect the upstream ones on the receiving ranks and
+    reserve their slots in `make_empty_intermediate_tensors`; or set the
+    capability flag to `False` on the subclass so the runtime refuses the
+    combination honestly.
+
+    ## Options
+    - `payload-classes` (list[str], default `["IntermediateTensors",
+      "PPProxyTensors"]`): constructors of the inter-stage payload.
+    - `last-rank-accessors` (list[str], default `["is_last_rank",
+      "is_last_pp_rank", "is_pipeline_last_stage"]`): attribute (or
+      no-argument call) names that test for the last pipeline rank.
+    - `capability-flags` (list[str], default
+      `["supports_aux_hidden_states_over_pp"]`): class attributes whose truthy
+      value claims the collected tensors survive pipeline parallelism.
+    - `require-claim` (bool, default `true`): report only classes that claim
+      the capability. With `false`, also report classes that never set a flag
+      (classes that set it to a false literal stay silent: the runtime refuses
+      them). Off by default because engines that gate the combination at
+      start-up (vLLM 0.33 checks the flag) would see dozens of dropped taps
+      that can never run.
+    - `accumulator-patterns` (list[str], default `["*aux*", "*hidden*",
+      "*tap*", "*captur*"]`): globs for local lists that collect tensors.
+    - `accumulator-helpers` (list[str], default `["*add*", "*captur*",
+      "*collect*", "*record*", "*append*", "*tap*"]`): globs for helper calls
+      that add to an accumulator passed to them.
+    - `receiver-factories` (list[str], default
+      `["make_empty_intermediate_tensors_factory"]`) and `receiver-methods`
+      (list[str], default `["make_empty_intermediate_tensors"]`): where the
+      receiving stage's payload keys are allocated. Receivers in base classes
+      of other files are read for the default factory name only.
+
+    Findings are errors. RULES.md asks for warning level on the unclaimed
+    case (`require-claim = false`); the engine has one severity per rule, so
+    that case is reported as an error too. The raw-text prefilter knows the
+    default payload and last-rank names (and `last_stage`, `last_pp_rank`): a
+    file that spells every one of them differently is not parsed.
+    """
+
+    code = "SHD301"
+    name = "pp-payload-drops-tensors"
+    summary = "A non-last pipeline rank's payload drops tensors the forward collected"
+    severity = Severity.ERROR
+    needles = Needles(
+        any_of=(
+            ("IntermediateTensors", "PPProxyTensors", "is_last_rank", "last_stage", "last_pp_rank"),
+        )
+    )
+    facts = ("classes", "pp_receivers")
+    tags = ("correctness", "pipeline-parallel", "speculative-decoding")
+    options: ClassVar[Mapping[str, Option]] = {
+        "payload-classes": Option(DEFAULT_PAYLOAD_CLASSES, "list[str]", "payload constructors"),
+        "last-rank-accessors": Option(DEFAULT_LAST_RANK, "list[str]", "last-rank tests"),
+        "capability-flags": Option(DEFAULT_FLAGS, "list[str]", "class flags claiming PP support"),
+        "require-claim": Option(True, "bool", "report only classes that claim the capability"),
+        "accumulator-patterns": Option(DEFAULT_ACCUMULATORS, "list[str]", "accumulator names"),
+        "accumulator-helpers": Option(DEFAULT_HELPERS, "list[str]", "helpers that add to lists"),
+        "receiver-factories": Option(DEFAULT_RECEIVER_FACTORIES, "list[str]", "receiver factories"),
+        "receiver-methods": Option(DEFAULT_RECEIVER_METHODS, "list[str]", "receiver methods"),
+    }
+
+    # -- traversal -----------------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        methods = [m for m in self._methods(node) if m.returns]
+        if not methods:
+            return
+        # the claim and the receiver are looked up lazily, once per class:
+        # most classes with a payload drop nothing
+        claim: tuple[Any, str, Note | None] | None = None
+        claim_done = receiver_done = False
+        receiver: tuple[list[set[str]], str] | None = None
+        for m in methods:
+            payloads = [r for r in m.returns if self._is_payload_return(r)]
+            if not payloads:
+                continue
+            dropped = self._dropped(m, payloads)
+            if dropped:
+                if not claim_done:
+                    claim, claim_done = self._claim(node), True
+                self._report_drops(node, m, dropped, claim)
+            if not receiver_done:
+                receiver, receiver_done = self._receiver(node), True
+            if receiver:
+                self._report_key_mismatch(node, m, payloads, receiver)
+
+    def _methods(self, cls: cst.ClassDef) -> Iterator[_Method]:
+        for stmt in _statements(cls.body):
+            if isinstance(stmt, cst.FunctionDef):
+                m = _Method(stmt)
+                self._block(_statements(stmt.body), 0, None, m)
+                yield m
+
+    def _block(
+        self, stmts: list[cst.CSTNode], ctx: int, guard: cst.CSTNode | None, m: _Method
+    ) -> None:
+        for s in stmts:
+            if isinstance(s, cst.Return):
+                m.returns.append(_Return(s, ctx, guard if ctx == NONLAST else None))
+            elif isinstance(s, cst.If):
+                after = self._if(s, ctx, guard, m)
+                if after is not None:
+                    # ``if last: return ...`` makes the rest of the block the
+                    # other ranks' path (and the reverse)
+                    ctx, guard = after, None
+            elif isinstance(s, (cst.For, cst.While)):
+                self._block(_statements(s.body), ctx, guard, m)
+                if s.orelse is not None:
+                    self._block(_statements(s.orelse.body), ctx, guard, m)
+            elif isinstance(s, cst.With):
+                self._block(_statements(s.body), ctx, guard, m)
+            elif isinstance(s, cst.Try):
+                self._block(_statements(s.body), ctx, guard, m)
+                for h in s.handlers:
+                    self._block(_statements(h.body), ctx, guard, m)
+                if s.orelse is not None:
+                    self._block(_statements(s.orelse.body), ctx, guard, m)
+                if s.finalbody is not None:
+                    self._block(_statements(s.finalbody.body), ctx, guard, m)
+
+    def _if(self, s: cst.If, ctx: int, guard: cst.CSTNode | None, m: _Method) -> int | None:
+        body_ctx, else_ctx = self._classify(s.test)
+        b = body_ctx or ctx
+        self._block(_statements(s.body), b, s.body if body_ctx == NONLAST else guard, m)
+        e = else_ctx or ctx
+        else_guard = s.orelse if else_ctx == NONLAST else guard
+        if isinstance(s.orelse, cst.If):
+            self._if(s.orelse, e, else_guard, m)
+        elif isinstance(s.orelse, cst.Else):
+            self._block(_statements(s.orelse.body), e, else_guard, m)
+        if else_ctx and s.orelse is None and _terminates(s.body):
+            return else_ctx
+        return None
+
+    def _classify(self, test: cst.BaseExpression) -> tuple[int, int]:
+        """(context of the body, context of the else branch) for an ``if``."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            b, e = self._classify(test.expression)
+            return e, b
+        if isinstance(test, cst.BooleanOperation):
+            left, right = self._classify(test.left), self._classify(test.right)
+            if isinstance(test.operator, cst.And):
+                # ``a and not last`` → body is on a non-last rank; the else
+                # branch could be either
+                return (left[0] or right[0]), 0
+            return 0, (left[1] or right[1])
+        if isinstance(test, cst.Call) and not test.args:
+            test = test.func
+        if isinstance(test, (cst.Attribute, cst.Name)):
+            leaf = test.attr.value if isinstance(test, cst.Attribute) else test.value
+            if name_matches(leaf, self.opts["last-rank-accessors"]):
+                return LAST, NONLAST
+        return 0, 0
+
+    # -- payloads and accumulators ---------------------------------------------
+    def _payload_call(self, node: cst.CSTNode | None) -> cst.Call | None:
+        if (
+            isinstance(node, cst.Call)
+            and last_name(call_name(node)) in self.opts["payload-classes"]
+        ):
+            return node
+        return None
+
+    def _is_payload_return(self, r: _Return) -> bool:
+        if self._payload_call(r.node.value) is not None:
+            return True
+        return r.ctx == NONLAST and r.node.value is not None
+
+    def _accumulators(self, func: cst.FunctionDef) -> dict[str, cst.CSTNode]:
+        pats = self.opts["accumulator-patterns"]
+        helpers = self.opts["accumulator-helpers"]
+        out: dict[str, cst.CSTNode] = {}
+
+        def add(name: str | None, where: cst.CSTNode) -> None:
+            if name and name_matches(name, pats):
+                out.setdefault(name, where)
+
+        for n in walk_no_nested(func):
+            if isinstance(n, cst.Call):
+                f = n.func
+                if (
+                    isinstance(f, cst.Attribute)
+                    and f.attr.value in _MUTATORS
+                    and isinstance(f.value, cst.Name)
+                ):
+                    add(f.value.value, n)
+                    continue
+                if not name_matches(last_name(call_name(n)), helpers):
+                    helper_arg = None
+                else:
+                    # ``self._maybe_add_tap(taps, i, hidden)``: the list is
+                    # the first argument; the others are what gets added
+                    positional = [a.value for a in n.args if a.keyword is None and not a.star]
+                    helper_arg = positional[0] if positional else None
+                if isinstance(helper_arg, cst.Name):
+                    add(helper_arg.value, n)
+                for a in n.args:
+                    if a.keyword is None or not name_matches(a.keyword.value, ("*captur*",)):
+                        continue
+                    # ``capture_output=aux.capture`` / ``capture=aux.append``,
+                    # possibly only for some layers (``... if i in ids else None``)
+                    v = a.value
+                    for c in (v.body, v.orelse) if isinstance(v, cst.IfExp) else (v,):
+                        if isinstance(c, cst.Attribute) and isinstance(c.value, cst.Name):
+                            add(c.value.value, n)
+                        elif isinstance(c, cst.Name):
+                            add(c.value, n)
+            elif isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name):
+                if isinstance(n.value, (cst.List, cst.Tuple)):
+                    add(n.target.value, n)
+            elif (
+                isinstance(n, cst.Assign)
+                and len(n.targets) == 1
+                and isinstance(n.targets[0].target, cst.Name)
+                and isinstance(n.value, cst.Call)
+                and name_matches(last_name(call_name(n.value)), helpers)
+            ):
+                # ``taps = self._maybe_add_tap([], 0, hidden)`` starts the list
+                add(n.targets[0].target.value, n)
+        return out
+
+    def _carried_by_last(self, value: cst.BaseExpression | None, accs: Iterable[str]) -> set[str]:
+        """Accumulators that are themselves returned (bare, in a tuple or list,
+        or concatenated), not merely passed to something that is returned."""
+        found: set[str] = set()
+
+        def visit(v: cst.BaseExpression) -> None:
+            if isinstance(v, cst.Name):
+                found.add(v.value)
+            elif isinstance(v, (cst.Tuple, cst.List)):
+                for e in v.elements:
+                    visit(e.value)
+            elif isinstance(v, cst.BinaryOperation) and isinstance(v.operator, cst.Add):
+                visit(v.left)
+                visit(v.right)
+
+        if value is not None:
+            visit(value)
+        return found & set(accs)
+
+    def _dropped(self, m: _Method, payloads: list[_Return]) -> list[tuple[_Return, list[str]]]:
+        accs = self._accumulators(m.func)
+        if not accs:
+            return []
+        last: set[str] = set()
+        for r in m.returns:
+            if r in payloads or r.ctx == NONLAST:
+                continue
+            last |= self._carried_by_last(r.node.value, accs)
+        if not last:
+            return []
+        out = []
+        for r in payloads:
+            carried = self._carried_by_payload(m.func, r, accs)
+            if carried is None:
+                continue
+            missing = sorted(last - carried)
+            if missing:
+                out.append((r, missing))
+        return out
+
+    def _carried_by_payload(
+        self, func: cst.FunctionDef, r: _Return, accs: Mapping[str, cst.CSTNode]
+    ) -> set[str] | None:
+        """Accumulators the payload carries; ``None`` when it cannot be told
+        (a ``**`` splat: whatever it unpacks may hold them)."""
+        value = r.node.value
+        assert value is not None
+        for n in walk(value):
+            if isinstance(n, cst.StarredDictElement):
+                return None
+            if isinstance(n, cst.Arg) and n.star == "**":
+                return None
+        names = _names_in(value)
+        carried = names & set(accs)
+        if r.guard is not None:
+            # anything the non-last branch does with the taps (a key written
+            # into the payload, a helper that packs them) counts as carrying
+            carried |= _names_in(r.guard) & set(accs)
+        # writes into the container the payload is built from: ``p = {...};
+        # p["k"] = aux; p.update(pack(aux)); return Payload(p)`` or ``return p``
+        built_from: set[str] = set()
+        call = self._payload_call(value)
+        if isinstance(value, cst.Name):
+            built_from.add(value.value)
+        elif call is not None and call.args and isinstance(call.args[0].value, cst.Name):
+            built_from.add(call.args[0].value.value)
+        for n in walk_no_nested(func):
+            targets: list[cst.CSTNode] = []
+            if isinstance(n, cst.Assign):
+                targets = [t.target for t in n.targets]
+            elif isinstance(n, (cst.AugAssign, cst.AnnAssign)):
+                targets = [n.target]
+            elif (
+                isinstance(n, cst.Call)
+                and isinstance(n.func, cst.Attribute)
+                and n.func.attr.value in {"update", "__setitem__", "setdefault"}
+            ):
+                targets = [n.func.value]
+            if any(_root(t) in built_from for t in targets):
+                carried |= _names_in(n) & set(accs)
+        return carried
+
+    # -- the claim -------------------------------------------------------------
+    def _class_qualname(self, node: cst.ClassDef) -> str:
+        names = [n.name.value for n in self.ctx.scope_nodes if isinstance(n, cst.ClassDef)]
+        if not names or names[-1] != node.name.value:
+            names.append(node.name.value)
+        return ".".join(names)
+
+    def _own_flag(self, node: cst.ClassDef, flag: str) -> tuple[Any, cst.CSTNode] | None:
+        for s in _statements(node.body):
+            target = value = None
+            if isinstance(s, cst.Assign) and len(s.targets) == 1:
+                target, value = s.targets[0].target, s.value
+            elif isinstance(s, cst.AnnAssign) and s.value is not None:
+                target, value = s.target, s.value
+            if isinstance(target, cst.Name) and target.value == flag and value is not None:
+                if isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
+                    return {"True": True, "False": False, "None": None}[value.value], target
+                return NonLiteral(self.ctx.code_for(value)), target
+        return None
+
+    def _claim(self, node: cst.ClassDef) -> tuple[Any, str, Note | None] | None:
+        """(value, flag, note) of the first capability flag set on the class
+        or along its bases; ``None`` when no flag is set anywhere."""
+        index: ClassIndex | None = self._index()
+        mro: list[tuple[str, ClassInfo]] | None = None
+        for flag in self.opts["capability-flags"]:
+            own = self._own_flag(node, flag)
+            if own is not None:
+                return own[0], flag, None
+            if index is None:
+                continue
+            if mro is None:
+                bases = [dotted(a.value) for a in node.bases if a.keyword is None]
+                mro = index.mro_of_bases(self.ctx.module_name, [b for b in bases if b])
+            hit = index.attr_in(mro, flag)
+            if hit is None:
+                continue
+            loc = index.attr_location(hit.owner, flag)
+            note = None
+            if loc is not None:
+                path, line, col, end_line, end_col = loc
+                note = Note(
+                    f"`{flag} = {hit.value!r}` is inherited from `{hit.owner}`",
+                    path,
+                    Span(line, col, end_line, end_col),
+                )
+            return hit.value, flag, note
+        return None
+
+    def _index(self) -> ClassIndex | None:
+        idx = self.ctx.facts.index("classes")
+        return idx if isinstance(idx, ClassIndex) else None
+
+    def _report_drops(
+        self,
+        node: cst.ClassDef,
+        m: _Method,
+        dropped: list[tuple[_Return, list[str]]],
+        claim: tuple[Any, str, Note | None] | None,
+    ) -> None:
+        if claim is None:
+            if self.opts["require-claim"]:
+                return
+            why = "no capability flag tells the runtime to refuse pipeline parallelism here"
+            notes: list[Note | str] = []
+        else:
+            value, flag, note = claim
+            if isinstance(value, NonLiteral) or not value:
+                return
+            where = "inherited from a base class" if note is not None else "set on this class"
+            why = f"`{flag} = {value!r}` ({where}) claims they survive pipeline parallelism"
+            notes = [note] if note is not None else []
+        cls = self._class_qualname(node)
+        for r, names in dropped:
+            payload = self._payload_call(r.node.value)
+            what = f"`{call_name(payload)}`" if payload is not None else "the payload"
+            shown = ", ".join(f"`{n}`" for n in names)
+            self.report(
+                payload or r.node,
+                f"`{cls}.{m.func.name.value}` returns {shown} on the last pipeline rank but "
+                f"{what} returned by the other ranks does not carry {'it' if len(names) == 1 else 'them'}: "
+                f"their taps are silently dropped; {why}",
+                notes=[
+                    *notes,
+                    (
+                        "Every rank but the last computes the taps of its own layers and discards them "
+                        "here; the draft model is then conditioned on the last rank's taps only."
+                    ),
+                    (
+                        "Pack them into the payload (e.g. `**self.pack_local_aux_hidden_states(...)`) and "
+                        "reserve their slots on the receiving side, or set the flag to False."
+                    ),
+                ],
+            )
+
+    # -- receiver keys -----------------------------------------------------------
+    def _receiver(self, node: cst.ClassDef) -> tuple[list[set[str]], str] | None:
+        """The key layouts the receiving side may allocate, and where."""
+        own = self._own_receiver(node)
+        if own is not None:
+            return (own, f"`{node.name.value}`") if own else None
+        index = self._index()
+        if index is None:
+            return None
+        bases = [dotted(a.value) for a in node.bases if a.keyword is None]
+        facts = self.ctx.facts.raw("pp_receivers")
+        for q, info in index.mro_of_bases(self.ctx.module_name, [b for b in bases if b]):
+            if any(name_matches(mm, self.opts["receiver-methods"]) for mm in info.methods):
+                # a hand-written allocator we did not read: cannot compare
+                return None
+            # the collector reads the default factory names only (it cannot
+            # see per-project options)
+            got = (facts.get(info.module) or {}).get(info.name)
+            if got is not None and set(DEFAULT_RECEIVER_FACTORIES) <= set(
+                self.opts["receiver-factories"]
+            ):
+                return [set(k) for k in got["layouts"]], f"`{q}`"
+        return None
+
+    def _own_receiver(self, node: cst.ClassDef) -> list[set[str]] | None:
+        """Layouts allocated in the class itself; ``[]`` when it has a
+        receiver we cannot read (nothing to compare), ``None`` when it has none."""
+        factories = self.opts["receiver-factories"]
+        methods = self.opts["receiver-methods"]
+        layouts: list[set[str]] = []
+        opaque = False
+        for n in walk(node.body):
+            if isinstance(n, cst.Call) and last_name(call_name(n)) in factories and n.args:
+                keys = _str_list(n.args[0].value)
+                if keys is None:
+                    opaque = True
+                else:
+                    layouts.append(set(keys))
+            elif isinstance(n, cst.FunctionDef) and n.name.value in methods:
+                returns = [r for r in walk(n.body) if isinstance(r, cst.Return)]
+                for r in returns:
+                    call = self._payload_call(r.value)
+                    keys = _dict_keys(call.args[0].value) if call and call.args else None
+                    if keys is None:
+                        opaque = True
+                    else:
+                        layouts.append(set(keys))
+        if opaque:
+            return []
+        return layouts or None
+
+    def _report_key_mismatch(
+        self,
+        node: cst.ClassDef,
+        m: _Method,
+        payloads: list[_Return],
+        receiver: tuple[list[set[str]], str],
+    ) -> None:
+        layouts, where = receiver
+        for r in payloads:
+            call = self._payload_call(r.node.value)
+            if call is None or not call.args or r.ctx != NONLAST:
+                continue
+            keys = _dict_keys(call.args[0].value)
+            if keys is None or set(keys) in layouts:
+                continue
+            # a class may allocate one layout per mode; compare with the
+            # closest so the message names the smallest difference
+            want = min(layouts, key=lambda w: (len(w ^ set(keys)), sorted(w)))
+            missing = sorted(want - set(keys))
+            extra = sorted(set(keys) - want)
+            parts = []
+            if missing:
+                parts.append("misses " + ", ".join(f"'{k}'" for k in missing))
+            if extra:
+                parts.append("adds " + ", ".join(f"'{k}'" for k in extra))
+            self.report(
+                call,
+                f"`{call_name(call)}` returned by `{node.name.value}.{m.func.name.value}` on non-last "
+                f"ranks {' and '.join(parts)} compared with the keys the receiving rank allocates in "
+                f"{where} ({', '.join(repr(k) for k in sorted(want))})",
+                notes=[
+                    (
+                        "The next stage allocates its receive buffers from that key list; a missing key "
+                        "fails there with KeyError, an extra one is never received (or breaks CUDA-graph "
+                        "capture)."
+                    ),
+                    "Keep the payload keys and the allocation in one place.",
+                ],
+            )
+
+
+def _str_list(node: cst.BaseExpression) -> list[str] | None:
+    if not isinstance(node, (cst.List, cst.Tuple)):
+        return None
+    out = []
+    for e in node.elements:
+        if not isinstance(e, cst.Element) or not isinstance(e.value, cst.SimpleString):
+            return None
+        out.append(e.value.evaluated_value)
+    return [str(x) for x in out]
+
+
+def _dict_keys(node: cst.BaseExpression) -> list[str] | None:
+    """Keys of a dict display with only string-literal keys (no splat)."""
+    if not isinstance(node, cst.Dict):
+        return None
+    out = []
+    for e in node.elements:
+        if not isinstance(e, cst.DictElement) or not isinstance(e.key, cst.SimpleString):
+            return None
+        out.append(str(e.key.evaluated_value))
+    return out

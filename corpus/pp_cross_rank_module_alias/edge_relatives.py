@@ -1,0 +1,48 @@
+"""The same mistake spelled other ways and in other engines."""
+
+import torch
+
+
+def share_through_setattr(draft, target):
+    setattr(draft.model, "embed_tokens", target.model.embed_tokens)  # error: SHD302
+
+
+def share_through_locals(draft, target):
+    inner = target.model
+    table = getattr(inner, "embed_tokens", None) or getattr(inner, "embedding", None)
+    if table is not None:
+        draft.model.embed_tokens = table  # error: SHD302
+
+
+def share_through_getter(draft, target):
+    draft.set_input_embeddings(target.get_input_embeddings())  # error: SHD302
+
+
+def share_weights_only(draft, target):
+    with torch.no_grad():
+        draft.lm_head.weight = target.model.embed_tokens.weight  # error: SHD302
+
+
+def share_gpt_style(student, teacher):
+    student.transformer.wte = teacher.transformer.wte  # error: SHD302
+
+
+def share_neox_style(student, teacher):
+    student.gpt_neox.embed_in = teacher.gpt_neox.embed_in  # error: SHD302
+
+
+class SglangStyleWorker:
+    def init_draft_head(self):
+        # the getter hands out both ends of the pipeline at once
+        embed, head = self.target_runner.model.get_embed_and_head()
+        self.draft_runner.model.set_embed_and_head(embed, head)  # error: SHD302
+
+
+class ProposerStyle:
+    def load_model(self, target_model):
+        self.model = self._build_draft()
+
+        def _wire():
+            self.model.model.embed_tokens = target_model.model.embed_tokens  # error: SHD302
+
+        _wire()

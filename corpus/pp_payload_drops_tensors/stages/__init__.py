@@ -1,0 +1,3 @@
+from .backbone import StageBackbone
+
+__all__ = ["StageBackbone"]

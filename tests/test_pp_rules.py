@@ -1,0 +1,260 @@
+"""SHD301 and SHD302 as a user sees them: messages that name the real
+variables, related locations in other files, options, editor buffers."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from corpus_harness import CORPUS
+
+from checks.pp_cross_rank_module_alias import PpCrossRankModuleAlias
+from checks.pp_payload_drops_tensors import PpPayloadDropsTensors
+from linter.config import Config
+from linter.engine import Engine, check_text
+from linter.facts import ProjectFacts
+from linter.registry import load_registry
+from linter.types import Diagnostic
+
+PAYLOAD = CORPUS / "pp_payload_drops_tensors"
+ALIAS = CORPUS / "pp_cross_rank_module_alias"
+
+
+def run(root: Path, code: str, **options: Any) -> list[Diagnostic]:
+    opts = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in options.items()))
+    config = Config(root=root, select=(code,), rule_options=((code, opts),) if opts else ())
+    result = Engine(config, load_registry(), jobs=1).run([root])
+    assert not result.errors, result.errors
+    return [d for d in result.diagnostics if d.code == code]
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, src in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(src), encoding="utf-8")
+
+
+# -- SHD301 ----------------------------------------------------------------------
+
+
+def test_inherited_claim_points_to_the_base_class_in_another_file() -> None:
+    diags = run(PAYLOAD, "SHD301")
+    variant = [d for d in diags if d.path == "stages/variant.py"]
+    assert len(variant) == 1
+    d = variant[0]
+    assert "`ShortcutVariant.forward`" in d.message
+    assert "`aux_hidden_states`" in d.message
+    assert "supports_aux_hidden_states_over_pp = True" in d.message
+    related = [n for n in d.notes if n.path is not None]
+    assert len(related) == 1
+    assert related[0].path == "stages/backbone.py"
+    assert related[0].span is not None
+    flag_line = (PAYLOAD / "stages/backbone.py").read_text().splitlines()[related[0].span.line - 1]
+    assert flag_line.strip().startswith("supports_aux_hidden_states_over_pp = True")
+    assert "stages.backbone.StageBackbone" in related[0].message
+
+
+def test_claim_inherited_over_two_files_and_a_reexport() -> None:
+    diags = run(PAYLOAD, "SHD301")
+    deep = [d for d in diags if d.path == "stages/deep/vision_text.py"]
+    assert [d.span.line for d in deep] == [18]
+    assert "`kept_hidden`" in deep[0].message
+    assert any(n.path == "stages/backbone.py" for n in deep[0].notes)
+    lean = [d for d in diags if d.path == "stages/reexported.py"]
+    assert len(lean) == 1 and "misses 'residual'" in lean[0].message
+    assert "stages.backbone.StageBackbone" in lean[0].message
+
+
+def test_receiver_mismatch_names_both_key_sets() -> None:
+    diags = [d for d in run(PAYLOAD, "SHD301") if d.path == "edge_receiver.py"]
+    by_line = {d.span.line: d.message for d in diags}
+    assert "misses 'residual'" in by_line[22]
+    assert "('hidden_states', 'residual')" in by_line[22]
+    assert "misses 'router_state'" in by_line[40]
+
+
+FORK_SOURCE = textwrap.dedent(
+    """
+    class Relay:
+        carries_taps = True
+
+        def forward(self, x):
+            probes = []
+            for b in self.blocks:
+                x = b(x)
+                probes.append(x)
+            if not self.topo.is_tail:
+                return Handoff({"x": x})
+            return x, probes
+    """
+)
+
+
+def check_one(text: str, code: str, **options: Any) -> list[Diagnostic]:
+    """The rule on one text, past the raw-text prefilter (which only knows
+    the default names; see the Options section of the rule docs)."""
+    registry = load_registry()
+    rule = registry.rules[code]
+    opts = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in options.items()))
+    config = Config(root=Path("."), select=(code,), rule_options=((code, opts),) if opts else ())
+    diags, errors = check_text(text, "m.py", "m", [rule], config, ProjectFacts())
+    assert not errors, errors
+    return diags
+
+
+def test_options_replace_the_default_names() -> None:
+    assert check_one(FORK_SOURCE, "SHD301") == []
+    diags = check_one(
+        FORK_SOURCE,
+        "SHD301",
+        **{
+            "payload-classes": ["Handoff"],
+            "last-rank-accessors": ["is_tail"],
+            "capability-flags": ["carries_taps"],
+            "accumulator-patterns": ["probes"],
+        },
+    )
+    assert len(diags) == 1
+    assert "`probes`" in diags[0].message and "`carries_taps = True`" in diags[0].message
+    # each option is needed: drop one and the finding goes
+    assert (
+        check_one(
+            FORK_SOURCE,
+            "SHD301",
+            **{
+                "payload-classes": ["Handoff"],
+                "last-rank-accessors": ["is_tail"],
+                "capability-flags": ["carries_taps"],
+            },
+        )
+        == []
+    )
+
+
+def test_require_claim_false_reports_unclaimed_but_not_refused(tmp_path: Path) -> None:
+    body = """
+        def forward(self, h):
+            aux_hidden_states = []
+            for b in self.blocks:
+                h = b(h)
+                aux_hidden_states.append(h)
+            if not get_pp_group().is_last_rank:
+                return IntermediateTensors({"hidden_states": h})
+            return h, aux_hidden_states
+    """
+    method = textwrap.indent(textwrap.dedent(body), "    ")
+    src = (
+        "class Unclaimed:\n" + method + "\n\nclass Refused:\n"
+        "    supports_aux_hidden_states_over_pp = False\n" + method
+    )
+    (tmp_path / "m.py").write_text(src)
+    assert run(tmp_path, "SHD301") == []
+    diags = run(tmp_path, "SHD301", **{"require-claim": False})
+    payload_lines = [
+        i for i, line in enumerate(src.splitlines(), 1) if "IntermediateTensors(" in line
+    ]
+    assert [d.span.line for d in diags] == payload_lines[:1]
+
+
+def test_editor_buffer_sees_the_base_class_on_disk(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/base.py": """
+                class Base:
+                    supports_aux_hidden_states_over_pp = True
+            """,
+        },
+    )
+    buffer = textwrap.dedent(
+        """
+        from pkg.base import Base
+
+        class Child(Base):
+            def forward(self, h):
+                aux_hidden_states = []
+                for b in self.blocks:
+                    h = b(h)
+                    aux_hidden_states.append(h)
+                if not self.pp_group.is_last_rank:
+                    return PPProxyTensors({"hidden_states": h})
+                return h, aux_hidden_states
+        """
+    )
+    engine = Engine(Config(root=tmp_path, select=("SHD301",)), load_registry(), jobs=1)
+    diags, errors = engine.lint_text(buffer, tmp_path / "pkg" / "child.py")
+    assert not errors
+    assert len(diags) == 1
+    assert diags[0].notes[0].path == "pkg/base.py"
+    # flipping the base's flag silences the subclass
+    (tmp_path / "pkg" / "base.py").write_text(
+        "class Base:\n    supports_aux_hidden_states_over_pp = False\n"
+    )
+    engine = Engine(Config(root=tmp_path, select=("SHD301",)), load_registry(), jobs=1)
+    assert engine.lint_text(buffer, tmp_path / "pkg" / "child.py")[0] == []
+
+
+def test_prefilter_skips_files_without_a_pipeline_payload() -> None:
+    assert not PpPayloadDropsTensors.candidate("def f(x):\n    return x + 1\n")
+    assert PpPayloadDropsTensors.candidate("return IntermediateTensors({})")
+
+
+# -- SHD302 ----------------------------------------------------------------------
+
+
+def test_alias_message_names_both_ends() -> None:
+    diags = [d for d in run(ALIAS, "SHD302") if d.path == "bad.py"]
+    assert len(diags) == 1
+    msg = diags[0].message
+    assert "`draft_inner.embed_tokens`" in msg and "`target_inner.embed_tokens`" in msg
+    assert "`target_model.lm_head`" in msg and "no rank holds both" in msg
+    assert "`load_sketch_draft`" in msg
+
+
+def test_draft_rank_any_reports_the_head_alone(tmp_path: Path) -> None:
+    write(tmp_path, {"m.py": "def wire(draft, target):\n    draft.lm_head = target.lm_head\n"})
+    assert run(tmp_path, "SHD302") == []
+    diags = run(tmp_path, "SHD302", **{"draft-rank": "any"})
+    assert (
+        len(diags) == 1
+        and "LM head" in diags[0].message
+        and "last pipeline rank" in diags[0].message
+    )
+
+
+def test_guard_names_option(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "m.py": """
+                def wire(draft, target, topo):
+                    if topo.n_stages > 1:
+                        raise NotImplementedError
+                    draft.model.embed_tokens = target.model.embed_tokens
+            """
+        },
+    )
+    assert len(run(tmp_path, "SHD302")) == 1
+    assert run(tmp_path, "SHD302", **{"guard-names": ["n_stages"]}) == []
+
+
+def test_alias_prefilter_ignores_ordinary_model_files() -> None:
+    model_file = textwrap.dedent(
+        """
+        class M:
+            def __init__(self, config):
+                self.embed_tokens = VocabParallelEmbedding(config.vocab_size, config.hidden_size)
+                self.num_heads = config.num_attention_heads
+                self.lm_head = ParallelLMHead(config.vocab_size, config.hidden_size)
+
+            def get_input_embeddings(self):
+                return self.embed_tokens
+        """
+    )
+    assert not PpCrossRankModuleAlias.candidate(model_file)
+    assert PpCrossRankModuleAlias.candidate(
+        "draft.model.embed_tokens = target.model.embed_tokens\n"
+    )
