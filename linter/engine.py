@@ -326,7 +326,7 @@ def check_text(
             Diagnostic(
                 code=rep.code,
                 name=cls.name,
-                severity=cls.severity,
+                severity=rep.severity or cls.severity,
                 path=relpath,
                 span=span,
                 message=rep.message,
@@ -653,7 +653,9 @@ class Engine:
 
     # -- a whole run ------------------------------------------------------------
     def cache_key(self) -> str:
-        parts = [self.config.digest(), ",".join(sorted(self.enabled))]
+        from linter.registry import rules_fingerprint
+
+        parts = [self.config.digest(), ",".join(sorted(self.enabled)), rules_fingerprint()]
         parts += [f"{c.name}:{c.version}" for c in self.collector_meta]
         return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 

@@ -152,6 +152,14 @@ def load_registry() -> Registry:
     return Registry(dict(sorted(rules.items())), collectors)
 
 
+def rules_fingerprint() -> str:
+    """A key that changes whenever a rule, a collector or the rule base
+    changes (tool version plus the sizes and mtimes of their sources): part of
+    every cache key, so editing a rule never serves stale findings."""
+    where = _snapshot_path()
+    return where[1] if where is not None else __version__
+
+
 def _snapshot_path() -> tuple[str, str] | None:
     """Where the metadata snapshot lives and the key it must carry."""
     spec = importlib.util.find_spec("checks")

@@ -39,6 +39,7 @@ class PendingReport:
     notes: tuple[Note, ...]
     fix: PendingFix | None
     scope: str
+    severity: Severity | None = None
 
 
 @dataclass
@@ -127,7 +128,10 @@ class Rule(cst.BatchableCSTVisitor):
         *,
         notes: Sequence[Note | str] = (),
         fix: PendingFix | None = None,
+        severity: Severity | None = None,
     ) -> None:
+        """Report ``node``. ``severity`` overrides the rule's default for this
+        finding (e.g. a warning where the runtime may refuse the configuration)."""
         self.ctx.reports.append(
             PendingReport(
                 code=self.code,
@@ -136,5 +140,6 @@ class Rule(cst.BatchableCSTVisitor):
                 notes=tuple(n if isinstance(n, Note) else Note(n) for n in notes),
                 fix=fix,
                 scope=self.ctx.qualified_scope,
+                severity=severity,
             )
         )
