@@ -116,6 +116,12 @@ def _has_tree_gate(rule: type[Rule]) -> bool:
     return getattr(rule.candidate_tree, "__func__", None) is not Rule.candidate_tree.__func__
 
 
+def _has_facts_gate(rule: type[Rule]) -> bool:
+    from linter.rule import Rule
+
+    return getattr(rule.candidate_facts, "__func__", None) is not Rule.candidate_facts.__func__
+
+
 def scan_text(
     text: str,
     relpath: str,
@@ -479,6 +485,27 @@ class Engine:
         ignored = self.config.ignored_for(relpath)
         return [r for r in self.rules if not (ignored and r.code.startswith(ignored))]
 
+    def facts_gate(self, relpath: str, codes: Sequence[str], facts: ProjectFacts | None = None) -> list[str]:
+        """``codes`` less the rules whose facts gate says they cannot fire in
+        this module (a crashing gate keeps the rule)."""
+        facts = facts if facts is not None else (self._facts or ProjectFacts())
+        wanted = set(codes)
+        keep = []
+        module = module_name_of(relpath)
+        for r in self.rules:
+            if r.code not in wanted:
+                continue
+            if _has_facts_gate(r):
+                try:
+                    opts = {k: o.default for k, o in r.options.items()}
+                    opts.update(self.config.options_for(r.code))
+                    if not r.candidate_facts(module, relpath, facts, opts):
+                        continue
+                except Exception:
+                    pass
+            keep.append(r.code)
+        return keep
+
     def noqa_check(self, relpath: str, text: str) -> bool:
         return "SHD900" in self.enabled and "noqa" in text and not self._ignored(relpath, "SHD900")
 
@@ -503,7 +530,7 @@ class Engine:
         read."""
         facts = facts if facts is not None else (self._facts or ProjectFacts())
         if codes is None:
-            codes = self.scan_one(text, relpath, True).rules or []
+            codes = self.facts_gate(relpath, self.scan_one(text, relpath, True).rules or [], facts)
         wanted = set(codes)
         rules = [r for r in self.rules if r.code in wanted]
         diags: list[Diagnostic] = []
@@ -540,7 +567,8 @@ class Engine:
         module = module_name_of(relpath)
         scan = self.scan_one(text, relpath, True)
         facts = self.project_facts().with_module(module, scan.facts)
-        out = self.check_one(text, relpath, facts, scan.rules or [])
+        codes = self.facts_gate(relpath, scan.rules or [], facts)
+        out = self.check_one(text, relpath, facts, codes)
         return sorted(out.diagnostics, key=lambda d: d.sort_key), out.errors
 
     def _finish_file(self, diags: list[Diagnostic], relpath: str, text: str | None) -> list[Diagnostic]:
@@ -689,9 +717,15 @@ class Engine:
             if chk is not None and chk.get("fk") == self._facts.digest(tuple(chk.get("cols", ()))):
                 diags.extend(Diagnostic.from_dict(d) for d in chk["diags"])
                 result.stats.cached += 1
-                result.stats.parsed += 0
                 continue
-            todo.append((str(sf.path), sf.relpath, scan.rules or []))
+            codes = self.facts_gate(sf.relpath, scan.rules or [])
+            if not codes and not scan.noqa:
+                if self.cache is not None and e is not None:
+                    cols = tuple(sorted({f for r in self.rules if r.code in (scan.rules or []) for f in r.facts}))
+                    e.check = {"cols": list(cols), "fk": self._facts.digest(cols), "diags": [], "parsed": False}
+                    self.cache.mark_dirty(key)
+                continue
+            todo.append((str(sf.path), sf.relpath, codes))
         outs = self._map(_check_job, todo, {"engine": self}) if todo else []
         for (path, rel, _), out in zip(todo, outs):
             diags.extend(out.diagnostics)

@@ -121,6 +121,16 @@ class Rule(cst.BatchableCSTVisitor):
         needs it. Must be sound: False only when the rule cannot fire."""
         return True
 
+    @classmethod
+    def candidate_facts(
+        cls, module: str, path: str, facts: ProjectFacts, options: Mapping[str, Any]
+    ) -> bool:
+        """A third gate, asked after the project's facts are merged and before
+        the file is parsed with libcst: e.g. "does any class in this module
+        inherit the capability flag?". ``options`` are the rule's effective
+        options. Must be sound: False only when the rule cannot fire."""
+        return True
+
     def report(
         self,
         node: cst.CSTNode,
