@@ -104,3 +104,55 @@ def decorator_names(func: cst.FunctionDef | cst.ClassDef) -> list[str]:
         if n:
             out.append(n)
     return out
+
+
+# -- fast child iteration ------------------------------------------------------
+# `CSTNode.children` runs a visitor over the node to collect its children and
+# costs about ten times a field read; on big files rules that walk expressions
+# spend most of their time there. These read the dataclass fields directly and
+# leave out tokens and whitespace (parentheses, commas, operators' spacing),
+# which no rule walks for.
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+_TOKEN_FIELDS = frozenset(
+    {"lpar", "rpar", "lbracket", "rbracket", "lbrace", "rbrace", "comma", "semicolon",
+     "newline", "leading_lines", "lines_after_decorators", "header", "footer", "dot",
+     "equal", "colon", "asynchronous"}
+)
+
+
+def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The CST children of ``node`` that carry code (no tokens or whitespace),
+    in field order (source order for all but decorators and ``a if t else b``)."""
+    import dataclasses
+
+    cls = type(node)
+    names = _CHILD_FIELDS.get(cls)
+    if names is None:
+        names = tuple(
+            f.name
+            for f in dataclasses.fields(cls)
+            if f.name not in _TOKEN_FIELDS and not f.name.startswith("whitespace")
+        )
+        _CHILD_FIELDS[cls] = names
+    out: list[cst.CSTNode] = []
+    for name in names:
+        v = getattr(node, name)
+        if isinstance(v, cst.CSTNode):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            out.extend(x for x in v if isinstance(x, cst.CSTNode))
+    return out
+
+
+def walk_fast(node: cst.CSTNode, nested: bool = True) -> Iterator[cst.CSTNode]:
+    """Like :func:`walk` (or :func:`walk_no_nested` with ``nested=False``) over
+    :func:`child_nodes`: pre-order, ``node`` included, several times faster."""
+    stack = [node]
+    first = True
+    while stack:
+        n = stack.pop()
+        yield n
+        if not nested and not first and isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        first = False
+        stack.extend(reversed(child_nodes(n)))

@@ -1,0 +1,856 @@
+"""SHD501 padded-unpadded-width-mismatch (seed 001)."""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+
+from checks._helpers import (
+    call_name,
+    child_nodes,
+    dotted,
+    int_literal,
+    keyword_args,
+    last_name,
+    name_matches,
+    positional_args,
+    walk_fast,
+)
+from linter.needles import Needles
+from linter.rule import Option, Rule, RuleContext
+from linter.types import Severity
+
+DEFAULT_PADDED_NAMES = ("*_padded", "padded_*", "*_padded_*")
+# Names that say "not padded" although they contain the word.
+_NOT_PADDED = ("*unpadded*", "*non_padded*", "*not_padded*", "*nonpadded*")
+DEFAULT_ROUNDING = (
+    "round_up",
+    "_round_up",
+    "round_up_to_multiple",
+    "align",
+    "align_up",
+    "_align",
+    "ceil_to",
+    "round_to_multiple",
+    "next_multiple_of",
+)
+_CDIV = frozenset({"cdiv", "ceil_div", "ceildiv", "div_ceil", "div_round_up"})
+
+# Allocators and where their shape is. `*_like` copies the width of its argument.
+_ALLOC = frozenset({"empty", "zeros", "ones", "full", "empty_strided", "randn", "rand"})
+_ALLOC_METHOD = frozenset({"new_empty", "new_zeros", "new_ones", "new_full"})
+_LIKE = frozenset({"empty_like", "zeros_like", "ones_like", "full_like"})
+_UNINIT = frozenset({"empty", "new_empty", "empty_strided", "empty_like"})
+
+# In-place elementwise methods: both operands must have the same width (or
+# broadcast), so a padded buffer meeting an unpadded tensor as a whole fails.
+_INPLACE_STRICT = frozenset(
+    {"copy_", "add_", "sub_", "mul_", "div_", "addcmul_", "addcdiv_", "lerp_"}
+)
+_AUG_OPS = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign)
+
+# Consumers that read every element of an operand along its width: a garbage
+# tail in an `empty` buffer leaks into every output.
+_GEMM = frozenset({"matmul", "mm", "bmm", "addmm", "baddbmm", "einsum", "linear", "mv",
+                   "tensordot", "inner"})
+_REDUCE = frozenset({"sum", "mean", "norm", "amax", "amin", "max", "min", "prod",
+                     "logsumexp", "softmax", "log_softmax", "var", "std"})
+_ZEROING = frozenset({"zero_", "fill_", "zeros_"})
+
+
+@dataclass(frozen=True)
+class _Width:
+    padded: bool
+    code: str  # the width as written in the shape
+    origin: str  # where it comes from, for the message
+    stems: frozenset[str]  # names of the unpadded width it pairs with (last components)
+    multiple: int | None = None  # the literal it rounds up to, for a counterexample
+
+
+@dataclass
+class _Tensor:
+    name: str
+    width: _Width
+    dim: int  # negative: position from the end of the shape
+    uninit: bool
+    where: str
+    ndim: int = 0  # 0 when unknown
+    # every named dim (position from the end, width) of an unpadded tensor
+    plain_dims: list[tuple[int, _Width]] = field(default_factory=list)
+    written_partly: bool = False
+    written_upto: str | None = None  # `k` in `buf[:, :k] = x`
+    tail_zeroed: bool = False
+
+
+class PaddedUnpaddedWidthMismatch(Rule):
+    """## What it finds
+    In one function, a buffer sized by a padded width — `round_up(X, n)`,
+    `align(X, n)`, `cdiv(X, n) * n`, `(X + n - 1) // n * n`, or a name such as
+    `hidden_size_padded` — exchanging data as a whole with a tensor of the
+    unpadded width `X`: `dst.copy_(src)`, `out=dst`, `dst.add_(src)`, `dst += src`,
+    with no slice to `X` on either side. Also an `empty`-allocated padded buffer
+    that is written only up to `X` and then handed whole to a GEMM or a
+    reduction, with its tail never zeroed and the result never sliced back.
+
+    The unpadded side is known when it is allocated with `X` in the same
+    position of its shape, or when `X` was read from its shape
+    (`X = y.shape[-1]`, `m, X = y.shape`).
+
+    ## Why it breaks
+    Quantised MoE kernels pad the hidden width (2880 → 3072 for a multiple of
+    256). When one side of a copy is padded and the other is not, the copy fails
+    with `The size of tensor a (3072) must match the size of tensor b (2880)`,
+    typically only on the expert-parallel path whose prepare/finalize step owns
+    the output buffer. An uninitialised tail that reaches a GEMM or a reduction
+    silently mixes garbage (possibly NaN) into every output.
+
+    ## Example
+    See the flagged and correct corpus examples below.
+
+    ## Fix
+    Write through a slice (`out[:, :hidden].copy_(y)`), slice the result back
+    (`out = out[:, :hidden]`), allocate the padded buffer with `zeros` and write
+    into a slice, zero the tail before the GEMM, or pass the padded width to the
+    callee that fills the buffer.
+
+    ## Options
+    - `padded-names` (list of globs, case-insensitive, last name component):
+      names of padded widths. Default: `*_padded`, `padded_*`, `*_padded_*`.
+      Names containing `unpadded`, `non_padded` or `not_padded` never count.
+    - `rounding-functions` (list of names, last component): functions whose
+      result rounds their first argument up to a multiple of the second.
+      Default: `round_up`, `_round_up`, `round_up_to_multiple`, `align`,
+      `align_up`, `_align`, `ceil_to`, `round_to_multiple`, `next_multiple_of`.
+    The raw-text prefilter runs before options are known: configured names
+    should contain `padded`, `aligned`, `round_up`, `round_to` or `align`.
+
+    Left out on purpose: a padded buffer allocated in another function, `out=`
+    on custom ops (a kernel may fill a padded output on purpose), and tensors
+    whose width the function cannot see.
+    """
+
+    code = "SHD501"
+    name = "padded-unpadded-width-mismatch"
+    summary = "A padded-width buffer exchanges data whole with an unpadded tensor"
+    severity = Severity.WARNING
+    tags = ("correctness", "shapes")
+    needles = Needles(
+        any_of=(
+            ("empty", "zeros", "ones", "full"),
+            ("copy_", "out=", "_(", "+=", "-=", "*=", "/=", "matmul", "mm(", "@", "einsum",
+             "linear", "sum(", "mean("),
+        )
+    )
+    options = {
+        "padded-names": Option(DEFAULT_PADDED_NAMES, "list[str]", "Globs naming padded widths."),
+        "rounding-functions": Option(
+            DEFAULT_ROUNDING, "list[str]", "Functions that round a width up to a multiple."
+        ),
+    }
+
+    # Every finding needs an allocation whose shape holds a padded width, and an
+    # exchange or a consumer. The width is either inline in the allocation
+    # (`empty(m, round_up(h, 256))`, `zeros(m, hidden_padded)`) or bound to a
+    # name first (`hp = round_up(h, 256)`, `hp = cdiv(h, 64) * 64`,
+    # `hp = (h + 63) // 64 * 64`). The prefilter cannot see options: configured
+    # names and rounding functions should keep `padded`, `round_up` or `align`.
+    _PAD_WORDS = ("padded", "round_up", "round_to", "align", "cdiv", "ceil_to",
+                  "next_multiple_of", "1) //", "1)//")
+    _ALLOC_RE = re.compile(r"(?:empty|zeros|ones|full)(?:_strided)?\(")
+    _INLINE_ARGS = re.compile(
+        r"(?:[^()]|\([^()]*\)){0,300}?(?:padded|aligned|round_up|round_to|\balign(?:_up)?\(|cdiv)"
+    )
+    _BOUND = re.compile(
+        r"=\s*(?:[\w.]+\.)?(?:\w*round_up\w*|round_to\w*|_?align(?:_up)?|ceil_to|next_multiple_of)\("
+        r"|=\s*(?:[\w.]+\.)?cdiv\(.*\)\s*\*"
+        r"|-\s*1\s*\)\s*//\s*(\w+)\s*\*\s*\1"
+    )
+    _USE_RE = re.compile(
+        r"\.(?:copy_|add_|sub_|mul_|div_|addcmul_|addcdiv_|lerp_)\(|\bout=|[+\-*/]=|"
+        r"matmul|\bmm\(|bmm\(|@|einsum|linear\(|\.sum\(|\.mean\(|\.norm\("
+    )
+
+    @classmethod
+    def candidate(cls, text: str) -> bool:
+        if not cls.needles.match(text):
+            return False
+        low = text.lower()
+        if not any(w in low for w in cls._PAD_WORDS):
+            return False
+        if cls._USE_RE.search(text) is None:
+            return False
+        allocs = [m.end() for m in cls._ALLOC_RE.finditer(low)]
+        if not allocs:
+            return False
+        if cls._BOUND.search(text) is not None:
+            return True
+        # A padded width inline in an allocation's arguments.
+        return any(cls._INLINE_ARGS.match(low, i) is not None for i in allocs)
+
+    @classmethod
+    def candidate_tree(cls, tree: ast.Module, text: str) -> bool:
+        # Every finding needs one function that both allocates a tensor and
+        # names a padded width (a `pad` name, a rounding or ceil-division call,
+        # or a `(x + n - 1) // n` ceiling).
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            allocates = padded = False
+            for n in ast.walk(fn):
+                if isinstance(n, ast.Call):
+                    f = n.func
+                    leaf = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+                    if leaf in _ALLOC or leaf in _ALLOC_METHOD or leaf in _LIKE:
+                        allocates = True
+                    elif "round" in leaf or "align" in leaf or "multiple" in leaf:
+                        padded = True
+                elif isinstance(n, (ast.Name, ast.Attribute)):
+                    name = (n.attr if isinstance(n, ast.Attribute) else n.id).lower()
+                    if "padded" in name or "aligned" in name:
+                        padded = True
+                elif isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult):
+                    # `cdiv(x, n) * n`, `(x + n - 1) // n * n`
+                    for side, other in ((n.left, n.right), (n.right, n.left)):
+                        if isinstance(side, ast.Call) and len(side.args) == 2:
+                            divisor = side.args[1]
+                        elif isinstance(side, ast.BinOp) and isinstance(side.op, ast.FloorDiv):
+                            divisor = side.right
+                        else:
+                            continue
+                        if ast.dump(divisor) == ast.dump(other):
+                            padded = True
+                if allocates and padded:
+                    return True
+        return False
+
+    def __init__(self, ctx: RuleContext, options: Mapping[str, Any] | None = None) -> None:
+        super().__init__(ctx, options)
+        self._padded_names: tuple[str, ...] = tuple(self.opts["padded-names"])
+        self._rounding: frozenset[str] = frozenset(self.opts["rounding-functions"])
+        self._stack: list[list[Any]] = []
+
+    # -- widths ----------------------------------------------------------------------
+    def _is_padded_name(self, name: str | None) -> bool:
+        return (
+            name is not None
+            and name_matches(name, self._padded_names)
+            and not name_matches(name, _NOT_PADDED)
+        )
+
+    def _stems(self, name: str) -> frozenset[str]:
+        """Unpadded names a padded name pairs with, read off the pattern it
+        matched: `hidden_size_padded` (`*_padded`) → `hidden_size`,
+        `hidden_size_unpadded`, `unpadded_hidden_size`."""
+        leaf = name.rsplit(".", 1)[-1].lower()
+        out: set[str] = set()
+        for pat in self._padded_names:
+            parts = pat.lower().split("*")
+            if not fnmatch.fnmatchcase(leaf, pat.lower()):
+                continue
+            if len(parts) == 2:
+                pre, suf = parts
+                stem = leaf[len(pre) : len(leaf) - len(suf)]
+            elif len(parts) == 3 and parts[0] == "" and parts[2] == "":
+                stem = leaf.replace(parts[1], "_", 1)
+            else:
+                continue
+            stem = stem.strip("_")
+            if stem:
+                out |= {stem, f"{stem}_unpadded", f"unpadded_{stem}", f"{stem}_non_padded"}
+        return frozenset(out)
+
+    def _rounded_base(self, e: cst.CSTNode) -> tuple[cst.BaseExpression, int | None] | None:
+        """(X, n) when ``e`` rounds X up to a multiple of n (n when a literal)."""
+        while isinstance(e, cst.Call) and last_name(call_name(e)) in {"int"} and e.args:
+            e = e.args[0].value
+        if isinstance(e, cst.Call):
+            leaf = last_name(call_name(e))
+            args = positional_args(e)
+            if leaf in self._rounding and len(args) >= 2:
+                return args[0], int_literal(args[1])
+            return None
+        if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, cst.Multiply):
+            for a, b in ((e.left, e.right), (e.right, e.left)):
+                a = a
+                # cdiv(X, n) * n
+                if isinstance(a, cst.Call) and last_name(call_name(a)) in _CDIV:
+                    args = positional_args(a)
+                    if len(args) == 2 and _same(args[1], b):
+                        return args[0], int_literal(b)
+                # (X + n - 1) // n * n
+                if isinstance(a, cst.BinaryOperation) and isinstance(a.operator, cst.FloorDivide):
+                    if _same(a.right, b):
+                        x = _ceil_numerator(a.left, b)
+                        if x is not None:
+                            return x, int_literal(b)
+        return None
+
+    def _width_of(self, e: cst.CSTNode, widths: dict[str, _Width]) -> _Width | None:
+        e = e
+        key = dotted(e)
+        if key is not None and key in widths:
+            return widths[key]
+        rb = self._rounded_base(e)
+        if rb is not None:
+            base, mult = rb
+            b = self.ctx.code_for(base)
+            return _Width(
+                True, self.ctx.code_for(e), f"rounded up from `{b}`", _stem_set(base), mult
+            )
+        if key is not None and self._is_padded_name(key):
+            return _Width(True, key, f"the padded name `{key}`", self._stems(key))
+        return None
+
+    # -- the walk ----------------------------------------------------------------------
+    # The traversal only notes which functions allocate a tensor at all; the
+    # analysis runs on those alone, when the function is left.
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._stack.append([node, False])
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        node, allocates = self._stack.pop()
+        if allocates:
+            self._analyse(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self._stack:
+            return
+        f = node.func
+        leaf = f.attr.value if isinstance(f, cst.Attribute) else getattr(f, "value", None)
+        if leaf in _ALLOC or leaf in _ALLOC_METHOD or leaf in _LIKE:
+            self._stack[-1][1] = True
+
+    def _analyse(self, node: cst.FunctionDef) -> None:
+        widths: dict[str, _Width] = {}
+        tensors: dict[str, _Tensor] = {}
+        # name → (tensor, dim) whose shape the name was read from
+        shape_src: dict[str, tuple[str, int]] = {}
+        subscripted: set[str] = set()
+        pending: list[tuple[cst.CSTNode, _Tensor, str, str | None]] = []
+        # Pre-order over the function (nested definitions are analysed on
+        # their own), remembering each node's parent.
+        nodes: list[cst.CSTNode] = []
+        parent: dict[int, cst.CSTNode] = {}
+        stack: list[cst.CSTNode] = [node.body]
+        while stack:
+            n = stack.pop()
+            nodes.append(n)
+            if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            if isinstance(n, cst.Subscript):
+                k = dotted(n.value)
+                if k:
+                    subscripted.add(k)
+            kids = child_nodes(n)
+            for c in kids:
+                parent[id(c)] = n
+            stack.extend(reversed(kids))
+        for n in nodes:
+            if isinstance(n, cst.Assign):
+                self._on_assign(n, widths, tensors, shape_src)
+            elif isinstance(n, cst.AugAssign):
+                if isinstance(n.operator, _AUG_OPS):
+                    self._exchange(n, n.target, n.value, tensors, shape_src, widths, what=None)
+            elif isinstance(n, cst.Call):
+                self._on_call(n, parent, tensors, shape_src, widths, pending)
+        for site, t, consumer, result in pending:
+            if t.tail_zeroed or (result is not None and result in subscripted):
+                continue
+            upto = t.written_upto or "n"
+            self.report(
+                site,
+                f"`{t.name}` is allocated with `empty` at the padded width "
+                f"{_describe(t.width)}, written only up to the unpadded width, then passed "
+                f"whole to `{consumer}`: its uninitialised tail is read",
+                notes=[
+                    f"`{t.name}` comes from {_flat(t.where)}",
+                    "the padded tail holds garbage (possibly NaN) that the GEMM or reduction "
+                    "mixes into every output",
+                    f"zero the tail (`{t.name}{_tail(t, upto)}.zero_()`), allocate with "
+                    f"`zeros`, or pass the slice `{t.name}{_slice(t, upto)}`",
+                ],
+            )
+
+    def _on_assign(
+        self,
+        n: cst.Assign,
+        widths: dict[str, _Width],
+        tensors: dict[str, _Tensor],
+        shape_src: dict[str, tuple[str, int]],
+    ) -> None:
+        value = n.value
+        for t in n.targets:
+            tgt = t.target
+            if isinstance(tgt, cst.Subscript):
+                self._on_subscript_write(tgt, value, tensors)
+                continue
+            if isinstance(tgt, (cst.Tuple, cst.List)):
+                self._on_unpack(tgt, value, widths, tensors, shape_src)
+                continue
+            key = dotted(tgt)
+            if key is None:
+                continue
+            _forget(key, tensors, widths, shape_src)
+            w = self._width_of(value, widths) if self._rounded_base(value) else None
+            if w is not None:
+                widths[key] = _Width(
+                    True, key, f"`{key} = {self.ctx.code_for(value)}`", w.stems, w.multiple
+                )
+                continue
+            src = _shape_read(value)
+            if src is not None:
+                shape_src[key] = src
+                continue
+            t = self._alloc(value, key, widths, tensors, shape_src)
+            if t is not None:
+                tensors[key] = t
+
+    def _on_unpack(
+        self,
+        tgt: cst.Tuple | cst.List,
+        value: cst.BaseExpression,
+        widths: dict[str, _Width],
+        tensors: dict[str, _Tensor],
+        shape_src: dict[str, tuple[str, int]],
+    ) -> None:
+        names = [dotted(e.value) for e in tgt.elements]
+        for k in names:
+            if k:
+                _forget(k, tensors, widths, shape_src)
+        owner = None
+        v = value
+        if isinstance(v, cst.Attribute) and v.attr.value == "shape":
+            owner = dotted(v.value)
+        elif (
+            isinstance(v, cst.Call)
+            and isinstance(v.func, cst.Attribute)
+            and v.func.attr.value == "size"
+            and not v.args
+        ):
+            owner = dotted(v.func.value)
+        if owner is None or any(isinstance(e.value, cst.StarredElement) for e in tgt.elements):
+            return
+        count = len(names)
+        for i, k in enumerate(names):
+            if k:
+                shape_src[k] = (owner, i - count)
+
+    def _alloc(
+        self,
+        value: cst.BaseExpression,
+        key: str,
+        widths: dict[str, _Width],
+        tensors: dict[str, _Tensor],
+        shape_src: dict[str, tuple[str, int]],
+    ) -> _Tensor | None:
+        v = value
+        if not isinstance(v, cst.Call):
+            return None
+        name = call_name(v) or ""
+        leaf = last_name(name) or ""
+        if leaf == "to" and isinstance(v.func, cst.Attribute):
+            if not isinstance(v.func.value, cst.Call):
+                return None
+            return self._alloc(v.func.value, key, widths, tensors, shape_src)
+        if leaf in _LIKE:
+            args = positional_args(v)
+            src = tensors.get(dotted(args[0]) or "") if args else None
+            if src is None:
+                return None
+            return _Tensor(
+                key, src.width, src.dim, leaf in _UNINIT, f"`{key} = {self.ctx.code_for(v)}`",
+                src.ndim, list(src.plain_dims),
+            )
+        torch_alloc = leaf in _ALLOC and (
+            not isinstance(v.func, cst.Attribute) or name == f"torch.{leaf}"
+        )
+        if not (torch_alloc or leaf in _ALLOC_METHOD):
+            return None
+        shape = self._shape_args(v, leaf)
+        if not shape:
+            return None
+        n = len(shape)
+        found_padded: list[tuple[int, _Width]] = []
+        found_plain: list[tuple[int, _Width]] = []
+        for i, dim in enumerate(shape):
+            w = self._width_of(dim, widths)
+            if w is not None and w.padded:
+                found_padded.append((i - n, w))
+                continue
+            k = dotted(dim)
+            if k is not None:
+                found_plain.append(
+                    (i - n, _Width(False, k, _plain_origin(k, shape_src), _leaf_set(k)))
+                )
+        uninit = leaf in _UNINIT
+        where = f"`{key} = {self.ctx.code_for(v)}`"
+        if len(found_padded) == 1:
+            d, w = found_padded[0]
+            return _Tensor(key, w, d, uninit, where, n)
+        if found_padded:
+            return None
+        # An unpadded tensor: remember every named dim; the exchange check
+        # decides which one pairs with a padded width.
+        if found_plain:
+            return _Tensor(
+                key, found_plain[-1][1], found_plain[-1][0], uninit, where, n, found_plain
+            )
+        return None
+
+    def _shape_args(self, call: cst.Call, leaf: str) -> list[cst.BaseExpression]:
+        kw = keyword_args(call)
+        args = positional_args(call)
+        if "size" in kw:
+            s = kw["size"]
+            return [e.value for e in s.elements] if isinstance(s, (cst.Tuple, cst.List)) else [s]
+        if not args:
+            return []
+        if leaf in {"full", "new_full"}:
+            args = args[:1]
+        if leaf == "empty_strided":
+            args = args[:1]
+        first = args[0]
+        if isinstance(first, (cst.Tuple, cst.List)):
+            return [e.value for e in first.elements if not isinstance(e, cst.StarredElement)]
+        if any(a.star for a in call.args):
+            return []
+        return args
+
+    # -- writes, exchanges, consumers ------------------------------------------------------
+    def _on_subscript_write(
+        self, tgt: cst.Subscript, value: cst.BaseExpression, tensors: dict[str, _Tensor]
+    ) -> None:
+        k = dotted(tgt.value)
+        t = tensors.get(k or "")
+        if t is None or not t.width.padded:
+            return
+        if _is_zero(value) and _slice_has_lower(tgt):
+            t.tail_zeroed = True
+        else:
+            self._mark_written(t, tgt)
+
+    def _mark_written(self, t: _Tensor, sub: cst.Subscript) -> None:
+        t.written_partly = True
+        for el in sub.slice:
+            sl = el.slice
+            if isinstance(sl, cst.Slice) and sl.lower is None and sl.upper is not None:
+                t.written_upto = self.ctx.code_for(sl.upper)
+
+    def _on_call(
+        self,
+        n: cst.Call,
+        parent: dict[int, cst.CSTNode],
+        tensors: dict[str, _Tensor],
+        shape_src: dict[str, tuple[str, int]],
+        widths: dict[str, _Width],
+        pending: list[tuple[cst.CSTNode, _Tensor, str, str | None]],
+    ) -> None:
+        func = n.func
+        leaf = last_name(call_name(n)) if call_name(n) else (
+            func.attr.value if isinstance(func, cst.Attribute) else None
+        )
+        # Method calls on a (possibly sliced) tensor.
+        if isinstance(func, cst.Attribute):
+            recv = func.value
+            method = func.attr.value
+            rk = dotted(recv)
+            if method == "resize_" and rk in tensors:
+                del tensors[rk]
+                return
+            if method in _ZEROING:
+                base = recv.value if isinstance(recv, cst.Subscript) else recv
+                t = tensors.get(dotted(base) or "")
+                if t is not None and (
+                    method != "fill_" or (n.args and _is_zero(n.args[0].value))
+                ):
+                    t.tail_zeroed = True
+                return
+            if method in _INPLACE_STRICT:
+                if isinstance(recv, cst.Subscript):
+                    t = tensors.get(dotted(recv.value) or "")
+                    if t is not None:
+                        self._mark_written(t, recv)
+                    return
+                args = positional_args(n)
+                if args:
+                    what = f".{method}(...)"
+                    self._exchange(n, recv, args[0], tensors, shape_src, widths, what=what)
+                return
+            if method in _REDUCE | {"matmul", "mm", "bmm"} and rk in tensors:
+                self._consumer(n, tensors[rk], f"{rk}.{method}()", parent, pending)
+        kw = keyword_args(n)
+        full = call_name(n) or ""
+        # Only torch's own functions promise that `out=` has the inputs' shape;
+        # a custom op may fill a padded output on purpose.
+        if "out" in kw and full.startswith("torch.") and not full.startswith("torch.ops."):
+            out = kw["out"]
+            ins = positional_args(n)
+            for a in ins:
+                if self._exchange(n, out, a, tensors, shape_src, widths, what="out=", call=n):
+                    break
+        if leaf in _GEMM or (leaf in _REDUCE and full.startswith(("torch.", "F."))):
+            for a in positional_args(n):
+                t = tensors.get(dotted(a) or "")
+                if t is not None:
+                    self._consumer(n, t, f"{call_name(n)}", parent, pending)
+
+    def _consumer(
+        self,
+        n: cst.Call,
+        t: _Tensor,
+        consumer: str,
+        parent: dict[int, cst.CSTNode],
+        pending: list[tuple[cst.CSTNode, _Tensor, str, str | None]],
+    ) -> None:
+        if not (t.width.padded and t.uninit and t.written_partly):
+            return
+        p = parent.get(id(n))
+        if isinstance(p, cst.Subscript):
+            return  # the result is sliced back right here
+        result = None
+        if isinstance(p, cst.Assign) and len(p.targets) == 1:
+            result = dotted(p.targets[0].target)
+        pending.append((n, t, consumer, result))
+
+    def _exchange(
+        self,
+        site: cst.CSTNode,
+        dst: cst.BaseExpression,
+        src: cst.BaseExpression,
+        tensors: dict[str, _Tensor],
+        shape_src: dict[str, tuple[str, int]],
+        widths: dict[str, _Width],
+        what: str | None,
+        call: cst.Call | None = None,
+    ) -> bool:
+        dk, sk = dotted(dst), dotted(src)
+        if dk is None or sk is None or dk == sk:
+            return False
+        a, b = self._side(dk, tensors, shape_src), self._side(sk, tensors, shape_src)
+        pair = None
+        for p, q in ((a, b), (b, a)):
+            if p is None or q is None:
+                continue
+            pt = p
+            if not pt.width.padded:
+                continue
+            match = self._unpadded_match(pt, q)
+            if match is not None:
+                pair = (pt, match)
+                break
+        if pair is None:
+            return False
+        padded, (uname, uwidth) = pair
+        if call is not None and self._passes_width(call, padded.width, exclude=dst):
+            return False
+        op = what or _flat(self.ctx.code_for(site))
+        if what == "out=":
+            op = f"{call_name(call) or 'call'}(..., out={dk})"
+        elif what is not None:
+            op = f"{dk}{what}"
+        pw, uw = padded.width, uwidth
+        self.report(
+            site,
+            f"`{op}` exchanges `{padded.name}`, padded to width {_describe(pw)}, with "
+            f"`{uname}` of the unpadded width {_describe(uw)} as a whole",
+            notes=[
+                f"`{padded.name}` comes from {_flat(padded.where)}",
+                _counterexample(pw, uw),
+                f"slice the padded side to the unpadded width "
+                f"(`{padded.name}{_slice(padded, uw.code)}`) or slice the result back",
+            ],
+        )
+        return True
+
+    def _side(
+        self, k: str, tensors: dict[str, _Tensor], shape_src: dict[str, tuple[str, int]]
+    ) -> _Tensor | None:
+        t = tensors.get(k)
+        if t is not None:
+            return t
+        dims = [(name, d) for name, (owner, d) in shape_src.items() if owner == k]
+        if not dims:
+            return None
+        plain = [
+            (d, _Width(False, name, f"read from `{k}.shape`", _leaf_set(name))) for name, d in dims
+        ]
+        return _Tensor(k, plain[-1][1], plain[-1][0], False, f"`{k}`", 0, plain)
+
+    def _unpadded_match(self, padded: _Tensor, other: _Tensor) -> tuple[str, _Width] | None:
+        for d, w in other.plain_dims:
+            if d >= 0:
+                # `x.shape[1]`: comparable when the padded buffer's rank is known
+                if not padded.ndim:
+                    continue
+                d -= padded.ndim
+            if w.padded or d != padded.dim:
+                continue
+            if w.stems & padded.width.stems:
+                return other.name, w
+        return None
+
+    def _passes_width(self, call: cst.Call, w: _Width, exclude: cst.BaseExpression) -> bool:
+        """A callee that also receives the padded width knows the buffer is padded."""
+        for a in call.args:
+            if a.value is exclude:
+                continue
+            for x in walk_fast(a.value):
+                k = dotted(x)
+                if k is not None and (k == w.code or self._is_padded_name(k)):
+                    return True
+                if isinstance(x, cst.BaseExpression) and self.ctx.code_for(x) == w.code:
+                    return True
+        return False
+
+
+def _forget(
+    key: str,
+    tensors: dict[str, _Tensor],
+    widths: dict[str, _Width],
+    shape_src: dict[str, tuple[str, int]],
+) -> None:
+    """``key`` is rebound: what was known about it, and the widths read from
+    its old shape, no longer hold (`x = F.pad(x, ...)` makes x padded)."""
+    tensors.pop(key, None)
+    widths.pop(key, None)
+    shape_src.pop(key, None)
+    for k in [k for k, (owner, _) in shape_src.items() if owner == key]:
+        del shape_src[k]
+
+
+def _flat(code: str) -> str:
+    flat = " ".join(code.split())
+    return flat.replace("( ", "(").replace(" )", ")")
+
+
+def _describe(w: _Width) -> str:
+    if w.origin in (f"`{w.code}`", f"the padded name `{w.code}`"):
+        return f"`{w.code}`"
+    return f"`{w.code}` ({_flat(w.origin)})"
+
+
+def _counterexample(pw: _Width, uw: _Width) -> str:
+    m = pw.multiple
+    if m is not None and m >= 4:
+        x = 11 * m + m // 4
+        return (
+            f"with `{uw.code}` = {x}, `{pw.code}` = {12 * m}: `The size of tensor a "
+            f"({12 * m}) must match the size of tensor b ({x})`"
+        )
+    return (
+        "the widths differ whenever the unpadded width is not already a multiple "
+        "(2880 padded to 3072: `The size of tensor a (3072) must match the size of "
+        "tensor b (2880)`)"
+    )
+
+
+def _slice(t: _Tensor, upto: str) -> str:
+    if t.dim == -1:
+        return f"[..., :{upto}]"
+    if t.ndim:
+        return "[" + ":, " * (t.ndim + t.dim) + f":{upto}]"
+    return f".narrow({t.dim}, 0, {upto})"
+
+
+def _tail(t: _Tensor, start: str) -> str:
+    if t.dim == -1:
+        return f"[..., {start}:]"
+    if t.ndim:
+        return "[" + ":, " * (t.ndim + t.dim) + f"{start}:]"
+    return f".narrow({t.dim}, {start}, -1)"
+
+
+def _plain_origin(k: str, shape_src: dict[str, tuple[str, int]]) -> str:
+    src = shape_src.get(k)
+    if src is not None:
+        return f"read from `{src[0]}.shape`"
+    return f"`{k}`"
+
+
+def _leaf_set(k: str) -> frozenset[str]:
+    return frozenset({k.rsplit(".", 1)[-1].lower()})
+
+
+def _stem_set(base: cst.CSTNode) -> frozenset[str]:
+    k = dotted(base)
+    if k is None:
+        return frozenset()
+    return frozenset({k.rsplit(".", 1)[-1].lower()})
+
+
+def _same(a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    ia, ib = int_literal(a), int_literal(b)
+    if ia is not None or ib is not None:
+        return ia == ib
+    da, db = dotted(a), dotted(b)
+    return da is not None and da == db
+
+
+def _ceil_numerator(e: cst.CSTNode, n: cst.CSTNode) -> cst.BaseExpression | None:
+    """X for ``X + n - 1`` (also ``X + (n - 1)``), else None."""
+    if not isinstance(e, cst.BinaryOperation):
+        return None
+    if isinstance(e.operator, cst.Subtract) and int_literal(e.right) == 1:
+        inner = e.left
+        if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.Add):
+            if _same(inner.right, n):
+                return inner.left
+    if isinstance(e.operator, cst.Add):
+        r = e.right
+        if (
+            isinstance(r, cst.BinaryOperation)
+            and isinstance(r.operator, cst.Subtract)
+            and _same(r.left, n)
+            and int_literal(r.right) == 1
+        ):
+            return e.left
+        ni = int_literal(n)
+        if ni is not None and int_literal(r) == ni - 1:
+            return e.left
+    return None
+
+
+def _shape_read(v: cst.CSTNode) -> tuple[str, int] | None:
+    """(tensor, dim) for ``t.shape[d]`` / ``t.size(d)`` with a literal d."""
+    if (
+        isinstance(v, cst.Subscript)
+        and isinstance(v.value, cst.Attribute)
+        and v.value.attr.value == "shape"
+    ):
+        owner = dotted(v.value.value)
+        if owner and len(v.slice) == 1 and isinstance(v.slice[0].slice, cst.Index):
+            d = int_literal(v.slice[0].slice.value)
+            if d is not None:
+                return owner, d
+    if (
+        isinstance(v, cst.Call)
+        and isinstance(v.func, cst.Attribute)
+        and v.func.attr.value == "size"
+        and len(v.args) == 1
+    ):
+        owner = dotted(v.func.value)
+        d = int_literal(v.args[0].value)
+        if owner and d is not None:
+            return owner, d
+    return None
+
+
+def _is_zero(e: cst.CSTNode) -> bool:
+    if int_literal(e) == 0:
+        return True
+    return isinstance(e, cst.Float) and float(e.value) == 0.0
+
+
+def _slice_has_lower(s: cst.Subscript) -> bool:
+    """``buf[..., n:]``: a write that starts past the beginning (the tail)."""
+    for el in s.slice:
+        sl = el.slice
+        if isinstance(sl, cst.Slice) and sl.lower is not None and sl.upper is None:
+            return True
+    return False

@@ -1,0 +1,710 @@
+"""SHD401 repeated-budget-division (seed 002)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import libcst as cst
+
+from checks._helpers import call_name, child_nodes, dotted, last_name, name_matches, walk_fast
+from linter.rule import Option, PendingFix, Rule, RuleContext
+from linter.types import Applicability, Severity
+
+DEFAULT_BUDGETS = (
+    "num_blocks",
+    "num_gpu_blocks",
+    "num_cpu_blocks",
+    "*_budget",
+    "*memory*",
+    "*_bytes",
+    "max_num_*",
+    "max_total_*",
+    "max_running_requests",
+)
+
+# Parallel-group sizes. `*_tp_size`-style prefixes cover SGLang's `attn_tp_size`,
+# `moe_ep_size`, `attn_dp_size`. Sizes that are not parallel groups (`page_size`,
+# `block_size`, `ring_size`) are deliberately absent.
+DEFAULT_SIZES = (
+    "dp_size",
+    "ep_size",
+    "tp_size",
+    "pp_size",
+    "cp_size",
+    "dcp_size",
+    "pcp_size",
+    "*_dp_size",
+    "*_ep_size",
+    "*_tp_size",
+    "*_pp_size",
+    "*_cp_size",
+    "world_size",
+    "*_world_size",
+    "*_parallel_size",
+)
+
+# Calls that keep the value of their one budget-derived argument (clamps,
+# conversions, roundings): `max(1, num_blocks // dp_size)` is still a share.
+_PASS_THROUGH = frozenset(
+    {"int", "max", "min", "floor", "ceil", "round", "abs", "round_up", "round_down", "align"}
+)
+# Ceiling divisions written as calls: `cdiv(num_blocks, dp_size)`.
+_DIV_CALLS = frozenset({"cdiv", "ceil_div", "ceildiv", "div_ceil", "div_round_up"})
+# Calls that write a value back into shared configuration. A budget divided
+# into one of their keywords of the same name is divided again on every call.
+_OVERRIDE_CALL = re.compile(r"(^|_)(override|overrides|update|set|patch)($|_)|^setattr$", re.I)
+# Calls whose result is a private object: dividing its fields in place is a
+# one-time derivation, not a mutation of shared state.
+_FRESH_CALLS = frozenset({"deepcopy", "copy", "replace", "clone", "dict", "list"})
+
+
+@dataclass(frozen=True)
+class _Step:
+    size: str  # the divisor as written
+    code: str  # the expression or statement that divided, for the message
+
+
+@dataclass(frozen=True)
+class _Chain:
+    """A value derived from one budget by zero or more splits over parallel sizes."""
+
+    budget: str
+    steps: tuple[_Step, ...]
+    nodes: frozenset[int]  # ids of the division nodes inside the expression
+
+    def plus(self, step: _Step, node: cst.CSTNode) -> _Chain:
+        return _Chain(self.budget, (*self.steps, step), self.nodes | {id(node)})
+
+
+class RepeatedBudgetDivision(Rule):
+    """## What it finds
+    A global budget (KV-cache blocks, memory bytes, request or token slots) that
+    is split over parallel groups more than once along one path, or that is
+    divided in place and stored back into shared state:
+
+    - `num_blocks // dp_size // ep_size`, or `per_dp = num_blocks // dp_size`
+      followed by `per_dp // ep_size` in the same function (simple local
+      derivations, clamps such as `max(1, ...)` and `cdiv` are followed);
+    - `cfg.num_blocks = cfg.num_blocks // dp_size`, `self.max_num_seqs //= dp_size`,
+      `override(num_blocks=num_blocks // dp_size)`.
+
+    ## Why it breaks
+    A budget must be split exactly once per parallel dimension that owns a share
+    of it. With expert + data parallelism, one code path divides the KV-cache
+    blocks by `dp_size` and another divides the result again by `ep_size`; the
+    ranks then disagree on the block table's shape and start-up fails with
+    `RuntimeError: shape mismatch` at KV-cache init (or, worse, some ranks run
+    with a fraction of their memory). An in-place division of shared state is
+    correct the first time and wrong the second: a re-run `__post_init__`
+    (`dataclasses.replace`), a second engine in the process, or a retry after
+    profiling divides the already-divided budget again.
+
+    ## Example
+    See the flagged and correct corpus examples below.
+
+    ## Fix
+    Split the global budget once per parallel dimension that owns a share of it,
+    in one place, into a new name (`blocks_per_dp_rank`), and make the ranks agree
+    (a min all-reduce or an equality assert) before sizing shared structures.
+    Never divide a configuration field in place. The rule offers this as a
+    suggestion only: which division is the extra one depends on ownership.
+
+    ## Options
+    - `budget-names` (list of globs, case-insensitive, matched against the last
+      name component): names of global budgets. Default: `num_blocks`,
+      `num_gpu_blocks`, `num_cpu_blocks`, `*_budget`, `*memory*`, `*_bytes`,
+      `max_num_*`, `max_total_*`, `max_running_requests`.
+    - `parallel-size-names` (list of globs): names of parallel-group sizes,
+      also matched on the attribute of `parallel_config.data_parallel_size` and
+      on getters such as `get_tensor_model_parallel_world_size()`. Default:
+      `dp_size`, `ep_size`, `tp_size`, `pp_size`, `cp_size`, `dcp_size`,
+      `pcp_size`, `*_dp_size`, `*_ep_size`, `*_tp_size`, `*_pp_size`,
+      `*_cp_size`, `world_size`, `*_world_size`, `*_parallel_size`.
+    A name matching both lists is treated as a parallel size (topology
+    arithmetic such as `tp_size // dp_size // cp_size` is never a budget).
+    The raw-text prefilter runs before options are known: configured budget
+    names should contain one of `blocks`, `budget`, `memory`, `bytes`,
+    `max_num_`, `max_total_`, `max_running`, and a file must mention one of the
+    default size words (`dp_size`, ..., `world_size`, `parallel_size`); sizes
+    should contain `size`.
+    """
+
+    code = "SHD401"
+    name = "repeated-budget-division"
+    summary = (
+        "A global budget is split over parallel groups twice, or divided in place in shared state"
+    )
+    severity = Severity.ERROR
+    tags = ("correctness", "parallelism")
+    options = {
+        "budget-names": Option(DEFAULT_BUDGETS, "list[str]", "Globs naming global budgets."),
+        "parallel-size-names": Option(
+            DEFAULT_SIZES, "list[str]", "Globs naming parallel-group sizes."
+        ),
+    }
+
+    # A budget-like word and a division within one logical neighbourhood. The
+    # default names all carry one of these words; a project configuring names
+    # without them is not prefiltered correctly (the prefilter cannot see options).
+    _BUDGET_WORDS = ("blocks", "budget", "memory", "bytes", "max_num_", "max_total_", "max_running")
+    _SIZE_WORDS = ("dp_size", "ep_size", "tp_size", "pp_size", "cp_size", "world_size",
+                   "parallel_size")
+    _NEAR = re.compile(
+        r"(?:blocks|budget|memory|bytes|max_num_|max_total_|max_running)\w*"
+        r"[\w.\[\]'\"() ]{0,40}(?://|\bcdiv\(|\bceil_div\(| / )"
+    )
+
+    @classmethod
+    def candidate(cls, text: str) -> bool:
+        # Every finding needs a parallel size and a budget word near a division,
+        # or (for `n = cfg.num_blocks; n //= dp_size`) a budget word and `//=`.
+        # Plain substring tests first: the regex runs on few files.
+        if "/" not in text and "cdiv" not in text and "ceil_div" not in text:
+            return False
+        low = text.lower()
+        if not any(w in low for w in cls._SIZE_WORDS):
+            return False
+        if not any(w in low for w in cls._BUDGET_WORDS):
+            return False
+        if cls._NEAR.search(low) is not None:
+            return True
+        return "/=" in text
+
+    @classmethod
+    def candidate_tree(cls, tree: ast.Module, text: str) -> bool:
+        # Every finding divides by a parallel size (all default names contain
+        # `size`) either twice in one function, or once into shared state: an
+        # attribute or global target, or a keyword argument.
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            splits = 0
+            for n in ast.walk(fn):
+                if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.FloorDiv, ast.Div)):
+                    splits += _ast_is_size(n.right)
+                elif isinstance(n, ast.AugAssign) and isinstance(n.op, (ast.FloorDiv, ast.Div)):
+                    if _ast_is_size(n.value):
+                        splits += 1
+                        if not isinstance(n.target, ast.Name) or _has_global(fn):
+                            return True
+                elif isinstance(n, ast.Call):
+                    f = n.func
+                    leaf = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+                    if leaf in _DIV_CALLS and len(n.args) == 2:
+                        splits += _ast_is_size(n.args[1])
+                    if any(_ast_divides(k.value) for k in n.keywords):
+                        return True
+                elif isinstance(n, ast.Assign) and any(
+                    isinstance(t, ast.Attribute) for t in n.targets
+                ):
+                    if _ast_divides(n.value):
+                        return True
+                if splits >= 2:
+                    return True
+        return False
+
+    def __init__(self, ctx: RuleContext, options: Mapping[str, Any] | None = None) -> None:
+        super().__init__(ctx, options)
+        self._budgets: tuple[str, ...] = tuple(self.opts["budget-names"])
+        self._sizes: tuple[str, ...] = tuple(self.opts["parallel-size-names"])
+        self._reported: set[int] = set()
+        self._size_cache: dict[str, bool] = {}
+        self._stack: list[list[Any]] = []
+        self._budget_cache: dict[str, bool] = {}
+
+    # -- classification -------------------------------------------------------
+    def _leaf(self, node: cst.CSTNode) -> str | None:
+        """The last name of a name, attribute (also on a call result) or getter call."""
+        if isinstance(node, cst.Name):
+            return node.value
+        if isinstance(node, cst.Attribute):
+            return node.attr.value
+        if isinstance(node, cst.Call) and not node.args:
+            return last_name(dotted(node.func))
+        return None
+
+    def _is_size(self, node: cst.CSTNode) -> bool:
+        leaf = self._leaf(node)
+        if leaf is None:
+            return False
+        hit = self._size_cache.get(leaf)
+        if hit is None:
+            hit = name_matches(leaf.removeprefix("get_"), self._sizes)
+            self._size_cache[leaf] = hit
+        return hit
+
+    def _is_budget_name(self, name: str | None) -> bool:
+        if name is None:
+            return False
+        leaf = name.rsplit(".", 1)[-1]
+        hit = self._budget_cache.get(leaf)
+        if hit is None:
+            hit = name_matches(leaf, self._budgets) and not name_matches(leaf, self._sizes)
+            self._budget_cache[leaf] = hit
+        return hit
+
+    # -- the walk ---------------------------------------------------------------
+    # The traversal only notes which functions divide at all; the statement
+    # walk runs on those alone, when the function is left.
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._stack.append([node, False])
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        node, divides = self._stack.pop()
+        if divides:
+            self._block(node.body, {}, set(), assigned=set())
+
+    def _mark(self) -> None:
+        if self._stack:
+            self._stack[-1][1] = True
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if isinstance(node.operator, (cst.FloorDivide, cst.Divide)):
+            self._mark()
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.operator, (cst.FloorDivideAssign, cst.DivideAssign)):
+            self._mark()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if _leaf_of_call(node) in _DIV_CALLS:
+            self._mark()
+
+    def _block(
+        self,
+        body: cst.BaseSuite | Sequence[cst.BaseStatement] | None,
+        env: dict[str, _Chain],
+        fresh: set[str],
+        assigned: set[str],
+    ) -> None:
+        if body is None:
+            return
+        stmts: Iterable[cst.CSTNode]
+        if isinstance(body, cst.IndentedBlock):
+            stmts = body.body
+        elif isinstance(body, cst.SimpleStatementSuite):
+            stmts = body.body
+        elif isinstance(body, (list, tuple)):
+            stmts = body
+        else:
+            return
+        for s in stmts:
+            self._stmt(s, env, fresh, assigned)
+
+    def _stmt(
+        self, s: cst.CSTNode, env: dict[str, _Chain], fresh: set[str], assigned: set[str]
+    ) -> None:
+        if isinstance(s, cst.SimpleStatementLine):
+            for small in s.body:
+                self._small(small, env, fresh, assigned)
+        elif isinstance(s, (cst.BaseSmallStatement,)):
+            self._small(s, env, fresh, assigned)
+        elif isinstance(s, cst.If):
+            self._scan_expr(s.test, env)
+            branch_envs = []
+            e1 = dict(env)
+            self._block(s.body, e1, fresh, assigned)
+            branch_envs.append(e1)
+            e2 = dict(env)
+            if isinstance(s.orelse, cst.If):
+                self._stmt(s.orelse, e2, fresh, assigned)
+            elif isinstance(s.orelse, cst.Else):
+                self._block(s.orelse.body, e2, fresh, assigned)
+            branch_envs.append(e2)
+            # After the branches a name holds whichever derivation its branch
+            # made; keep one that either branch made so a later split is seen.
+            merged: dict[str, _Chain] = {}
+            for e in branch_envs:
+                for k, v in e.items():
+                    old = merged.get(k)
+                    if old is None or len(v.steps) > len(old.steps):
+                        merged[k] = v
+            env.clear()
+            env.update(merged)
+        elif isinstance(s, (cst.For, cst.While)):
+            self._scan_expr(s.iter if isinstance(s, cst.For) else s.test, env)
+            self._block(s.body, env, fresh, assigned)
+            if s.orelse is not None:
+                self._block(s.orelse.body, env, fresh, assigned)
+        elif isinstance(s, cst.With):
+            for item in s.items:
+                self._scan_expr(item.item, env)
+            self._block(s.body, env, fresh, assigned)
+        elif isinstance(s, (cst.Try, cst.TryStar)):
+            self._block(s.body, env, fresh, assigned)
+            for h in s.handlers:
+                self._block(h.body, dict(env), fresh, assigned)
+            if s.orelse is not None:
+                self._block(s.orelse.body, env, fresh, assigned)
+            if s.finalbody is not None:
+                self._block(s.finalbody.body, env, fresh, assigned)
+        # Nested functions and classes are visited on their own.
+
+    def _small(
+        self,
+        s: cst.BaseSmallStatement,
+        env: dict[str, _Chain],
+        fresh: set[str],
+        assigned: set[str],
+    ) -> None:
+        if isinstance(s, cst.Global | cst.Nonlocal):
+            for n in s.names:
+                fresh.discard(n.name.value)
+                assigned.add("<shared>" + n.name.value)
+            return
+        if isinstance(s, cst.Assign):
+            value = s.value
+            chain = self._scan_expr(value, env)
+            for t in s.targets:
+                self._assign(t.target, value, chain, env, fresh, assigned, stmt=s)
+            return
+        if isinstance(s, cst.AnnAssign):
+            if s.value is not None:
+                chain = self._scan_expr(s.value, env)
+                self._assign(s.target, s.value, chain, env, fresh, assigned, stmt=s)
+            return
+        if isinstance(s, cst.AugAssign):
+            self._aug(s, env, fresh, assigned)
+            return
+        for child in s.children:
+            if isinstance(child, cst.BaseExpression):
+                self._scan_expr(child, env)
+
+    # -- assignments --------------------------------------------------------------
+    def _assign(
+        self,
+        target: cst.BaseAssignTargetExpression,
+        value: cst.BaseExpression,
+        chain: _Chain | None,
+        env: dict[str, _Chain],
+        fresh: set[str],
+        assigned: set[str],
+        stmt: cst.CSTNode,
+    ) -> None:
+        key = dotted(target)
+        if key is None:
+            for n in _target_names(target):
+                env.pop(n, None)
+                fresh.discard(n)
+            return
+        if (
+            chain is not None
+            and chain.steps
+            and isinstance(target, cst.Attribute)
+            and chain.budget == key
+            and key not in assigned
+            and not self._fresh_owner(key, fresh)
+        ):
+            self._report_in_place(stmt, key, chain)
+        if isinstance(target, cst.Attribute) or ("<shared>" + key) in assigned:
+            self._check_stored_override(value, key, fresh)
+        assigned.add(key)
+        if isinstance(target, cst.Name):
+            if isinstance(value, cst.Call) and self._is_fresh_call(value):
+                fresh.add(key)
+            else:
+                fresh.discard(key)
+        # Rebinding a name forgets what was derived through it.
+        for k in [k for k in env if k == key or k.startswith(key + ".")]:
+            del env[k]
+        if chain is not None:
+            if chain.steps:
+                chain = _named_steps(chain, self.ctx.code_for(stmt).strip())
+            env[key] = chain
+
+    def _aug(
+        self, s: cst.AugAssign, env: dict[str, _Chain], fresh: set[str], assigned: set[str]
+    ) -> None:
+        self._scan_expr(s.value, env)
+        key = dotted(s.target)
+        if key is None or not isinstance(s.operator, (cst.FloorDivideAssign, cst.DivideAssign)):
+            if key is not None:
+                env.pop(key, None)
+            return
+        if not self._is_size(s.value):
+            return
+        before = env.get(key)
+        if before is None:
+            if not self._is_budget_name(last_name(key)):
+                return
+            before = _Chain(key, (), frozenset())
+        code = self.ctx.code_for(s).strip()
+        chain = before.plus(_Step(self.ctx.code_for(s.value), code), s)
+        shared = (
+            isinstance(s.target, cst.Attribute) and not self._fresh_owner(key, fresh)
+        ) or ("<shared>" + key) in assigned
+        if shared and key not in assigned and not before.steps:
+            self._report_in_place(s, key, chain)
+        elif len(chain.steps) >= 2:
+            self._report_chain(s, chain)
+        env[key] = chain
+
+    def _fresh_owner(self, key: str, fresh: set[str]) -> bool:
+        """Whether the object owning attribute ``key`` was made in this function."""
+        root = key.split(".", 1)[0]
+        return root in fresh
+
+    def _is_fresh_call(self, call: cst.Call) -> bool:
+        leaf = last_name(call_name(call))
+        if leaf is None:
+            return False
+        return leaf in _FRESH_CALLS or (leaf[:1].isupper() and not leaf.isupper())
+
+    def _check_stored_override(self, value: cst.BaseExpression, key: str, fresh: set[str]) -> None:
+        """`self.cfg = replace(self.cfg, num_blocks=self.cfg.num_blocks // dp_size)`:
+        stored back into shared state. Rebinding a local name is not: the
+        caller's object keeps the global value."""
+        if not isinstance(value, cst.Call) or key in fresh:
+            return
+        pos = [a.value for a in value.args if a.keyword is None]
+        if pos and dotted(pos[0]) == key:
+            self._keyword_splits(value, force=True)
+
+    # -- expressions ----------------------------------------------------------------
+    def _scan_expr(self, expr: cst.BaseExpression, env: dict[str, _Chain]) -> _Chain | None:
+        """Report every split chain in ``expr``; return the chain ``expr`` itself
+        carries (if any)."""
+        memo: dict[int, _Chain | None] = {}
+        top = self._chain(expr, env, memo)
+        stack: list[cst.CSTNode] = [expr]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+                continue
+            c = None
+            # A chain is reported at the division that completes it, so only
+            # divisions need their chain computed here.
+            if isinstance(n, cst.Call):
+                self._keyword_splits(n, force=False, env=env)
+                if _leaf_of_call(n) in _DIV_CALLS:
+                    c = self._chain(n, env, memo)
+            elif isinstance(n, cst.BinaryOperation) and isinstance(
+                n.operator, (cst.FloorDivide, cst.Divide)
+            ):
+                c = self._chain(n, env, memo)
+            if (
+                c is not None
+                and len(c.steps) >= 2
+                and id(n) in c.nodes
+                and not (c.nodes & self._reported)
+            ):
+                self._report_chain(n, c)
+            stack.extend(reversed(child_nodes(n)))
+        return top
+
+    def _chain(
+        self, n: cst.CSTNode, env: dict[str, _Chain], memo: dict[int, _Chain | None]
+    ) -> _Chain | None:
+        if id(n) in memo:
+            return memo[id(n)]
+        memo[id(n)] = None  # cycle guard
+        out = self._chain_uncached(n, env, memo)
+        memo[id(n)] = out
+        return out
+
+    def _chain_uncached(
+        self, n: cst.CSTNode, env: dict[str, _Chain], memo: dict[int, _Chain | None]
+    ) -> _Chain | None:
+        if isinstance(n, (cst.Name, cst.Attribute)):
+            key = dotted(n)
+            if key is not None and key in env:
+                return env[key]
+            if isinstance(n, cst.Name) or key is not None:
+                if self._is_budget_name(self._leaf(n)):
+                    return _Chain(key or self.ctx.code_for(n), (), frozenset())
+            return None
+        if isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Minus):
+            return self._chain(n.expression, env, memo)
+        if isinstance(n, cst.BinaryOperation):
+            op = n.operator
+            left = self._chain(n.left, env, memo)
+            if isinstance(op, (cst.FloorDivide, cst.Divide)):
+                if left is None:
+                    return None
+                if self._is_size(n.right):
+                    return left.plus(_Step(self.ctx.code_for(n.right), self.ctx.code_for(n)), n)
+                if self._mentions_size(n.right):
+                    return None  # divided by an expression of sizes: a deliberate split
+                return left
+            right = self._chain(n.right, env, memo)
+            if isinstance(op, cst.Multiply):
+                # Multiplying by a parallel size undoes a split: not a share any more.
+                other = n.right if left is not None else n.left
+                if (left is None) == (right is None) and left is not None:
+                    return None
+                if left is None and right is None:
+                    return None
+                if self._mentions_size(other):
+                    return None
+                return left or right
+            if isinstance(op, (cst.Add, cst.Subtract)):
+                if left is not None and right is not None:
+                    return None
+                return left or right
+            return None
+        if isinstance(n, cst.Call):
+            leaf = last_name(call_name(n))
+            args = [a.value for a in n.args if a.keyword is None and not a.star]
+            if leaf in _DIV_CALLS and len(args) == 2:
+                base = self._chain(args[0], env, memo)
+                if base is not None and self._is_size(args[1]):
+                    return base.plus(_Step(self.ctx.code_for(args[1]), self.ctx.code_for(n)), n)
+                return None
+            if leaf in _PASS_THROUGH or leaf in {"math.floor", "math.ceil"}:
+                found = [c for a in args if (c := self._chain(a, env, memo)) is not None]
+                if len(found) == 1:
+                    return found[0]
+            return None
+        return None
+
+    def _mentions_size(self, n: cst.CSTNode) -> bool:
+        return any(
+            isinstance(x, (cst.Name, cst.Attribute, cst.Call)) and self._is_size(x)
+            for x in walk_fast(n)
+        )
+
+    def _keyword_splits(
+        self, call: cst.Call, force: bool, env: dict[str, _Chain] | None = None
+    ) -> None:
+        """`override(num_blocks=num_blocks // dp_size)`: the divided value is
+        written back under the name it was read from."""
+        leaf = last_name(call_name(call))
+        if not force and (leaf is None or not _OVERRIDE_CALL.search(leaf)):
+            return
+        for a in call.args:
+            if a.keyword is None:
+                continue
+            c = self._chain(a.value, env or {}, {})
+            if c is None or not c.steps or id(a.value) in self._reported:
+                continue
+            if last_name(c.budget) != a.keyword.value:
+                continue
+            self._reported.add(id(a.value))
+            self._reported |= c.nodes
+            sizes = ", ".join(f"`{st.size}`" for st in c.steps)
+            self.report(
+                a,
+                f"budget `{c.budget}` is divided by {sizes} and written back as "
+                f"`{a.keyword.value}=` through `{leaf}(...)`: every further call divides "
+                "the already-divided value again",
+                notes=[
+                    f"path: `{self.ctx.code_for(a).strip()}` inside `{leaf}(...)`",
+                    "the override is applied again on re-initialisation, on a second engine "
+                    "in the process or on a retry, each time shrinking the budget",
+                ],
+                fix=self._suggestion(),
+            )
+
+    # -- reporting -------------------------------------------------------------------
+    def _suggestion(self) -> PendingFix:
+        return PendingFix(
+            title=(
+                "Split the global budget once per parallel dimension that owns a share of "
+                "it, into a new name, and make all ranks agree on the result (min all-reduce "
+                "or equality assert); do not divide shared configuration in place"
+            ),
+            applicability=Applicability.DISPLAY_ONLY,
+        )
+
+    def _report_chain(self, node: cst.CSTNode, chain: _Chain) -> None:
+        if id(node) in self._reported:
+            return
+        self._reported.add(id(node))
+        self._reported |= chain.nodes
+        sizes = [st.size for st in chain.steps]
+        path = " → ".join(f"`{st.code}`" for st in _dedupe(chain.steps))
+        self.report(
+            node,
+            f"budget `{chain.budget}` is split over parallel groups {len(sizes)} times "
+            f"(by {', '.join(f'`{s}`' for s in sizes)}) along one path",
+            notes=[
+                f"path: {path}",
+                f"if only one of {', '.join(f'`{s}`' for s in sizes)} owns a share of "
+                f"`{chain.budget}`, ranks size their buffers from different values "
+                "(`shape mismatch` at KV-cache init with expert + data parallelism)",
+            ],
+            fix=self._suggestion(),
+        )
+
+    def _report_in_place(self, node: cst.CSTNode, key: str, chain: _Chain) -> None:
+        if id(node) in self._reported:
+            return
+        self._reported.add(id(node))
+        self._reported |= chain.nodes
+        sizes = ", ".join(f"`{st.size}`" for st in chain.steps)
+        self.report(
+            node,
+            f"budget `{key}` is divided by {sizes} and stored back into shared state: "
+            "running this twice divides it twice",
+            notes=[
+                f"path: `{self.ctx.code_for(node).strip()}`",
+                "a re-run `__post_init__` (`dataclasses.replace`), a second engine in the "
+                "process or a retry divides the already-divided budget again",
+            ],
+            fix=self._suggestion(),
+        )
+
+
+def _ast_is_size(e: ast.AST) -> bool:
+    if isinstance(e, ast.Call) and not e.args:
+        e = e.func
+    leaf = e.attr if isinstance(e, ast.Attribute) else getattr(e, "id", None)
+    return leaf is not None and "size" in leaf.lower()
+
+
+def _ast_divides(e: ast.AST) -> bool:
+    for n in ast.walk(e):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.FloorDiv, ast.Div)):
+            if _ast_is_size(n.right):
+                return True
+        elif isinstance(n, ast.Call) and len(n.args) == 2:
+            f = n.func
+            leaf = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+            if leaf in _DIV_CALLS and _ast_is_size(n.args[1]):
+                return True
+    return False
+
+
+def _has_global(fn: ast.AST) -> bool:
+    return any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in ast.walk(fn))
+
+
+def _leaf_of_call(call: cst.Call) -> str | None:
+    f = call.func
+    if isinstance(f, cst.Attribute):
+        return f.attr.value
+    return f.value if isinstance(f, cst.Name) else None
+
+
+def _named_steps(chain: _Chain, stmt_code: str) -> _Chain:
+    """Show a split stored into a name as its statement (`per_dp = num_blocks // dp_size`)."""
+    first = stmt_code.splitlines()[0] if stmt_code else stmt_code
+    steps = tuple(
+        _Step(st.size, first) if "=" not in st.code and st.code in stmt_code else st
+        for st in chain.steps
+    )
+    return _Chain(chain.budget, steps, chain.nodes)
+
+
+def _dedupe(steps: Sequence[_Step]) -> list[_Step]:
+    seen: set[str] = set()
+    out = []
+    for st in steps:
+        if st.code not in seen:
+            seen.add(st.code)
+            out.append(st)
+    return out
+
+
+def _target_names(t: cst.CSTNode) -> list[str]:
+    if isinstance(t, cst.Name):
+        return [t.value]
+    if isinstance(t, (cst.Tuple, cst.List)):
+        return [n for e in t.elements for n in _target_names(e.value)]
+    if isinstance(t, cst.StarredElement):
+        return _target_names(t.value)
+    return []
