@@ -306,6 +306,7 @@ def _emit(
         sys.stdout.write(text)
     elif text:
         sys.stderr.write(text)
+    sys.stdout.flush()  # findings first, then the summary on stderr
     if not quiet and output_format in ("concise", "full") and not statistics:
         shown = [d for d in result.diagnostics if not d.suppressed]
         n = len(shown)
