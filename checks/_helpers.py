@@ -48,25 +48,14 @@ def int_literal(node: cst.CSTNode | None) -> int | None:
 
 
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Every node below ``node`` (pre-order, ``node`` included)."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(reversed(n.children))
+    """Every node below ``node`` that carries code (pre-order, ``node``
+    included; tokens and whitespace left out, see :func:`child_nodes`)."""
+    return walk_fast(node, nested=True)
 
 
 def walk_no_nested(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Like :func:`walk` but does not enter nested functions, lambdas or classes."""
-    stack = [node]
-    first = True
-    while stack:
-        n = stack.pop()
-        yield n
-        if not first and isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        first = False
-        stack.extend(reversed(n.children))
+    return walk_fast(node, nested=False)
 
 
 def keyword_args(call: cst.Call) -> dict[str, cst.BaseExpression]:
