@@ -18,13 +18,6 @@ from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule
 from linter.types import Applicability, Fixability, Note, Severity, Span
 
-# ``B = min(``, ``B: int = (min(``, ``BLOCK=min(`` (a launch keyword): every
-# shape this rule reports starts with one of these.
-_MIN_BINDING = re.compile(r"=\s*\(?\s*min\s*\(")
-# Every consumer needs one of: ``%`` (assert, static_assert is in the kernel
-# file but the launch is here), ``//``, ``range(``, or a launch ``kernel[grid](``.
-_CONSUMER_HINT = re.compile(r"%|//|\brange\s*\(|\]\s*\(")
-
 # Ceiling-division helpers: a grid computed with them covers the tail, so an
 # ``X // B`` count next to one is remainder-aware code, not an assumption.
 _CDIV_NAMES = frozenset({"cdiv", "ceil_div", "ceildiv", "div_up", "round_up", "triton.cdiv"})
@@ -33,41 +26,113 @@ _MAX_DEPTH = 12
 _BUILTIN_POW2 = ("triton.next_power_of_2", "next_power_of_2", "next_power_of_two")
 
 
-_LAUNCH = re.compile(r"\]\s*\(")
+# -- prefilter ------------------------------------------------------------------
+#
+# Two gates, both supersets of what the rule reports (see ``candidate`` and
+# ``candidate_tree``). The text gate is regex only; the tree gate runs on the
+# CPython ``ast`` the engine builds once per file and shares.
+
+# Whatever may sit between two tokens of one expression: whitespace, a
+# backslash continuation, a comment (inside brackets). ``_PGAP`` also lets
+# opening parentheses through (``B = (min(``, ``n % (B)``). The alternatives
+# start with different characters and a comment runs to its newline, so the
+# repetition cannot backtrack badly.
+_GAP = r"(?:\s|\\\n|#[^\n]*\n)*"
+_PGAP = r"(?:[\s(]|\\\n|#[^\n]*\n)*"
+# ``B = min(``, ``B: int = (min(``, ``(B := min(``, ``BLOCK=min(`` (a launch
+# keyword): every shape this rule reports starts with one of these.
+_MIN_BINDING = re.compile(r"=" + _PGAP + r"min" + _GAP + r"\(")
+# Every consumer needs one of: ``%`` (an assert; a ``static_assert`` is in the
+# kernel file but the launch is here), ``//``, ``range(``, or a launch
+# ``kernel[grid](``.
+_CONSUMER_HINT = re.compile(r"%|//|range" + _GAP + r"\(|\]" + _GAP + r"\(")
+# ``kernel[grid](`` and ``range(``: consumers whose arguments hold the block
+# (each starts with a literal, so that ``re`` can skip ahead)
+_LAUNCH_OPEN = re.compile(r"\]" + _GAP + r"\(")
+_RANGE_OPEN = re.compile(r"range" + _GAP + r"\(")
+_MIN_CALL = r"(?<![\w.])min" + _GAP + r"\("
+# a name that may be a binding target: followed (past closing parentheses)
+# by ``=``, ``:=`` or an annotation's ``:``, not an attribute
+_TARGET = re.compile(r"(?<![\w.])([^\W\d]\w*)(?=(?:[\s)]|\\\n|#[^\n]*\n)*[:=])")
+# a name used as a bare value: not called, subscripted or an attribute's base
+_BARE = r"(?!\w)(?!" + _GAP + r"[(.\[])"
+# a name that is a whole right-hand side (``tile = BLOCK``, ``(t := BLOCK)``):
+# the statement, or the parenthesised expression, ends after it
+_ALONE = r"(?=[ \t]*(?:\\\n[ \t]*)*(?:[\n;)#]|$))"
+# what the bracket scan stops at: brackets, comments, string quotes
+_SCAN_STOP = re.compile(r"[()\[\]{}#'\"]")
 
 
-def _launch_args_text(text: str, start: int) -> str:
-    """The text between the parentheses opened at ``start`` (the whole rest
-    when they never balance: strings holding parentheses, broken code)."""
+def _args_text(text: str, start: int) -> str:
+    """The text from the bracket at ``start`` to the one closing it, skipping
+    strings and comments; the whole rest when it never closes."""
     depth = 0
-    for i in range(start, min(len(text), start + 20000)):
+    i = start
+    n = len(text)
+    while True:
+        m = _SCAN_STOP.search(text, i)
+        if m is None:
+            return text[start:]
+        i = m.start()
         ch = text[i]
-        if ch == "(":
+        if ch in "([{":
             depth += 1
-        elif ch == ")":
+            i += 1
+        elif ch in ")]}":
             depth -= 1
+            i += 1
             if depth == 0:
-                return text[start : i + 1]
-    return text[start:]
+                return text[start:i]
+        elif ch == "#":
+            j = text.find("\n", i)
+            if j < 0:
+                return text[start:]
+            i = j
+        else:
+            quote = text[i : i + 3] if text[i : i + 3] in ('"""', "'''") else ch
+            k = i + len(quote)
+            while True:
+                k = text.find(quote, k)
+                if k < 0:
+                    return text[start:]
+                b = k
+                while b > i and text[b - 1] == "\\":
+                    b -= 1
+                if (k - b) % 2 == 0:
+                    break
+                k += 1
+            i = k + len(quote)
+            if i >= n:
+                return text[start:]
 
 
 def _assigned_before(text: str, pos: int) -> set[str]:
-    """Identifiers on the line before the ``=`` at ``pos``: the targets of
-    ``a = b = min(``, ``x: int = min(`` (a superset: ``self``, annotations)."""
+    """The names of the statement text before the ``=`` at ``pos`` that may be
+    targets: a superset of the targets of ``a = b = min(``, ``x: int =
+    min(``, ``(x) = min(``, ``(x := min(``. The statement starts on an earlier line
+    when the previous line ends with a backslash or when the text holds more
+    closing than opening brackets."""
     start = text.rfind("\n", 0, pos) + 1
+    for _ in range(50):
+        if start == 0:
+            break
+        seg = text[start:pos]
+        prev_start = text.rfind("\n", 0, start - 1) + 1
+        continued = text[prev_start : start - 1].rstrip().endswith("\\")
+        opened = seg.count("(") + seg.count("[") + seg.count("{")
+        closed = seg.count(")") + seg.count("]") + seg.count("}")
+        if not continued and closed <= opened:
+            break
+        start = prev_start
     return set(_TARGET.findall(text[start : pos + 1]))
-
-
-# a bare name followed by ``=``, ``: ann =`` or ``:=`` (not ``==``, not ``x.y =``)
-_TARGET = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*(?::[^=\n]*)?=(?!=)")
 
 
 def _text_may_fire(text: str) -> bool:
     """A regex superset of the rule's structure: a name bound to ``min(`` (or
-    a plain alias of it) is divided by, taken modulo, used as a ``range``
-    step, or appears in the arguments of a launch ``k[grid](...)``; or a
-    launch has a ``min(`` argument. Every pattern starts with a literal so
-    that ``re`` can skip ahead."""
+    to such a name: ``tile = BLOCK``) follows ``%`` or ``/``, or appears in
+    the arguments of a ``range(...)`` or of a launch ``k[grid](...)``, as a
+    bare name (not called, subscripted or an attribute's base); or a launch
+    has a ``min(`` argument."""
     names: set[str] = set()
     for m in _MIN_BINDING.finditer(text):
         names |= _assigned_before(text, m.start())
@@ -77,82 +142,35 @@ def _text_may_fire(text: str) -> bool:
         fresh = names - seen
         seen |= fresh
         alt = "|".join(sorted(map(re.escape, fresh)))
-        for m in re.finditer(r"=\s*(?:" + alt + r")\b", text):
+        for m in re.finditer(r"=" + _PGAP + r"(?:" + alt + r")" + _ALONE, text):
             names |= _assigned_before(text, m.start())
-    alt = "|".join(sorted(map(re.escape, names)))
-    word = re.compile(r"min\s*\(" + (r"|(?<!\w)(?:" + alt + r")(?!\w)" if names else ""))
-    for m in _LAUNCH.finditer(text):
-        if word.search(_launch_args_text(text, m.end() - 1)):
+    alt = r"(?:" + "|".join(sorted(map(re.escape, names))) + r")"
+    if names and re.search(r"[%/]" + _PGAP + r"(?<![\w.])" + alt + _BARE, text):
+        return True
+    # ``range(.., .., B)``: the block is a later argument; in a launch it is
+    # any argument (by position or keyword): after ``(``, ``,`` or ``=`` and
+    # before ``,`` or ``)``
+    in_launch = re.compile(_MIN_CALL + (r"|[(,=]" + _PGAP + alt + _GAP + r"[,)]" if names else ""))
+    for m in _LAUNCH_OPEN.finditer(text):
+        if in_launch.search(_args_text(text, m.end() - 1)) is not None:
             return True
     if not names:
         return False
+    in_range = re.compile(r"," + _PGAP + alt + _GAP + r"[,)]")
+    for m in _RANGE_OPEN.finditer(text):
+        if m.start() and (text[m.start() - 1].isalnum() or text[m.start() - 1] in "._"):
+            continue  # ``tl.range(``, ``arange(``: not the builtin
+        if in_range.search(_args_text(text, m.end() - 1)) is not None:
+            return True
+    return False
+
+
+def _text_gate(text: str) -> bool:
     return (
-        re.search(r"[%/]\s*\(?\s*(?:" + alt + r")(?!\w)", text) is not None
-        or re.search(r"range\s*\([\s\S]{0,300}?,\s*(?:" + alt + r")\s*\)", text) is not None
-    )
-
-
-def _ast_may_fire(text: str) -> bool:
-    """The rule's structural preconditions on CPython ``ast`` (several times
-    cheaper than libcst): some scope binds a name to a two-argument ``min``
-    without offset arithmetic, or passes one inline to a launch, and the name
-    (or a plain alias of it) reaches ``% name``, ``// name``, a three-argument
-    ``range`` or a launch ``k[grid](...)``. Sound: a superset of what
-    :meth:`BlockSizeMinDivisibility._analyse` reports. Only the scopes that
-    hold a ``= min(`` line are walked."""
-    if not _text_may_fire(text):
-        return False
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return True  # let the real parse report it
-    lines = {text.count("\n", 0, m.start()) + 1 for m in _MIN_BINDING.finditer(text)}
-    scopes: dict[int, ast.AST] = {}
-    for line in lines:
-        scope = _innermost_function(tree, line)
-        scopes[id(scope)] = scope
-    module_consts = _ast_literal_names(_ast_module_statements(tree), set())
-    return any(_ast_scope_may_fire(s, module_consts) for s in scopes.values())
-
-
-def _innermost_function(tree: ast.Module, line: int) -> ast.AST:
-    """The innermost function whose lines hold ``line`` (the module if none);
-    descends only into statements spanning the line."""
-    found: ast.AST = tree
-    body: list[ast.stmt] = tree.body
-    while True:
-        nxt: list[ast.stmt] = []
-        for st in body:
-            if st.lineno <= line <= (st.end_lineno or st.lineno):
-                if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    found = st
-                for field_name in ("body", "orelse", "finalbody", "handlers", "cases"):
-                    sub = getattr(st, field_name, None)
-                    if isinstance(sub, list):
-                        for x in sub:
-                            if isinstance(x, (ast.ExceptHandler, ast.match_case)):
-                                nxt.extend(x.body)
-                            elif isinstance(x, ast.stmt):
-                                nxt.append(x)
-                break
-        if not nxt:
-            return found
-        body = nxt
-
-
-def _ast_min(e: ast.AST | None) -> bool:
-    return (
-        isinstance(e, ast.Call)
-        and isinstance(e.func, ast.Name)
-        and e.func.id == "min"
-        and len(e.args) == 2
-        and not e.keywords
-        and not any(isinstance(a, ast.Starred) for a in e.args)
-        and not any(
-            isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub))
-            for a in e.args
-            for n in ast.walk(a)
-        )
+        "min" in text
+        and _MIN_BINDING.search(text) is not None
+        and _CONSUMER_HINT.search(text) is not None
+        and _text_may_fire(text)
     )
 
 
@@ -248,81 +266,390 @@ def _ast_params(scope: ast.AST) -> set[str]:
     return names
 
 
-def _ast_risky_min(e: ast.AST | None, consts: dict[str, object]) -> bool:
-    return _ast_min(e) and not all(_ast_pow2(a, consts) for a in e.args)  # type: ignore[union-attr]
 
 
-def _ast_scope_nodes(scope: ast.AST) -> list[ast.AST]:
-    nodes: list[ast.AST] = []
-    stack = list(ast.iter_child_nodes(scope))
+_OTHER_AST = None  # an ast binding that is not ``name = expr``
+_SCOPE_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# nested contexts of a ``%``: may it be an asserted (or ``if ...: raise``)
+# check? Only under an ``assert`` or ``if`` test.
+_PLAIN, _TESTED = 0, 1
+
+
+@dataclass
+class _AstScope:
+    """What the tree gate needs of one function (or the module), gathered the
+    way the rule's traversal gathers it: decorators, defaults and annotations
+    belong to the function; lambdas and comprehensions belong to the
+    enclosing function."""
+
+    node: ast.AST
+    params: set[str] = field(default_factory=set)
+    defaults: set[str] = field(default_factory=set)  # parameters with a default
+    nodes: list[ast.AST] = field(default_factory=list)
+    binds: dict[str, list[ast.expr | None]] = field(default_factory=dict)
+    ops: list[tuple[ast.BinOp, int]] = field(default_factory=list)
+    loops: list[ast.For | ast.AsyncFor] = field(default_factory=list)
+    launches: list[ast.Call] = field(default_factory=list)
+    has_min: bool = False
+
+
+def _ast_bind(out: dict[str, list[ast.expr | None]], target: ast.AST, value: ast.expr | None) -> None:
+    if isinstance(target, ast.Name):
+        out.setdefault(target.id, []).append(value)
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for el in target.elts:
+            _ast_bind(out, el, _OTHER_AST)
+    elif isinstance(target, ast.Starred):
+        _ast_bind(out, target.value, _OTHER_AST)
+
+
+def _scope_start(st: ast.stmt) -> int:
+    """The first line of a statement; a definition starts at its first
+    decorator, which belongs to its scope for the rule's traversal."""
+    decorators = getattr(st, "decorator_list", None)
+    return min([st.lineno, *(d.lineno for d in decorators)]) if decorators else st.lineno
+
+
+def _innermost_scope(tree: ast.Module, line: int) -> ast.AST:
+    """The innermost function or class whose lines hold ``line`` (the module
+    if none): there a call on that line belongs for the rule. Descends only
+    into statements spanning the line; statements of two scopes never share
+    a line."""
+    found: ast.AST = tree
+    body: list[ast.stmt] = tree.body
+    while True:
+        nxt: list[ast.stmt] = []
+        for st in body:
+            if _scope_start(st) <= line <= (st.end_lineno or st.lineno):
+                if isinstance(st, (*_SCOPE_DEFS, ast.ClassDef)):
+                    found = st
+                for field_name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                    sub = getattr(st, field_name, None)
+                    if isinstance(sub, list):
+                        for x in sub:
+                            if isinstance(x, (ast.ExceptHandler, ast.match_case)):
+                                nxt.extend(x.body)
+                            elif isinstance(x, ast.stmt):
+                                nxt.append(x)
+                break
+        if not nxt:
+            return found
+        body = nxt
+
+
+def _ast_scope(node: ast.AST) -> _AstScope:
+    """One scope's own nodes (not those of nested functions and classes), with
+    an explicit stack: deep expression trees must not hit the recursion
+    limit."""
+    scope = _AstScope(node)
+    if isinstance(node, _SCOPE_DEFS):
+        scope.params = _ast_params(node)
+        a = node.args
+        pos = [*a.posonlyargs, *a.args]
+        scope.defaults = {p.arg for p in pos[len(pos) - len(a.defaults) :]}
+        scope.defaults |= {p.arg for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None}
+    stack: list[tuple[ast.AST, int]] = [(c, _PLAIN) for c in ast.iter_child_nodes(node)]
     while stack:
-        n = stack.pop()
-        nodes.append(n)
-        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            stack.extend(ast.iter_child_nodes(n))
-    return nodes
+        node, ctx = stack.pop()
+        scope.nodes.append(node)
+        if isinstance(node, (*_SCOPE_DEFS, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                _ast_bind(scope.binds, t, node.value)
+        elif isinstance(node, ast.AnnAssign):
+            if node.value is not None:
+                _ast_bind(scope.binds, node.target, node.value)
+        elif isinstance(node, ast.AugAssign):
+            _ast_bind(scope.binds, node.target, _OTHER_AST)
+        elif isinstance(node, ast.NamedExpr):
+            _ast_bind(scope.binds, node.target, node.value)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            _ast_bind(scope.binds, node.target, _OTHER_AST)
+            it = node.iter
+            if (
+                isinstance(it, ast.Call)
+                and isinstance(it.func, ast.Name)
+                and it.func.id == "range"
+                and len(it.args) + len(it.keywords) == 3
+            ):
+                scope.loops.append(node)
+        elif isinstance(node, ast.comprehension):
+            _ast_bind(scope.binds, node.target, _OTHER_AST)
+        elif isinstance(node, ast.withitem):
+            if node.optional_vars is not None:
+                _ast_bind(scope.binds, node.optional_vars, _OTHER_AST)
+        elif isinstance(node, ast.BinOp):
+            if isinstance(node.op, (ast.Mod, ast.FloorDiv)) and isinstance(node.right, ast.Name):
+                scope.ops.append((node, ctx))
+        elif isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Name) and node.func.id == "min":
+                scope.has_min = True
+            elif isinstance(node.func, ast.Subscript):
+                scope.launches.append(node)
+        if isinstance(node, (ast.Assert, ast.If)):
+            stack.append((node.test, _TESTED))
+            stack.extend((c, _PLAIN) for c in ast.iter_child_nodes(node) if c is not node.test)
+        elif isinstance(node, ast.stmt):
+            stack.extend((c, _PLAIN) for c in ast.iter_child_nodes(node))
+        else:
+            stack.extend((c, ctx) for c in ast.iter_child_nodes(node))
+    return scope
 
 
-def _ast_scope_may_fire(scope: ast.AST, module_consts: dict[str, object] | None = None) -> bool:
-    nodes = _ast_scope_nodes(scope)
-    consts = dict(module_consts or {})
-    consts.update(_ast_literal_names(nodes, _ast_params(scope)))
-    bound: set[str] = set()
-    aliases: list[tuple[str, str]] = []
-    for n in nodes:
-        targets: list[ast.AST] = []
-        value: ast.AST | None = None
-        if isinstance(n, ast.Assign):
-            targets, value = n.targets, n.value
-        elif isinstance(n, (ast.AnnAssign, ast.NamedExpr)):
-            targets, value = [n.target], n.value
-        elif (
-            isinstance(n, ast.Call)
-            and isinstance(n.func, ast.Subscript)
-            and any(_ast_risky_min(k.value, consts) for k in n.keywords)
-        ):
-            return True
-        for t in targets:
-            if isinstance(t, ast.Name):
-                if _ast_risky_min(value, consts):
-                    bound.add(t.id)
-                elif isinstance(value, ast.Name):
-                    aliases.append((t.id, value.id))
-    if not bound:
+def _module_binds(tree: ast.Module) -> dict[str, list[ast.expr | None]]:
+    """Module-level bindings as the rule sees them from a function
+    (``_top_level_bindings``: the module body and top-level ``if``/``try``)."""
+    out: dict[str, list[ast.expr | None]] = {}
+    for st in _ast_module_statements(tree):
+        if isinstance(st, ast.Assign):
+            for t in st.targets:
+                _ast_bind(out, t, st.value)
+        elif isinstance(st, ast.AnnAssign) and st.value is not None:
+            _ast_bind(out, st.target, st.value)
+        elif isinstance(st, ast.AugAssign):
+            _ast_bind(out, st.target, _OTHER_AST)
+    return out
+
+
+def _ast_key(node: object) -> object:
+    """A structural key of an expression that ignores string contents: equal
+    for any two expressions whose code is equal up to whitespace (what the
+    rule compares), and for some more."""
+    if isinstance(node, ast.AST):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
+            return ("S",)
+        return (type(node).__name__, *(_ast_key(getattr(node, f, None)) for f in node._fields))
+    if isinstance(node, list):
+        return tuple(_ast_key(x) for x in node)
+    return node
+
+
+def _upper(name: str) -> bool:
+    return name.isupper() and any(ch.isalpha() for ch in name)
+
+
+class _TreeGate:
+    """The rule's structure, judged loosely enough on ``ast`` to be a superset
+    of what it reports: a ``min`` of two arguments, one of which may be the
+    cap (a constant, a power of two, an UPPER_CASE name; any call, since the
+    ``power-of-two-functions`` option can name it) and the other of which is
+    not certainly a power of two or a constant, bound to a name whose family
+    (the name and its plain aliases) reaches ``X % B`` in an assert or ``if``
+    test, ``X // B``, ``range(.., X, B)`` without tail handling, where ``X``
+    may be the same width as the ``min`` argument, or a launch
+    ``kernel[grid](..)``; or a launch with an inline ``KW=min(..)``."""
+
+    def __init__(self, tree: ast.Module, text: str) -> None:
+        self.tree = tree
+        self.text = text
+        self._module_binds: dict[str, list[ast.expr | None]] | None = None
+        self.module_consts = _ast_literal_names(_ast_module_statements(tree), set())
+
+    def may_fire(self) -> bool:
+        """Only the scopes holding a ``min(`` call are looked at: where the
+        call sits is where the rule would analyse it."""
+        lines = {
+            self.text.count("\n", 0, m.start()) + 1 for m in re.finditer(_MIN_CALL, self.text)
+        }
+        seen: set[int] = set()
+        for line in sorted(lines):
+            node = _innermost_scope(self.tree, line)
+            if id(node) in seen or isinstance(node, ast.ClassDef):
+                continue  # class bodies are never analysed (their methods are)
+            seen.add(id(node))
+            scope = _ast_scope(node)
+            if scope.has_min and self._scope_may_fire(scope):
+                return True
         return False
-    changed = True
-    while changed:
-        changed = False
-        for new, old in aliases:
-            if old in bound and new not in bound:
-                bound.add(new)
-                changed = True
 
-    def named(e: ast.AST) -> bool:
-        return isinstance(e, ast.Name) and e.id in bound
+    # -- the cap and the width ----------------------------------------------------
+    def _lookup(self, scope: _AstScope, name: str) -> list[ast.expr | None]:
+        """Local and module-level bindings of ``name`` (the rule looks at one
+        or the other; "any of both" is a superset)."""
+        binds = list(scope.binds.get(name, ()))
+        if not isinstance(scope.node, ast.Module):
+            if self._module_binds is None:
+                self._module_binds = _module_binds(self.tree)
+            binds += self._module_binds.get(name, ())
+        return binds
 
-    for n in nodes:
-        if (
-            isinstance(n, ast.BinOp)
-            and isinstance(n.op, (ast.Mod, ast.FloorDiv))
-            and named(n.right)
-        ):
+    def _maybe_cap(self, e: ast.AST, scope: _AstScope, seen: set[str], depth: int = 0) -> bool:
+        """Possibly a constant, a power of two or a constant-like name for the
+        rule (a superset of ``_Values.const``, ``_Values.pow2`` and
+        ``_constant_like``)."""
+        if depth > _MAX_DEPTH:
             return True
-        if (
-            isinstance(n, ast.For)
-            and isinstance(n.iter, ast.Call)
-            and isinstance(n.iter.func, ast.Name)
-            and n.iter.func.id == "range"
-            and len(n.iter.args) == 3
-            and named(n.iter.args[2])
-        ):
+        if isinstance(e, ast.Constant):
             return True
-        if (
-            isinstance(n, ast.Call)
-            and isinstance(n.func, ast.Subscript)
-            and (any(named(a) for a in n.args) or any(named(k.value) for k in n.keywords))
-        ):
+        if isinstance(e, ast.UnaryOp):
+            return self._maybe_cap(e.operand, scope, seen, depth + 1)
+        if isinstance(e, ast.BinOp):
+            if isinstance(e.op, ast.BitAnd):
+                return True  # x & -x
+            if isinstance(e.op, (ast.LShift, ast.Pow)):
+                return self._maybe_cap(e.left, scope, seen, depth + 1)
+            if isinstance(e.op, (ast.Mult, ast.FloorDiv, ast.Add, ast.Sub)):
+                return self._maybe_cap(e.left, scope, seen, depth + 1) and self._maybe_cap(
+                    e.right, scope, seen, depth + 1
+                )
+            return False
+        if isinstance(e, ast.Call):
+            # any named call: the option may list it; ``x.element_size()``
+            return isinstance(e.func, (ast.Name, ast.Attribute))
+        if isinstance(e, ast.IfExp):
+            return self._maybe_cap(e.body, scope, seen, depth + 1) and self._maybe_cap(
+                e.orelse, scope, seen, depth + 1
+            )
+        if isinstance(e, ast.Attribute):
+            return e.attr == "itemsize" or (_upper(e.attr) and _ast_dotted(e) is not None)
+        if isinstance(e, ast.Name):
+            if _upper(e.id) and e.id not in scope.params:
+                return True
+            if e.id in scope.defaults:
+                return True  # a knob parameter
+            if e.id in seen:
+                return True
+            seen = seen | {e.id}
+            return any(
+                b is not None and self._maybe_cap(b, scope, seen, depth + 1)
+                for b in self._lookup(scope, e.id)
+            )
+        return False
+
+    def _surely_fixed(self, e: ast.AST, consts: dict[str, object]) -> bool:
+        """Certainly a constant or a power of two for the rule: never the width."""
+        if isinstance(e, ast.Constant) and isinstance(e.value, int) and not isinstance(e.value, bool):
             return True
+        if isinstance(e, ast.Name):
+            v = consts.get(e.id)
+            if isinstance(v, int) and not isinstance(v, bool):
+                return True
+        return _ast_pow2(e, consts)
+
+    def _widths(self, call: ast.AST, scope: _AstScope, consts: dict[str, object]) -> list[ast.expr]:
+        """The arguments that may be the width ``X`` of a site ``min(X, C)``
+        (empty: not a site)."""
+        if not (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name)
+            and call.func.id == "min"
+            and len(call.args) == 2
+            and not call.keywords
+            and not any(isinstance(a, ast.Starred) for a in call.args)
+        ):
+            return []
+        a, b = call.args
+        for arg in (a, b):
+            for n in ast.walk(arg):
+                if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub)):
+                    return []  # end-index arithmetic, not a block
+        out = []
+        for c, x in ((a, b), (b, a)):
+            if self._maybe_cap(c, scope, set()) and not self._surely_fixed(x, consts):
+                out.append(x)
+        return out
+
+    def _forms(self, e: ast.AST, scope: _AstScope, depth: int = 0) -> set[object]:
+        """Keys of what ``e`` may canonicalise to in ``_SameX``: itself, what a
+        local name is bound to (any binding, not only a single one), the
+        argument of ``int(..)``."""
+        out = {_ast_key(e)}
+        if isinstance(e, ast.Name) and depth < 4:
+            for b in scope.binds.get(e.id, ()):
+                if isinstance(b, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)) and not (
+                    isinstance(b, ast.Call) and isinstance(b.func, ast.Name) and b.func.id == "min"
+                ):
+                    out |= self._forms(b, scope, depth + 1)
+        if (
+            isinstance(e, ast.Call)
+            and isinstance(e.func, ast.Name)
+            and e.func.id == "int"
+            and len(e.args) + len(e.keywords) == 1
+        ):
+            arg = e.args[0] if e.args else e.keywords[0].value
+            out |= self._forms(arg.value if isinstance(arg, ast.Starred) else arg, scope, depth)
+        return out
+
+    # -- one scope -------------------------------------------------------------------
+    def _scope_may_fire(self, scope: _AstScope) -> bool:
+        consts = {} if isinstance(scope.node, ast.Module) else dict(self.module_consts)
+        consts.update(_ast_literal_names(scope.nodes, scope.params))
+        for call in scope.launches:
+            if not _ast_launch_target(call):
+                continue
+            if any(self._widths(k.value, scope, consts) for k in call.keywords if k.arg):
+                return True
+        for name, binds in scope.binds.items():
+            for b in binds:
+                widths = self._widths(b, scope, consts) if b is not None else []
+                if widths and self._consumed(name, widths, scope):
+                    return True
+        return False
+
+    def _consumed(self, name: str, widths: list[ast.expr], scope: _AstScope) -> bool:
+        family = {name}
+        changed = True
+        while changed:
+            changed = False
+            for n, binds in scope.binds.items():
+                if n not in family and any(
+                    isinstance(b, ast.Name) and b.id in family for b in binds
+                ):
+                    family.add(n)
+                    changed = True
+        for call in scope.launches:
+            if _ast_launch_target(call) and any(
+                isinstance(v, ast.Name) and v.id in family
+                for v in (*call.args, *(k.value for k in call.keywords))
+            ):
+                return True
+        x_forms: set[object] = set()
+        for x in widths:
+            x_forms |= self._forms(x, scope)
+
+        def same_x(e: ast.AST) -> bool:
+            return not self._forms(e, scope).isdisjoint(x_forms)
+
+        for op, ctx in scope.ops:
+            if not (isinstance(op.right, ast.Name) and op.right.id in family):
+                continue
+            if isinstance(op.op, ast.Mod) and ctx != _TESTED:
+                continue
+            if same_x(op.left):
+                return True
+        for loop in scope.loops:
+            it = loop.iter
+            assert isinstance(it, ast.Call)
+            values = [a.value if isinstance(a, ast.Starred) else a for a in it.args]
+            values += [k.value for k in it.keywords]
+            if (
+                any(isinstance(v, ast.Name) and v.id in family for v in values)
+                and any(same_x(v) for v in values)
+                and not _ast_loop_handles_tail(loop)
+            ):
+                return True
+        return False
+
+
+def _ast_launch_target(call: ast.Call) -> bool:
+    """``kernel[grid](..)`` whose kernel is a dotted name, not reached
+    through ``self``/``cls`` (the rule cannot resolve those)."""
+    assert isinstance(call.func, ast.Subscript)
+    name = _ast_dotted(call.func.value)
+    return name is not None and name.split(".", 1)[0] not in ("self", "cls")
+
+
+def _ast_loop_handles_tail(loop: ast.For | ast.AsyncFor) -> bool:
+    """``_loop_handles_tail`` on ``ast``: the same node kinds."""
+    for st in loop.body:
+        for n in ast.walk(st):
+            if isinstance(n, (ast.Slice, ast.Compare, ast.If, ast.IfExp)):
+                return True
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("min", "max"):
+                return True
+            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod):
+                return True
     return False
 
 
@@ -691,12 +1018,20 @@ class BlockSizeMinDivisibility(Rule):
 
     @classmethod
     def candidate(cls, text: str) -> bool:
-        return (
-            cls.needles.match(text)
-            and _MIN_BINDING.search(text) is not None
-            and _CONSUMER_HINT.search(text) is not None
-            and _ast_may_fire(text)
-        )
+        """Regex only: a name bound to ``min(`` (or an alias of it) reaches
+        ``%``, ``/``, ``range(..)`` or a launch, or a launch has a ``min(``
+        argument."""
+        return _text_gate(text)
+
+    @classmethod
+    def candidate_tree(cls, tree: ast.Module, text: str) -> bool:
+        """On the shared ``ast``: a ``min`` that may be a site (a cap-like
+        argument and a width that is not certainly fixed) bound in a function
+        (or at module level) that also holds a consumer of the name or an
+        alias: ``X % B`` asserted or raised on, ``X // B``, ``range`` without
+        tail handling (``X`` possibly the same width), or a launch; or an
+        inline ``KW=min(..)`` in a launch."""
+        return _TreeGate(tree, text).may_fire()
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]

@@ -298,22 +298,64 @@ def test_collector_records_needs_and_code_point_columns() -> None:
 # -- prefilter soundness ----------------------------------------------------------
 
 
+def gates(text: str) -> bool:
+    """The rule's prefilter as the engine applies it: the regex gate, then
+    the gate on the shared ``ast`` (skipped when ``ast`` cannot parse)."""
+    if not BlockSizeMinDivisibility.candidate(text):
+        return False
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return True
+    return BlockSizeMinDivisibility.candidate_tree(tree, text)
+
+
 def test_candidate_true_for_every_corpus_file_where_the_rule_fires() -> None:
     fired = 0
     for f in corpus_files(RULE_DIR):
         diags = [d for d in diagnostics_for(RULE_DIR).get(f, []) if d.code == CODE]
         if diags:
             fired += 1
-            assert BlockSizeMinDivisibility.candidate(f.read_text(encoding="utf-8")), f
+            assert gates(f.read_text(encoding="utf-8")), f
     assert fired >= 4
 
 
-def test_candidate_skips_files_without_the_shape() -> None:
-    assert not BlockSizeMinDivisibility.candidate("x = min(a, b)\nprint(x)\n")
-    assert not BlockSizeMinDivisibility.candidate(
-        "def f(a):\n    end = min(a + 4, 10)\n    return a // end\n"
-    )
-    assert BlockSizeMinDivisibility.candidate(SEED_SHAPE)
+def test_candidate_is_regex_only() -> None:
+    # the text gate does not parse: broken code with the shape passes it
+    broken = "def f(n:\n    b = min(n, 1024)\n    assert n % b == 0\n"
+    assert BlockSizeMinDivisibility.candidate(broken)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x = min(a, b)\nprint(x)\n",
+        # end-index arithmetic
+        "def f(a):\n    end = min(a + 4, 10)\n    return a // end\n",
+        # no cap: two runtime values
+        "def f(a, b):\n    n = min(a, b)\n    return a // n\n",
+        # both arguments fixed
+        "def f(a):\n    n = min(64, 1024)\n    return a // n\n",
+        # the consumer divides another width
+        "def f(a, c):\n    n = min(a, 1024)\n    return c // n\n",
+        # the modulo is a guard, not an assertion
+        "def f(a):\n    n = min(a, 1024)\n    r = a % n\n    return r\n",
+        # the consumer is in another function
+        "def f(a):\n    n = min(a, 1024)\n\ndef g(a, n):\n    return a // n\n",
+        # a launch through self (not resolvable)
+        "def f(self, a):\n    n = min(a, 1024)\n    self.k[(1,)](a, N=n)\n",
+        # the loop handles the tail
+        "def f(a, x):\n    n = min(a, 1024)\n    for i in range(0, a, n):\n        x[i : i + n]\n",
+        # a class body is not analysed
+        "class C:\n    n = min(A, 1024)\n    k = A // n\n",
+    ],
+)
+def test_gates_skip_files_without_the_shape(text: str) -> None:
+    assert not gates(text), text
+
+
+def test_gates_pass_the_seed_shape() -> None:
+    assert gates(SEED_SHAPE)
 
 
 _KERNEL = textwrap.dedent(
@@ -334,47 +376,80 @@ _KERNEL = textwrap.dedent(
 @st.composite
 def programs(draw: st.DrawFn) -> str:
     """Seed-shaped functions in many spellings: argument order, annotations,
-    parentheses, line breaks and comments inside the call, aliases, and
-    every consumer kind."""
-    name = draw(st.sampled_from(["blk", "BLOCK_D", "tile", "chunk_sz"]))
+    parentheses, line breaks, continuations and comments inside the call,
+    parenthesised targets, aliases, strings holding brackets in a launch,
+    module-level code, decorators, and every consumer kind."""
+    name = draw(st.sampled_from(["blk", "BLOCK_D", "tile", "chunk_sz", "blöck"]))
     width = draw(st.sampled_from(["n", "x.shape[1]", "int(h)", "next_power_of_2(n)", "lim"]))
-    cap = draw(st.sampled_from(["1024", "96", "CAP", "triton.next_power_of_2(m)", "1 << m"]))
+    cap = draw(
+        st.sampled_from(["1024", "96", "CAP", "triton.next_power_of_2(m)", "1 << m", "m", "cfg.CAP"])
+    )
     cap_value = draw(st.sampled_from(["512", "96"]))
-    lim = draw(st.sampled_from(["    lim = 64\n", "    lim = 64\n    lim = n\n", "    lim = m\n"]))
+    lim = draw(
+        st.sampled_from(
+            ["    lim = 64\n", "    lim = 64\n    lim = n\n", "    lim = m\n", "    lim = x.shape[0]\n"]
+        )
+    )
     args = [width, cap] if draw(st.booleans()) else [cap, width]
     sep = draw(st.sampled_from([", ", ",\n        ", ",  # note\n        "]))
-    open_ = draw(st.sampled_from(["min(", "min (", "(min(", "min(  # why\n        "]))
-    close = ")" + (")" if open_.startswith("(") else "")
-    ann = draw(st.sampled_from(["", ": int"]))
-    alias = draw(st.booleans())
+    open_ = draw(
+        st.sampled_from(
+            [
+                "min(",
+                "min (",
+                "(min(",
+                "((min(",
+                "(  # why\n        min(",
+                "\\\n        min(",
+                "min(  # why\n        ",
+            ]
+        )
+    )
+    close = ")" + ")" * open_.count("(", 0, open_.index("min"))
+    ann = draw(st.sampled_from(["", ": int", ": 'Literal[\"a=b\"]'"]))
+    target = draw(st.sampled_from(["{}", "({})", "other = {}"]))
+    alias = draw(st.sampled_from(["", "{use} = {name}", "{use}: int = ({name})", "({use} := {name})"]))
     use = "alias_" + name if alias else name
+    launch_pre = draw(st.sampled_from(["", '"(", ', "')', ", "# )\n        "]))
     consumer = draw(
         st.sampled_from(
             [
                 f"assert {width} % {use} == 0",
+                f"assert {width} % ({use}) == 0, 'x'",
                 f"k = {width} // {use}",
+                f"k = {width} // \\\n        {use}",
                 f"for i in range(0, {width}, {use}):\n        x.narrow(0, i, {use})",
-                f"_k[(1,)](x, {width}, BLK={use})",
+                f"for i in range(0, {width}, ({use}),):\n        x.narrow(0, i, {use})",
+                f"_k[(1,)]({launch_pre}x, {width}, BLK={use})",
                 f"_k[(1,)](x, {width}, {use})",
+                f"_k[(1,)] \\\n        (x, {width}, BLK={use})",
                 f"if {width} % {use}:\n        raise ValueError",
             ]
         )
     )
-    body = lim + f"    {name}{ann} = {open_}{args[0]}{sep}{args[1]}{close}\n"
+    head = name + ann if ann else target.format(name)
+    body = lim + f"    {head} = {open_}{args[0]}{sep}{args[1]}{close}\n"
     if alias:
-        body += f"    {use} = {name}\n"
+        body += "    " + alias.format(use=use, name=name) + "\n"
     body += f"    {consumer}\n"
-    return _KERNEL + f"CAP = {cap_value}\n\n\ndef f(x, n, h, m):\n" + body
+    where = draw(st.sampled_from(["function", "method", "decorated"]))
+    if where == "method":
+        body = "\n".join("    " + line if line else line for line in body.split("\n"))
+        return _KERNEL + f"CAP = {cap_value}\n\n\nclass Holder:\n    def f(self, x, n, h, m):\n" + body
+    deco = "@functools.cache\n" if where == "decorated" else ""
+    return _KERNEL + f"CAP = {cap_value}\n\n\n{deco}def f(x, n, h, m):\n" + body
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs())
-def test_candidate_is_sound(tmp_path_factory: pytest.TempPathFactory, text: str) -> None:
+def test_gates_are_sound(tmp_path_factory: pytest.TempPathFactory, text: str) -> None:
+    """Wherever the rule fires, the text gate and the ``ast`` gate both pass."""
     assert parses(text), text
     tmp = tmp_path_factory.mktemp("p")
     fires = bool(lint(text, tmp))
     if fires:
         assert BlockSizeMinDivisibility.candidate(text), text
+        assert BlockSizeMinDivisibility.candidate_tree(ast.parse(text), text), text
 
 
 def test_generated_programs_do_fire(tmp_path: Path) -> None:
