@@ -63,6 +63,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from checks._imports import follow_reexports, imports_from_ast, is_package_path, qualify
+from checks._pyscan import class_facts_from_text
 from linter.facts import FactCollector
 from linter.needles import Needles
 
@@ -201,13 +202,25 @@ def _base_name(node: ast.expr) -> str | None:
 
 class ClassFacts(FactCollector):
     name = "classes"
-    version = 1
+    version = 2
     # ``import`` lets package ``__init__`` modules in: their re-exports are how
     # ``from pkg import Base`` reaches ``pkg/base.py``
     needles = Needles(any_of=(("class ", "import"),))
+    # Nearly every module of a project matches: reading the text
+    # (checks._pyscan, tested against this ast reader in tests/test_pyscan.py)
+    # saves an ast parse of the whole project on a cold run.
+    needs_ast = False
 
     @classmethod
-    def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
+    def collect(cls, tree: ast.Module | None, text: str, module: str, path: str) -> Any:
+        if tree is None:
+            return class_facts_from_text(text, module, path)
+        return cls.collect_ast(tree, text, module, path)
+
+    @classmethod
+    def collect_ast(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
+        """The same facts from CPython's ast: the reference the text scanner
+        is tested against."""
         # only statements can import: handing ``imports_from_ast`` just the
         # import statements spares it a walk over every expression node
         # (which was 95 % of this collector's time on vLLM)

@@ -166,7 +166,9 @@ def scan_text(
         res.rules = keep
     for c in wanted:
         try:
-            data = c.collect(tree, text, module, relpath)  # type: ignore[arg-type]
+            # a text collector always reads the text, even when an ast exists
+            # for others: its facts must not depend on which gates ran
+            data = c.collect(tree if c.needs_ast else None, text, module, relpath)  # type: ignore[arg-type]
         except Exception:  # a broken collector must not stop the run
             data = None
         if data is not None:

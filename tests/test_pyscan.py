@@ -94,7 +94,7 @@ def _norm(d):
 
 def _both(text: str, module: str = "pkg.m", path: str = "pkg/m.py"):
     tree = ast.parse(text)
-    return _norm(ClassFacts.collect(tree, text, module, path)), _norm(class_facts_from_text(text, module, path))
+    return _norm(ClassFacts.collect_ast(tree, text, module, path)), _norm(class_facts_from_text(text, module, path))
 
 
 @pytest.mark.parametrize("name", sorted(SNIPPETS))
