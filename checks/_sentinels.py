@@ -383,13 +383,31 @@ def _shallow_imports(tree: ast.Module, module: str, path: str) -> dict[str, str]
     return imports_from_ast(shallow, module, path)
 
 
+# What can give a module facts, on raw text: a class statement (every class
+# is needed, see below), a sentinel comparison a resolver needs (``== -1``,
+# ``is None``, ``< 1``, ``<= 0`` and the mirrored forms, parentheses and line
+# continuations allowed), a ``type[...]``/``Type[...]`` annotation or a
+# ``return`` of a capitalised name (factories).
+_SENTINEL_TEST_TEXT = (
+    r"(?:==|\bis\b|<=?)[\s\\(]*(?:-[\s\\(]*\d|None\b|[01]\b)"
+    r"|(?:-[\s\\]*\d|\bNone|\b[01])[\s\\)]*(?:==|\bis\b|>=?)"
+)
+_FACTS_TEXT = r"\bclass[ \t]|\b[tT]ype\s*\[|\breturn[\s(\\]*[^\W\d_a-z]|" + _SENTINEL_TEST_TEXT
+
+
 class SentinelFacts(FactCollector):
     name = "sentinels"
-    version = 8
-    # Classes can inherit a sentinel from another file, so every file with a
-    # class is needed; resolvers and factories need a sentinel literal or a
-    # ``type[...]`` return.
-    needles = Needles(any_of=(("class ", "-1", "None", "type["),))
+    # 9: needles now also admit class-less files whose only facts are a
+    # ``< 1``/``<= 0`` resolver or a factory's ``return Cls``
+    version = 9
+    # Every file with a class is still needed, sentinel or not: a subclass
+    # that gives an inherited sentinel a real value in ``__init__`` hides it,
+    # a subclass is how a resolver's construction reaches the sentinel class,
+    # and the leaf-name fallback of ``resolve`` counts every class. The
+    # "classes" index has the hierarchy but not ``__init__`` assignments, so
+    # it cannot stand in for those files. Files without a class are needed
+    # only for a resolver's test or a factory's return.
+    needles = Needles(regex=_FACTS_TEXT)
 
     @classmethod
     def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:

@@ -3,14 +3,16 @@ embedding or LM head by reference, with no pipeline-parallel guard."""
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import libcst as cst
 
 from checks._helpers import call_name, dotted, last_name, name_matches, walk, walk_no_nested
+from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, Rule
 from linter.types import Severity
@@ -56,6 +58,189 @@ _CANDIDATE = re.compile(
     r"|set_output_embeddings|set_embed\w*|set_lm_head\w*|set_\w*_head)\(",
     re.MULTILINE,
 )
+_TEXT_NEEDLES = Needles(any_of=(("embed", "wte", "head"),), regex=_CANDIDATE.pattern)
+
+
+# -- prefilter on CPython ``ast`` --------------------------------------------------
+# Which names are rank-placed, which setters install modules and where the
+# draft runs are options the ast gate cannot see. So the ast pass records,
+# without options, every segment name that *would* make an alias if it were
+# a rank-placed module (a module reached through an object different from
+# the receiver), and the facts gate matches those names against the
+# effective options. Guards are not consulted.
+
+_NESTED_AST = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+# ``embed, head = t.get_embed_and_head()``: both ends at once, whatever the options
+PAIR = "<embed-and-head>"
+
+
+def _ast_dotted(node: ast.AST | None) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _ast_sources(
+    expr: ast.AST | None, locals_: Mapping[str, set[tuple[str, str]]]
+) -> set[tuple[str, str]]:
+    """``(owner, name)`` for every module ``expr`` reaches if ``name`` is
+    rank-placed (``PpCrossRankModuleAlias._source`` under any options)."""
+    if isinstance(expr, ast.Name):
+        return set(locals_.get(expr.id, ()))
+    if isinstance(expr, ast.BoolOp) and isinstance(expr.op, ast.Or):
+        return {o for v in expr.values for o in _ast_sources(v, locals_)}
+    if isinstance(expr, ast.IfExp):
+        return _ast_sources(expr.body, locals_) | _ast_sources(expr.orelse, locals_)
+    if isinstance(expr, ast.Call):
+        fn = _ast_dotted(expr.func)
+        if fn == "getattr" and len(expr.args) + len(expr.keywords) >= 2:
+            obj = _ast_dotted(expr.args[0]) if expr.args else None
+            key = expr.args[1] if len(expr.args) >= 2 else None
+            if obj and isinstance(key, ast.Constant) and isinstance(key.value, str):
+                return {(obj, key.value)}
+            return set()
+        if not expr.args and not expr.keywords and fn and "." in fn:
+            owner, _, leaf = fn.rpartition(".")
+            return {(owner, leaf)}
+        return set()
+    chain = _ast_dotted(expr)
+    if not chain or "." not in chain:
+        return set()
+    parts = chain.split(".")
+    return {(".".join(parts[:i]), parts[i]) for i in range(1, len(parts))}
+
+
+def _ast_owners(receiver: str) -> set[str]:
+    """Every object ``receiver`` may replace a module of (``_owner`` under
+    any options)."""
+    parts = receiver.split(".")
+    return {".".join(parts[:i]) for i in range(1, len(parts))} | {receiver.rpartition(".")[0]}
+
+
+def _crossing(owners: set[str], sources: set[tuple[str, str]]) -> set[str]:
+    return {
+        name
+        for src, name in sources
+        for o in owners
+        if not (_is_prefix(o, src) or _is_prefix(src, o))
+    }
+
+
+def _function_aliases(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, names: set[str], setters: set[tuple[str, str]]
+) -> None:
+    nodes: list[ast.AST] = []
+    stack: list[ast.AST] = list(fn.body)
+    while stack:
+        n = stack.pop()
+        nodes.append(n)
+        if not isinstance(n, _NESTED_AST):
+            stack.extend(ast.iter_child_nodes(n))
+    # locals bound to a borrowed module anywhere in the function (order and
+    # rebinding ignored: a superset of what the rule tracks)
+    locals_: dict[str, set[tuple[str, str]]] = {}
+    changed = True
+    while changed:  # an alias of an alias, in any order
+        changed = False
+        for n in nodes:
+            if not isinstance(n, ast.Assign):
+                continue
+            for t in n.targets:
+                new: set[tuple[str, str]] = set()
+                if isinstance(t, ast.Name):
+                    new, bound = _ast_sources(n.value, locals_), [t.id]
+                elif isinstance(t, ast.Tuple) and isinstance(n.value, ast.Call):
+                    bound = [e.id for e in t.elts if isinstance(e, ast.Name)]
+                    fn_name = _ast_dotted(n.value.func)
+                    leaf = (fn_name or "").rpartition(".")[2]
+                    if (
+                        len(bound) == 2
+                        and fn_name
+                        and "." in fn_name
+                        and "embed" in leaf
+                        and "head" in leaf
+                    ):
+                        new = {(fn_name.rpartition(".")[0], PAIR)}
+                else:
+                    continue
+                for name in bound:
+                    if not new <= locals_.get(name, set()):
+                        locals_.setdefault(name, set()).update(new)
+                        changed = True
+    for n in nodes:
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                if isinstance(t, (ast.Name, ast.Tuple)):
+                    continue
+                receiver = _ast_dotted(t)
+                if receiver and "." in receiver:
+                    names |= _crossing(_ast_owners(receiver), _ast_sources(n.value, locals_))
+        elif isinstance(n, ast.Call):
+            fn_name = _ast_dotted(n.func)
+            if fn_name == "setattr" and len(n.args) >= 3:
+                obj = _ast_dotted(n.args[0])
+                key = n.args[1]
+                attr = (
+                    key.value
+                    if isinstance(key, ast.Constant) and isinstance(key.value, str)
+                    else "..."
+                )
+                value = n.args[2].value if isinstance(n.args[2], ast.Starred) else n.args[2]
+                if obj:
+                    names |= _crossing(_ast_owners(f"{obj}.{attr}"), _ast_sources(value, locals_))
+            elif fn_name and "." in fn_name:
+                owner, _, leaf = fn_name.rpartition(".")
+                args = [a.value if isinstance(a, ast.Starred) else a for a in n.args]
+                args += [k.value for k in n.keywords]
+                for a in args:
+                    setters.update(
+                        (leaf, name) for name in _crossing({owner}, _ast_sources(a, locals_))
+                    )
+
+
+def alias_shapes(tree: ast.Module) -> dict[str, Any]:
+    """``names``: segment names that make a cross-object alias if rank-placed;
+    ``setters``: ``[setter, name]`` pairs, the same through a method call
+    (memoised on the tree: the ast gate and the collector share one parse)."""
+    memo = getattr(tree, "_shd302_shapes", None)
+    if memo is not None:
+        return memo  # type: ignore[no-any-return]
+    names: set[str] = set()
+    setters: set[tuple[str, str]] = set()
+    stack: list[ast.stmt] = list(tree.body)
+    while stack:
+        s = stack.pop()
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            _function_aliases(s, names, setters)
+        for name in ("body", "orelse", "finalbody"):
+            stack.extend(getattr(s, name, ()) or ())
+        for h in getattr(s, "handlers", ()):
+            stack.extend(h.body)
+        for c in getattr(s, "cases", ()):
+            stack.extend(c.body)
+    out = {"names": sorted(names), "setters": sorted(map(list, setters))}
+    tree._shd302_shapes = out  # type: ignore[attr-defined]
+    return out
+
+
+class PpAliasShapes(FactCollector):
+    """Per module, what the SHD302 facts gate matches against the options
+    (see :func:`alias_shapes`). Read only by the gate."""
+
+    name = "pp_alias_shapes"
+    version = 1
+    needles = _TEXT_NEEDLES
+
+    @classmethod
+    def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
+        # always something for a file the text gate lets in, so the facts
+        # gate can tell "nothing here" from "not collected"
+        return alias_shapes(tree)
 
 
 @dataclass(frozen=True)
@@ -149,16 +334,25 @@ class PpCrossRankModuleAlias(Rule):
       "set_output_embeddings", "set_embed*", "set_lm_head*", "set_*_head"]`):
       methods that install modules they are given.
 
-    The raw-text prefilter looks for the default module names; a project that
-    only uses custom names is parsed when a line assigns an attribute chain
-    ending in `*embed*`-, `wte`- or `*head*`-style names (see `_CANDIDATE`).
+    Prefilter and options: the raw-text gate runs before options are known
+    and looks for the default module names: a file is parsed only when a
+    line assigns an attribute chain ending in a default module name, calls
+    `getattr` with one, `setattr` with an `*embed*`/`wte`/`*head*` name, or
+    a default getter/setter (see `_CANDIDATE`). The `ast` gate records,
+    without options, every name that would make a cross-object alias if it
+    were rank-placed, and the facts gate matches those names against the
+    effective `first-rank-modules`, `last-rank-modules`, `setter-patterns`
+    and `draft-rank` (guards are not consulted). So configured names work
+    in any file the raw-text gate lets in; a file whose only alias uses
+    custom names, with no default-looking line, is not analysed.
     """
 
     code = "SHD302"
     name = "pp-cross-rank-module-alias"
     summary = "A draft model borrows a module that lives on another pipeline rank"
     severity = Severity.ERROR
-    needles = Needles(any_of=(("embed", "wte", "head"),))
+    needles = _TEXT_NEEDLES
+    facts = ("pp_alias_shapes",)
     tags = ("correctness", "pipeline-parallel", "speculative-decoding")
     options: ClassVar[Mapping[str, Option]] = {
         "first-rank-modules": Option(DEFAULT_FIRST_RANK, "list[str]", "first-rank modules"),
@@ -173,7 +367,41 @@ class PpCrossRankModuleAlias(Rule):
         # "embed"/"head" occur in nearly every model file; what an alias
         # needs is a module taken by reference: a plain attribute chain on the
         # right of ``=``, a getattr/setattr naming one, or a getter/setter
-        return cls.needles.match(text) and _CANDIDATE.search(text) is not None
+        return _TEXT_NEEDLES.match(text)
+
+    @classmethod
+    def candidate_tree(cls, tree: ast.Module, text: str) -> bool:
+        # some function assigns, sets or hands to a method something reached
+        # through an object other than the receiver
+        shapes = alias_shapes(tree)
+        return bool(shapes["names"] or shapes["setters"])
+
+    @classmethod
+    def candidate_facts(
+        cls, module: str, path: str, facts: ProjectFacts, options: Mapping[str, Any]
+    ) -> bool:
+        shapes = facts.raw("pp_alias_shapes").get(module)
+        if shapes is None:
+            return True  # not collected: no claim either way
+        draft = options["draft-rank"]
+        if draft not in (FIRST, LAST, "any"):
+            return False  # the rule reports nothing with an unknown draft rank
+
+        def wrong(name: str) -> bool:
+            if name == PAIR:
+                return True  # one end of the pair is always on another rank
+            if name_matches(name, options["first-rank-modules"]):
+                rank = FIRST
+            elif name_matches(name, options["last-rank-modules"]):
+                rank = LAST
+            else:
+                return False
+            return draft == "any" or rank != draft
+
+        setters = options["setter-patterns"]
+        return any(wrong(n) for n in shapes["names"]) or any(
+            wrong(n) and name_matches(leaf, setters) for leaf, n in shapes["setters"]
+        )
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         aliases = list(self._aliases(node))

@@ -12,7 +12,7 @@ import libcst as cst
 
 from checks._classes import ClassIndex, ClassInfo, NonLiteral
 from checks._helpers import call_name, dotted, last_name, name_matches, walk, walk_no_nested
-from linter.facts import FactCollector
+from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, Rule
 from linter.types import Note, Severity, Span
@@ -68,6 +68,272 @@ class PpReceiverFacts(FactCollector):
         return out or None
 
 
+# -- prefilter: the shapes a finding needs, on CPython ``ast`` -------------------
+# Everything here is option-independent (names are recorded, not matched), so
+# the ast gate is sound under any configuration; the facts gate applies the
+# effective options to what is recorded.
+
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_BLOCKS = ("body", "orelse", "finalbody")
+
+
+def _stmts_no_nested(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Statements of a function body, compound ones entered, nested
+    functions and classes not."""
+    stack = list(reversed(body))
+    while stack:
+        s = stack.pop()
+        yield s
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        subs: list[ast.stmt] = []
+        for name in _BLOCKS:
+            subs.extend(getattr(s, name, ()) or ())
+        for h in getattr(s, "handlers", ()):
+            subs.extend(h.body)
+        for c in getattr(s, "cases", ()):
+            subs.extend(c.body)
+        stack.extend(reversed(subs))
+
+
+def _classes_ast(body: list[ast.stmt]) -> Iterator[ast.ClassDef]:
+    """Every class of the module, nested in classes and functions too (the
+    rule visits them all); statements only, expressions are never entered."""
+    stack = list(body)
+    while stack:
+        s = stack.pop()
+        if isinstance(s, ast.ClassDef):
+            yield s
+        for name in _BLOCKS:
+            stack.extend(getattr(s, name, ()) or ())
+        for h in getattr(s, "handlers", ()):
+            stack.extend(h.body)
+        for c in getattr(s, "cases", ()):
+            stack.extend(c.body)
+
+
+def _walk_ast_no_nested(node: ast.AST) -> Iterator[ast.AST]:
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        n = stack.pop()
+        yield n
+        if not isinstance(n, _NESTED):
+            stack.extend(ast.iter_child_nodes(n))
+
+
+def _ast_dotted(node: ast.AST | None) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _carried_names(v: ast.AST | None, out: set[str]) -> None:
+    """Names a return hands back as themselves (``_carried_by_last``)."""
+    if isinstance(v, ast.Name):
+        out.add(v.id)
+    elif isinstance(v, ast.Starred):
+        _carried_names(v.value, out)
+    elif isinstance(v, (ast.Tuple, ast.List)):
+        for e in v.elts:
+            _carried_names(e, out)
+    elif isinstance(v, ast.BinOp) and isinstance(v.op, ast.Add):
+        _carried_names(v.left, out)
+        _carried_names(v.right, out)
+
+
+def _first_arg(call: ast.Call) -> ast.AST | None:
+    """The call's first argument in source order (libcst's ``call.args[0]``),
+    a ``*x`` unwrapped."""
+    cands: list[ast.AST] = [*call.args, *(k.value for k in call.keywords)]
+    if not cands:
+        return None
+    first = min(cands, key=lambda a: (a.lineno, a.col_offset))  # type: ignore[attr-defined]
+    return first.value if isinstance(first, ast.Starred) else first
+
+
+def _literal_keys(elts: Sequence[ast.AST | None]) -> list[str] | None:
+    """String forms of literal string keys (``str()`` of the value, as the
+    rule does), or None when one is not a plain literal."""
+    out = []
+    for e in elts:
+        if not (isinstance(e, ast.Constant) and isinstance(e.value, (str, bytes))):
+            return None
+        out.append(str(e.value))
+    return out
+
+
+def _payload_keys(value: ast.AST | None) -> list[Any] | None:
+    """``[leaf, keys]`` for a return of ``Leaf({"k": ...})``."""
+    if not isinstance(value, ast.Call):
+        return None
+    leaf = (_ast_dotted(value.func) or "").rsplit(".", 1)[-1]
+    first = _first_arg(value)
+    if not leaf or not isinstance(first, ast.Dict):
+        return None
+    keys = _literal_keys(first.keys)
+    return [leaf, sorted(set(keys))] if keys is not None else None
+
+
+def _method_shape(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+) -> tuple[dict[str, list[str]], list[list[Any]]]:
+    """(accumulator candidates, payload-keys candidate) of one method.
+
+    Candidates are names some return hands back that the method also adds
+    to (``""`` for an append/``+=``/capture keyword, else the name of the
+    helper call that may add to it: whether it is a helper is an option).
+    The payloads are ``[leaf, keys]`` of returns of a call with a
+    string-keyed dict, in a method that branches."""
+    returns = [
+        s for s in _stmts_no_nested(fn.body) if isinstance(s, ast.Return) and s.value is not None
+    ]
+    if not returns:
+        return {}, []
+    keys: list[list[Any]] = []
+    if any(isinstance(s, ast.If) for s in _stmts_no_nested(fn.body)):
+        keys = [k for k in map(_payload_keys, (r.value for r in returns)) if k is not None]
+    if len(returns) < 2:
+        return {}, keys
+    carried: set[str] = set()
+    for r in returns:
+        _carried_names(r.value, carried)
+    if not carried:
+        return {}, keys
+    acc: dict[str, set[str]] = {}
+
+    def add(name: str | None, how: str | None) -> None:
+        if name in carried and how is not None:
+            acc.setdefault(name, set()).add(how)
+
+    for n in _walk_ast_no_nested(fn):
+        if isinstance(n, ast.Call):
+            f = n.func
+            if (
+                isinstance(f, ast.Attribute)
+                and f.attr in _MUTATORS
+                and isinstance(f.value, ast.Name)
+            ):
+                add(f.value.id, "")
+                continue
+            leaf = (_ast_dotted(f) or "").rsplit(".", 1)[-1] or None
+            positional = [a for a in n.args if not isinstance(a, ast.Starred)]
+            if positional and isinstance(positional[0], ast.Name):
+                add(positional[0].id, leaf)
+            for k in n.keywords:
+                if k.arg is None or not name_matches(k.arg, ("*captur*",)):
+                    continue
+                v = k.value
+                for c in (v.body, v.orelse) if isinstance(v, ast.IfExp) else (v,):
+                    if isinstance(c, ast.Attribute) and isinstance(c.value, ast.Name):
+                        add(c.value.id, "")
+                    elif isinstance(c, ast.Name):
+                        add(c.id, "")
+        elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+            if isinstance(n.value, (ast.List, ast.Tuple)):
+                add(n.target.id, "")
+        elif (
+            isinstance(n, ast.Assign)
+            and len(n.targets) == 1
+            and isinstance(n.targets[0], ast.Name)
+            and isinstance(n.value, ast.Call)
+        ):
+            add(n.targets[0].id, (_ast_dotted(n.value.func) or "").rsplit(".", 1)[-1] or None)
+    return {k: sorted(v) for k, v in acc.items()}, keys
+
+
+def _class_shape(node: ast.ClassDef) -> dict[str, Any] | None:
+    acc: dict[str, set[str]] = {}
+    payloads: list[list[Any]] = []
+    for stmt in node.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a, k = _method_shape(stmt)
+            for name, hows in a.items():
+                acc.setdefault(name, set()).update(hows)
+            payloads.extend(p for p in k if p not in payloads)
+    if not acc and not payloads:
+        return None
+    own: dict[str, bool] = {}
+    for stmt in node.body:
+        target = value = None
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, value = stmt.targets[0], stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            target, value = stmt.target, stmt.value
+        if isinstance(target, ast.Name) and target.id not in own:
+            # only a literal ``True`` set on the class itself is a claim; any
+            # other value still hides the bases' flag
+            own[target.id] = isinstance(value, ast.Constant) and value.value is True
+    bases = []
+    for b in node.bases:
+        d = _ast_dotted(b.value if isinstance(b, ast.Starred) else b)
+        if d:
+            bases.append(d)
+    out: dict[str, Any] = {"bases": bases, "own": own}
+    if acc:
+        out["acc"] = {k: sorted(v) for k, v in acc.items()}
+    if payloads:
+        # what an own receiver can allocate: ``[leaf, keys]`` of calls whose
+        # first argument is a list/tuple of string literals (a receiver with
+        # any other argument is opaque and silences the check), and every
+        # function defined in the class (a hand-written allocator)
+        calls: list[list[Any]] = []
+        defs: set[str] = set()
+        for n in ast.walk(node):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                defs.add(n.name)
+            elif isinstance(n, ast.Call):
+                first = _first_arg(n)
+                if isinstance(first, (ast.List, ast.Tuple)):
+                    leaf = (_ast_dotted(n.func) or "").rsplit(".", 1)[-1]
+                    keys = _literal_keys(first.elts)
+                    if leaf and keys is not None and [leaf, sorted(set(keys))] not in calls:
+                        calls.append([leaf, sorted(set(keys))])
+        out["payloads"] = payloads
+        out["receivers"] = calls
+        out["defs"] = sorted(defs)
+    return out
+
+
+def payload_shapes(tree: ast.Module) -> list[dict[str, Any]]:
+    """The classes of ``tree`` whose methods could hold a finding (memoised
+    on the tree: the ast gate and the collector share one parse)."""
+    memo = getattr(tree, "_shd301_shapes", None)
+    if memo is not None:
+        return memo  # type: ignore[no-any-return]
+    out = [s for s in map(_class_shape, _classes_ast(tree.body)) if s is not None]
+    tree._shd301_shapes = out  # type: ignore[attr-defined]
+    return out
+
+
+_TEXT_NEEDLES = Needles(
+    any_of=(
+        ("IntermediateTensors", "PPProxyTensors", "is_last_rank", "last_stage", "last_pp_rank"),
+    )
+)
+
+
+class PpPayloadShapes(FactCollector):
+    """Per module, the classes that could hold a SHD301 finding, with what
+    the facts gate needs to decide under the effective options (bases as
+    written, class-level names and whether each is a literal ``True``,
+    accumulator candidates, receiver candidates). Read only by the gate."""
+
+    name = "pp_payload_shapes"
+    version = 1
+    needles = _TEXT_NEEDLES
+
+    @classmethod
+    def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
+        # always something for a file the text gate lets in, so that the
+        # facts gate can tell "nothing here" from "not collected"
+        return {"classes": payload_shapes(tree)}
+
+
 # -- small syntax helpers ----------------------------------------------------------
 
 
@@ -113,6 +379,74 @@ class _Return:
 class _Method:
     func: cst.FunctionDef
     returns: list[_Return] = field(default_factory=list)
+
+
+class _LazyMro:
+    """The MRO of a class's bases, computed on first call (most classes are
+    decided before it is needed)."""
+
+    def __init__(self, index: ClassIndex, module: str, bases: Sequence[str]) -> None:
+        self.index, self.module, self.bases = index, module, bases
+        self._mro: list[tuple[str, ClassInfo]] | None = None
+
+    def __call__(self) -> list[tuple[str, ClassInfo]]:
+        if self._mro is None:
+            self._mro = self.index.mro_of_bases(self.module, self.bases)
+        return self._mro
+
+
+def _may_accumulate(acc: Mapping[str, Sequence[str]], options: Mapping[str, Any]) -> bool:
+    pats, helpers = options["accumulator-patterns"], options["accumulator-helpers"]
+    return any(
+        name_matches(name, pats) and any(h == "" or name_matches(h, helpers) for h in hows)
+        for name, hows in acc.items()
+    )
+
+
+def _may_mismatch(
+    shape: Mapping[str, Any],
+    bases_mro: _LazyMro,
+    receivers: Mapping[str, Any],
+    options: Mapping[str, Any],
+) -> bool:
+    """Whether a payload's keys can differ from what the receiver allocates
+    (``PpPayloadDropsTensors._receiver`` on the facts; over-approximated
+    where the class writes its own allocator)."""
+    payloads = [set(k) for leaf, k in shape["payloads"] if leaf in options["payload-classes"]]
+    if not payloads:
+        return False
+    if set(shape["defs"]) & set(options["receiver-methods"]):
+        return True
+    layouts = [set(k) for leaf, k in shape["receivers"] if leaf in options["receiver-factories"]]
+    if not layouts:
+        for _, info in bases_mro():
+            if any(name_matches(m, options["receiver-methods"]) for m in info.methods):
+                return False
+            got = (receivers.get(info.module) or {}).get(info.name)
+            if got is not None and set(DEFAULT_RECEIVER_FACTORIES) <= set(
+                options["receiver-factories"]
+            ):
+                layouts = [set(k) for k in got["layouts"]]
+                break
+    return any(p not in layouts for p in payloads) if layouts else False
+
+
+def _may_claim(
+    shape: Mapping[str, Any],
+    bases_mro: _LazyMro,
+    index: ClassIndex,
+    options: Mapping[str, Any],
+) -> bool:
+    """Whether the class claims the capability (``PpPayloadDropsTensors._claim``
+    with a truthy literal), on the facts."""
+    own: Mapping[str, bool] = shape.get("own", {})
+    for flag in options["capability-flags"]:
+        if flag in own:
+            return own[flag]
+        hit = index.attr_in(bases_mro(), flag)
+        if hit is not None:
+            return not isinstance(hit.value, NonLiteral) and bool(hit.value)
+    return False
 
 
 class PpPayloadDropsTensors(Rule):
@@ -188,21 +522,32 @@ class PpPayloadDropsTensors(Rule):
 
     Findings are errors. RULES.md asks for warning level on the unclaimed
     case (`require-claim = false`); the engine has one severity per rule, so
-    that case is reported as an error too. The raw-text prefilter knows the
-    default payload and last-rank names (and `last_stage`, `last_pp_rank`): a
-    file that spells every one of them differently is not parsed.
+    that case is reported as an error too.
+
+    Prefilter and options: a file is parsed only when (1) its text holds one
+    of the default payload or last-rank names (`IntermediateTensors`,
+    `PPProxyTensors`, `is_last_rank`, `last_stage`, `last_pp_rank`), (2) a
+    class in it has a method that returns a name it also adds to (and
+    returns something else too) or returns a call with a string-keyed dict,
+    and (3) after the project's facts are merged, with the effective options:
+    a name matching `accumulator-patterns` is added to by `append`/`+=`/a
+    capture keyword or by a call matching `accumulator-helpers`, and the
+    class claims one of `capability-flags` (own or inherited; any class when
+    `require-claim = false`); or a `payload-classes` payload's keys differ
+    from what `receiver-factories` allocate in the class or a base (any class
+    defining one of `receiver-methods` is parsed). Steps 2 and 3 honour
+    configured names; step 1 does not (it runs on raw text before options
+    are known): a project that renames the payload class *and* the
+    last-rank accessor to names containing none of the five default strings
+    is not analysed.
     """
 
     code = "SHD301"
     name = "pp-payload-drops-tensors"
     summary = "A non-last pipeline rank's payload drops tensors the forward collected"
     severity = Severity.ERROR
-    needles = Needles(
-        any_of=(
-            ("IntermediateTensors", "PPProxyTensors", "is_last_rank", "last_stage", "last_pp_rank"),
-        )
-    )
-    facts = ("classes", "pp_receivers")
+    needles = _TEXT_NEEDLES
+    facts = ("classes", "pp_receivers", "pp_payload_shapes")
     tags = ("correctness", "pipeline-parallel", "speculative-decoding")
     options: ClassVar[Mapping[str, Option]] = {
         "payload-classes": Option(DEFAULT_PAYLOAD_CLASSES, "list[str]", "payload constructors"),
@@ -214,6 +559,36 @@ class PpPayloadDropsTensors(Rule):
         "receiver-factories": Option(DEFAULT_RECEIVER_FACTORIES, "list[str]", "receiver factories"),
         "receiver-methods": Option(DEFAULT_RECEIVER_METHODS, "list[str]", "receiver methods"),
     }
+
+    # -- prefilter -----------------------------------------------------------
+    @classmethod
+    def candidate_tree(cls, tree: ast.Module, text: str) -> bool:
+        # a class with a method that returns a name it also adds to (and
+        # returns something else too), or returns a string-keyed payload
+        return bool(payload_shapes(tree))
+
+    @classmethod
+    def candidate_facts(
+        cls, module: str, path: str, facts: ProjectFacts, options: Mapping[str, Any]
+    ) -> bool:
+        shapes = facts.raw("pp_payload_shapes").get(module)
+        if shapes is None:
+            return True  # not collected (unparsable, or a collector error): no claim either way
+        index = facts.index("classes")
+        if not isinstance(index, ClassIndex):
+            return True
+        receivers = facts.raw("pp_receivers")
+        for shape in shapes.get("classes", ()):
+            bases_mro = _LazyMro(index, module, shape["bases"])
+            if (
+                shape.get("acc")
+                and _may_accumulate(shape["acc"], options)
+                and (not options["require-claim"] or _may_claim(shape, bases_mro, index, options))
+            ):
+                return True
+            if "payloads" in shape and _may_mismatch(shape, bases_mro, receivers, options):
+                return True
+        return False
 
     # -- traversal -----------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:

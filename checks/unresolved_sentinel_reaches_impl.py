@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -9,9 +10,10 @@ from typing import Any
 
 import libcst as cst
 
-from checks._helpers import call_name, dotted, keyword_args, name_matches, walk_no_nested
-from checks._imports import imports_from_cst, qualify
-from checks._sentinels import ClassRef, Resolver, SentinelIndex
+from checks._helpers import call_name, dotted, name_matches, walk_no_nested
+from checks._imports import imports_from_ast, imports_from_cst, qualify
+from checks._sentinels import ClassRef, Resolver, SentinelIndex, ast_dotted
+from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, Rule
 from linter.types import Note, Severity, Span
@@ -58,6 +60,153 @@ _ARITH = (
     cst.Power,
     cst.LeftShift,
 )
+
+
+# -- prefilter: construction sites and own-init size uses, on CPython ``ast`` --------
+# Recorded without options (names are kept, not matched) so the ast gate is
+# sound under any configuration; the facts gate decides with the effective
+# options whether any recorded site can meet a class that keeps a sentinel.
+
+_SITE_NEEDLES = Needles(
+    any_of=(("get_impl_cl", "Impl", "= -", "None"),),
+    regex=f"get_impl_cl|{_IMPL_CALL.pattern}|{_SENTINEL_ATTR.pattern}",
+)
+_AST_ARITH = (ast.Div, ast.FloorDiv, ast.Mod, ast.Mult, ast.Add, ast.Sub, ast.Pow, ast.LShift)
+_AST_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _nodes_no_nested(stmts: Sequence[ast.stmt]) -> Iterator[ast.AST]:
+    """Every node of ``stmts`` (a function body), nested functions, lambdas
+    and classes yielded but not entered (``walk_no_nested(fn.body)``)."""
+    stack: list[ast.AST] = list(stmts)
+    while stack:
+        n = stack.pop()
+        yield n
+        if not isinstance(n, _AST_NESTED):
+            stack.extend(ast.iter_child_nodes(n))
+
+
+def _own_size_uses(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Attributes of ``self`` an init-family method uses in a size position
+    (``_size_uses``, any keyword counting)."""
+    args = fn.args.args
+    self_name = args[0].arg if args else "self"
+    out: set[str] = set()
+
+    def hit(e: ast.AST) -> None:
+        if isinstance(e, ast.Attribute) and ast_dotted(e.value) == self_name:
+            out.add(e.attr)
+
+    for n in _nodes_no_nested(fn.body):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, _AST_ARITH):
+            hit(n.left)
+            hit(n.right)
+        elif isinstance(n, ast.Call):
+            leaf = (ast_dotted(n.func) or "").rsplit(".", 1)[-1]
+            for k in n.keywords:
+                hit(k.value)
+            if leaf in _SIZE_CALLS:
+                for a in n.args:
+                    v = a.value if isinstance(a, ast.Starred) else a
+                    for e in v.elts if isinstance(v, (ast.Tuple, ast.List)) else (v,):
+                        hit(e)
+    return out
+
+
+def _factory_call(expr: ast.AST | None) -> list[str]:
+    """Method names ``expr`` may call as an implementation factory:
+    ``x.m(...)`` or ``cast(T, x.m(...))``."""
+    if isinstance(expr, ast.Call) and ast_dotted(expr.func) in _CAST:
+        return [m for a in [*expr.args, *(k.value for k in expr.keywords)] for m in _factory_call(a)]
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
+        return [expr.func.attr]
+    return []
+
+
+def sentinel_sites(tree: ast.Module) -> dict[str, Any]:
+    """``own``: class qualname → self attributes its ``__init__`` family uses
+    as sizes; ``named``: capitalised callees (as written) assigned in functions;
+    ``factories``: method names whose result is called and assigned (memoised
+    on the tree: the ast gate and the collector share one parse)."""
+    memo = getattr(tree, "_shd201_sites", None)
+    if memo is not None:
+        return memo  # type: ignore[no-any-return]
+    own: dict[str, list[str]] = {}
+    named: set[str] = set()
+    factories: set[str] = set()
+
+    def constructions(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        fvars: dict[str, list[str]] = {}
+        calls: list[ast.Call] = []
+        for n in _nodes_no_nested(fn.body):
+            if isinstance(n, ast.Assign):
+                targets = n.targets
+            elif isinstance(n, ast.AnnAssign) and n.value is not None:
+                targets = [n.target]
+            else:
+                continue
+            names = [d for d in map(ast_dotted, targets) if d]
+            if not names:
+                continue
+            for m in _factory_call(n.value):
+                for d in names:
+                    fvars.setdefault(d, []).append(m)
+            if isinstance(n.value, ast.Call):
+                calls.append(n.value)
+        for call in calls:
+            factories.update(_factory_call(call.func))
+            callee = ast_dotted(call.func)
+            if callee is None:
+                continue
+            factories.update(fvars.get(callee, ()))
+            if callee.rsplit(".", 1)[-1][:1].isupper():
+                named.add(callee)
+
+    def visit(body: Sequence[ast.stmt], prefix: str, cls: ast.ClassDef | None) -> None:
+        stack = list(body)
+        while stack:
+            s = stack.pop()
+            if isinstance(s, ast.ClassDef):
+                qual = f"{prefix}{s.name}"
+                visit(s.body, qual + ".", s)
+            elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                constructions(s)
+                if cls is not None and s.name in _INIT_FAMILY:
+                    used = _own_size_uses(s)
+                    if used:
+                        own.setdefault(prefix[:-1], []).extend(sorted(used))
+                visit(s.body, f"{prefix}{s.name}.", None)
+            else:
+                for name in ("body", "orelse", "finalbody"):
+                    stack.extend(getattr(s, name, ()) or ())
+                for h in getattr(s, "handlers", ()):
+                    stack.extend(h.body)
+                for c in getattr(s, "cases", ()):
+                    stack.extend(c.body)
+
+    visit(tree.body, "", None)
+    out = {"own": own, "named": sorted(named), "factories": sorted(factories)}
+    tree._shd201_sites = out  # type: ignore[attr-defined]
+    return out
+
+
+class SentinelSiteFacts(FactCollector):
+    """Per module, what the SHD201 facts gate needs (see
+    :func:`sentinel_sites`). Read only by the gate."""
+
+    name = "sentinel_sites"
+    version = 1
+    needles = _SITE_NEEDLES
+
+    @classmethod
+    def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
+        # always something for a file the text gate lets in, so the facts
+        # gate can tell "no site here" from "not collected"
+        sites = sentinel_sites(tree)
+        if sites["named"]:
+            imports = imports_from_ast(tree, module, path)
+            sites = {**sites, "named": sorted({qualify(n, module, imports) for n in sites["named"]})}
+        return sites
 
 
 @dataclass(frozen=True)
@@ -133,8 +282,13 @@ class UnresolvedSentinelReachesImpl(Rule):
     resolver method (`impl.bind_cp_group(...)`) on the object in the
     constructing function counts as handling it. Files are only parsed when
     they mention `get_impl_cl`, call an `*Impl`/`*ImplBase` class, or set a
-    size/rank attribute to a sentinel: a construction of a differently named
-    class through a custom factory in a file with none of these is missed.
+    size/rank attribute to a sentinel (a raw-text gate, blind to options: a
+    construction of a differently named class through a custom factory in a
+    file with none of these is missed), and when, with the effective
+    options, a class the file constructs (by name, through imports) or
+    defines (and sizes with in `__init__`) keeps a sentinel that the normal
+    path resolves, or the file calls the result of one of `factory-methods`
+    and some class of the project keeps such a sentinel.
 
     ## Why it breaks
     The sentinel is a private contract between the implementation and its
@@ -182,13 +336,19 @@ class UnresolvedSentinelReachesImpl(Rule):
       `"paired"`): which evidence makes a sentinel "resolved by the normal
       path": a resolver in a class or function that also constructs the class
       (default), any resolver in the project, or no resolver needed.
+
+    The prefilter's facts gate applies all of these (configured names and
+    values work); only its raw-text gate is blind to them (see above): with
+    custom `factory-methods` or `impl-class-patterns`, a file is analysed
+    only when it also mentions `get_impl_cl`, calls an `*Impl(`/`*ImplBase(`
+    name, or sets a size/rank-named attribute to `-N` (or `self.<x> = None`).
     """
 
     code = "SHD201"
     name = "unresolved-sentinel-reaches-impl"
     summary = "A class is constructed directly while a sentinel size/rank attribute its wrapper resolves stays unresolved"
     severity = Severity.ERROR
-    facts = ("sentinels",)
+    facts = ("sentinels", "sentinel_sites")
     tags = ("correctness", "context-parallel")
     # The facts decide, but candidate() only sees text, so it asks for what
     # a finding needs under the default options: a factory call, a call of an
@@ -215,13 +375,37 @@ class UnresolvedSentinelReachesImpl(Rule):
 
     @classmethod
     def candidate(cls, text: str) -> bool:
-        if not cls.needles.match(text):
-            return False
-        return bool(
-            "get_impl_cl" in text
-            or _IMPL_CALL.search(text)
-            or _SENTINEL_ATTR.search(text)
-        )
+        return _SITE_NEEDLES.match(text)
+
+    @classmethod
+    def candidate_tree(cls, tree: ast.Module, text: str) -> bool:
+        # something constructed in a function (by a capitalised name or a
+        # factory's result), or an ``__init__`` using its own attribute as a size
+        sites = sentinel_sites(tree)
+        return bool(sites["own"] or sites["named"] or sites["factories"])
+
+    @classmethod
+    def candidate_facts(
+        cls, module: str, path: str, facts: ProjectFacts, options: Mapping[str, Any]
+    ) -> bool:
+        sites = facts.raw("sentinel_sites").get(module)
+        index = facts.index("sentinels")
+        if sites is None or not isinstance(index, SentinelIndex):
+            return True
+        if options["resolver-scope"] not in ("paired", "any", "none"):
+            return True  # the rule reports its configuration error
+        view = _SentinelView.of(index, options)
+        for qual, used in sites.get("own", {}).items():
+            eff = view.effective(f"{module}.{qual}" if module else qual)
+            if set(used) & set(eff):
+                return True
+        for name in sites.get("named", ()):
+            q = index.resolve(name)
+            if q is not None and view.effective(q):
+                return True
+        if set(sites.get("factories", ())) & set(options["factory-methods"]):
+            return view.any_effective()
+        return False
 
     def __init__(self, ctx: Any, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
@@ -693,3 +877,35 @@ class UnresolvedSentinelReachesImpl(Rule):
             f"nothing here resolves or checks {'it' if one else 'them'} before `{c.target}` is used",
             notes=self._notes(c.target, c.attrs),
         )
+
+
+class _SentinelView:
+    """The rule's ``effective`` computation without a file: what the facts
+    gate asks, per index and options (memoised on the index, which lives as
+    long as the merged facts)."""
+
+    effective = UnresolvedSentinelReachesImpl.effective
+    _counts = UnresolvedSentinelReachesImpl._counts
+    _is_sentinel = UnresolvedSentinelReachesImpl._is_sentinel
+
+    def __init__(self, index: SentinelIndex, opts: Mapping[str, Any]) -> None:
+        self.index = index
+        self.opts = opts
+        self._eff: dict[str, dict[str, SentinelAttr]] = {}
+        self._real: dict[str, set[str]] = {}
+        self._any: bool | None = None
+
+    @classmethod
+    def of(cls, index: SentinelIndex, opts: Mapping[str, Any]) -> _SentinelView:
+        views: dict[str, _SentinelView] = index.__dict__.setdefault("_shd201_views", {})
+        key = repr(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in opts.items()))
+        if key not in views:
+            views[key] = cls(index, dict(opts))
+        return views[key]
+
+    def any_effective(self) -> bool:
+        """Whether any class of the project keeps a sentinel its normal path
+        resolves (what a factory could hand out)."""
+        if self._any is None:
+            self._any = any(self.effective(q) for q in self.index.classes)
+        return self._any

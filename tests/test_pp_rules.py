@@ -202,6 +202,108 @@ def test_prefilter_skips_files_without_a_pipeline_payload() -> None:
     assert PpPayloadDropsTensors.candidate("return IntermediateTensors({})")
 
 
+def _parsed(root: Path, code: str, **options: Any) -> tuple[int, list[Diagnostic]]:
+    opts = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in options.items()))
+    config = Config(root=root, select=(code,), rule_options=((code, opts),) if opts else ())
+    result = Engine(config, load_registry(), jobs=1).run([root])
+    assert not result.errors, result.errors
+    return result.stats.parsed, [d for d in result.diagnostics if d.code == code]
+
+
+_DROPPING_CHILD = """
+    from pkg.base import Base
+    from vllm.sequence import IntermediateTensors
+
+    class Child(Base):
+        def forward(self, h):
+            aux_hidden_states = []
+            for b in self.blocks:
+                h = b(h)
+                aux_hidden_states.append(h)
+            if not get_pp_group().is_last_rank:
+                return IntermediateTensors({"hidden_states": h})
+            return h, aux_hidden_states
+"""
+
+
+def test_payload_facts_gate_reads_the_configured_flag(tmp_path: Path) -> None:
+    # the claim sits in another file under a project-specific flag name: the
+    # facts gate must use the configured name to let the subclass be parsed
+    write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/base.py": "class Base:\n    relays_draft_taps = True\n",
+            "pkg/child.py": _DROPPING_CHILD,
+        },
+    )
+    parsed, diags = _parsed(tmp_path, "SHD301")
+    assert (parsed, diags) == (0, [])  # default flag: nothing claims, nothing parsed
+    parsed, diags = _parsed(tmp_path, "SHD301", **{"capability-flags": ["relays_draft_taps"]})
+    assert parsed == 1 and [d.path for d in diags] == ["pkg/child.py"]
+    assert diags[0].notes[0].path == "pkg/base.py"
+
+
+def test_payload_facts_gate_sees_classes_defined_in_functions(tmp_path: Path) -> None:
+    # the "classes" index skips classes defined in functions; the gate reads
+    # the rule's own shape facts, which keep them
+    write(
+        tmp_path,
+        {
+            "m.py": """
+                def build():
+                    class Local:
+                        supports_aux_hidden_states_over_pp = True
+
+                        def forward(self, h):
+                            taps = []
+                            for b in self.blocks:
+                                h = b(h)
+                                taps.append(h)
+                            if not get_pp_group().is_last_rank:
+                                return IntermediateTensors({"hidden_states": h})
+                            return h, taps
+                    return Local
+            """
+        },
+    )
+    parsed, diags = _parsed(tmp_path, "SHD301")
+    assert parsed == 1 and len(diags) == 1
+
+
+def test_payload_facts_gate_compares_receiver_keys(tmp_path: Path) -> None:
+    model = """
+        class Stage:
+            def __init__(self):
+                self.make_empty_intermediate_tensors = make_empty_intermediate_tensors_factory(
+                    ["hidden_states", "residual"], 16
+                )
+
+            def forward(self, h, r):
+                if not get_pp_group().is_last_rank:
+                    return IntermediateTensors({KEYS})
+                return h
+    """
+    write(tmp_path, {"m.py": model.replace("KEYS", '"hidden_states": h, "residual": r')})
+    assert _parsed(tmp_path, "SHD301") == (0, [])  # keys agree: cannot fire, not parsed
+    write(tmp_path, {"m.py": model.replace("KEYS", '"hidden_states": h')})
+    parsed, diags = _parsed(tmp_path, "SHD301")
+    assert parsed == 1 and len(diags) == 1 and "misses 'residual'" in diags[0].message
+
+
+def test_payload_ast_gate_needs_a_returned_accumulator_or_keyed_payload() -> None:
+    import ast
+
+    # helpers are configurable, so any call given ``h`` could add to it:
+    # here nothing is added to what is returned
+    plain = "class M:\n    def forward(self, h):\n        if x:\n            return Payload(h * 2)\n        return h\n"
+    assert not PpPayloadDropsTensors.candidate_tree(ast.parse(plain), plain)
+    taps = plain.replace("return h\n", "taps.append(h)\n        return h, taps\n")
+    assert PpPayloadDropsTensors.candidate_tree(ast.parse(taps), taps)
+    keyed = plain.replace("Payload(h * 2)", 'Payload({"h": h * 2})')
+    assert PpPayloadDropsTensors.candidate_tree(ast.parse(keyed), keyed)
+
+
 # -- SHD302 ----------------------------------------------------------------------
 
 
@@ -258,3 +360,56 @@ def test_alias_prefilter_ignores_ordinary_model_files() -> None:
     assert PpCrossRankModuleAlias.candidate(
         "draft.model.embed_tokens = target.model.embed_tokens\n"
     )
+
+
+def test_alias_gates_record_names_and_match_them_with_the_options(tmp_path: Path) -> None:
+    import ast
+
+    from checks.pp_cross_rank_module_alias import alias_shapes
+
+    def shapes(src: str) -> dict[str, Any]:
+        return alias_shapes(ast.parse(textwrap.dedent(src)))
+
+    # one model tying its own head to its own embedding: only ``weight``
+    # crosses objects, whatever the options say is rank-placed
+    tie = shapes(
+        """
+        class M:
+            def tie(self):
+                self.lm_head.weight = self.embed_tokens.weight
+        """
+    )
+    assert tie["names"] == ["weight"]
+    # through two locals, in a nested function
+    nested = shapes(
+        """
+        def outer(target):
+            def wire(draft):
+                emb = target.model.embed_tokens
+                same = emb
+                draft.model.embed_tokens = same
+            return wire
+        """
+    )
+    assert "embed_tokens" in nested["names"]
+    pair = shapes("def f(d, t):\n    e, h = t.get_embed_and_head()\n    d.set_embed_and_head(e, h)\n")
+    assert ["set_embed_and_head", "<embed-and-head>"] in pair["setters"]
+
+    # the facts gate: a project-specific module name is matched with the
+    # configured option (the raw-text gate still needs a default-looking line)
+    write(
+        tmp_path,
+        {
+            "m.py": """
+                def wire(draft, target):
+                    draft.token_table = target.token_table
+
+                def tie(model):
+                    model.lm_head.weight = model.embed_tokens.weight
+            """
+        },
+    )
+    parsed, diags = _parsed(tmp_path, "SHD302")
+    assert (parsed, diags) == (0, [])
+    parsed, diags = _parsed(tmp_path, "SHD302", **{"first-rank-modules": ["token_table"]})
+    assert parsed == 1 and [d.span.line for d in diags] == [3]

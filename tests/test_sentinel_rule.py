@@ -228,3 +228,67 @@ def test_bad_resolver_scope_value_is_reported(project: Path) -> None:
     config = load_config([project], registry).with_overrides(select=("SHD201",))
     result = Engine(config, registry, jobs=1).run([project])
     assert any("resolver-scope" in e.message for e in result.errors)
+
+
+# -- prefilter ---------------------------------------------------------------------
+
+
+def run_stats(root: Path) -> tuple[int, list[Diagnostic]]:
+    registry = load_registry()
+    config = load_config([root], registry) if (root / "pyproject.toml").is_file() else Config(root=root)
+    result = Engine(config.with_overrides(select=("SHD201",)), registry, jobs=1).run([root])
+    assert not result.errors, result.errors
+    return result.stats.parsed, [d for d in result.diagnostics if d.code == "SHD201"]
+
+
+def test_facts_gate_parses_only_constructions_of_sentinel_classes(project: Path) -> None:
+    # every module of the project passes the text gate (``Impl``, ``= -``);
+    # only the model, which constructs a class keeping a resolved sentinel,
+    # and the base, whose class keeps it itself, can hold a finding
+    _, diags = run_stats(project)
+    assert [d.path for d in diags] == ["pkg/model.py"]
+    (project / "pkg/wrapper.py").unlink()  # no normal path: nothing can fire
+    assert run_stats(project) == (0, [])
+
+
+def test_facts_gate_follows_the_configured_factory(tmp_path: Path) -> None:
+    write_project(
+        tmp_path,
+        {
+            "impl.py": """
+                class KernelImpl:
+                    def __init__(self):
+                        self.sp_world_size = -1
+
+                class Wrapper:
+                    def __init__(self, b):
+                        self.k = b.build_cls()()
+                        if self.k.sp_world_size == -1:
+                            self.k.sp_world_size = 2
+
+                class Direct:
+                    def __init__(self, b):
+                        cls_ = b.build_cls()
+                        self.k = cls_()
+            """,
+        },
+    )
+    # ``build_cls`` is not a factory by default: nothing can fire, the file
+    # is not parsed
+    assert run_stats(tmp_path) == (0, [])
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.shardlint.rules.SHD201]\nfactory-methods = ["build_cls"]\n'
+    )
+    parsed, diags = run_stats(tmp_path)
+    assert parsed == 1 and [d.span.line for d in diags] == [15]
+
+
+def test_sentinel_needles_admit_classless_resolvers_and_factories() -> None:
+    resolver = "def fix(cfg, impl):\n    if impl.sp_size < 1:\n        impl.sp_size = 1\n"
+    factory = "def get_impl_cls():\n    return RingImpl\n"
+    plain = "import os\n\ndef f(x):\n    return x + os.sep\n"
+    assert SentinelFacts.needles.match(resolver)
+    assert SentinelFacts.collect(ast.parse(resolver), resolver, "m", "m.py")["resolvers"]
+    assert SentinelFacts.needles.match(factory)
+    assert not SentinelFacts.needles.match(plain)
+    assert SentinelFacts.collect(ast.parse(plain), plain, "m", "m.py") is None
