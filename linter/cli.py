@@ -186,6 +186,8 @@ def check(
     if not no_cache and not use_stdin:
         cache = _open_cache(config, cache_dir)
     engine = Engine(config, registry, jobs=jobs, cache=cache)
+    if not quiet and not use_stdin:
+        engine.progress = _progress_bar()
 
     if use_stdin:
         text = sys.stdin.read()
@@ -248,6 +250,28 @@ def check(
     if diff:
         sys.exit(EXIT_ERROR if result.errors else (EXIT_FINDINGS if changes and not exit_zero else EXIT_CLEAN))
     sys.exit(_exit_code(result, exit_zero))
+
+
+def _progress_bar():  # type: ignore[no-untyped-def]
+    """A one-line counter on stderr for long interactive runs: only when
+    stderr is a terminal, not under CI, and only for phases of 500+ files."""
+    import os
+
+    if not sys.stderr.isatty() or os.environ.get("CI") or os.environ.get("TERM") == "dumb":
+        return None
+    state = {"shown": False}
+
+    def show(phase: str, done: int, total: int) -> None:
+        if total < 500:
+            return
+        if done == total or done % 50 == 0:
+            sys.stderr.write(f"\rshardlint: {phase} {done}/{total} files")
+            state["shown"] = True
+            if done == total:
+                sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+    return show
 
 
 def _excluded_explicit(path: Path, config: Config) -> bool:

@@ -575,6 +575,8 @@ class Engine:
             raise RuntimeError(f"rules use unknown fact collectors: {missing}")
         self.collector_meta = [self.registry.collectors[f] for f in used]
         self._facts: ProjectFacts | None = None
+        # progress(phase, done, total): set by the CLI for an interactive run
+        self.progress: Callable[[str, int, int], None] | None = None
         self._rules: list[type[Rule]] | None = None
         self._collectors: list[type[FactCollector]] | None = None
 
@@ -776,18 +778,33 @@ class Engine:
             max_workers=min(self.jobs, n), mp_context=ctx, initializer=_init_worker, initargs=(state,)
         )
 
-    def _map(self, fn: Callable[[Any], Any], jobs: list[Any], state: dict[str, Any]) -> list[Any]:
+    def _map(
+        self, fn: Callable[[Any], Any], jobs: list[Any], state: dict[str, Any], phase: str = ""
+    ) -> list[Any]:
+        """``fn`` over ``jobs`` in order, in the pool when there are many;
+        reports progress to ``self.progress(phase, done, total)`` if set."""
+        progress = self.progress
+        out: list[Any] = []
         pool = self._pool(len(jobs), state)
         if pool is None:
             saved = dict(_W)
             _init_worker(state)
             try:
-                return [fn(j) for j in jobs]
+                for j in jobs:
+                    out.append(fn(j))
+                    if progress is not None:
+                        progress(phase, len(out), len(jobs))
+                return out
             finally:
                 _init_worker(saved)
         with pool:
             chunk = max(1, len(jobs) // (self.jobs * 8))
-            return list(pool.map(fn, jobs, chunksize=chunk))
+            # Executor.map yields in order as results arrive: enough for a counter
+            for r in pool.map(fn, jobs, chunksize=chunk):
+                out.append(r)
+                if progress is not None:
+                    progress(phase, len(out), len(jobs))
+            return out
 
     def _scan(self, files: Sequence[SourceFile], report_errors: bool | set[str]) -> list[ScanResult]:
         def want(sf: SourceFile) -> bool:
@@ -797,7 +814,7 @@ class Engine:
             return []
         jobs = [(str(sf.path), sf.relpath, want(sf)) for sf in files]
         self._real()
-        return self._map(_scan_job, jobs, {"engine": self})
+        return self._map(_scan_job, jobs, {"engine": self}, "reading")
 
     # -- a whole run ------------------------------------------------------------
     def cache_key(self) -> str:
@@ -846,7 +863,7 @@ class Engine:
                     self.cache.mark_dirty(key)
                 continue
             todo.append((str(sf.path), sf.relpath, codes))
-        outs = self._map(_check_job, todo, {"engine": self}) if todo else []
+        outs = self._map(_check_job, todo, {"engine": self}, "checking") if todo else []
         for (path, rel, _), out in zip(todo, outs):
             diags.extend(out.diagnostics)
             result.errors.extend(out.errors)

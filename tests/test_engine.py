@@ -166,3 +166,22 @@ def test_crlf_and_bom(tmp_path: Path, content: str) -> None:
     (tmp_path / "m.py").write_bytes(content.encode("utf-8"))
     diags, _ = run(tmp_path)
     assert [d.code for d in diags] == ["SHD990"]
+
+
+def test_progress_reports_each_phase_to_completion(tmp_path: Path) -> None:
+    _tree(tmp_path)
+    engine = Engine(Config(root=tmp_path), toy_registry(), jobs=2)
+    seen: dict[str, tuple[int, int]] = {}
+    engine.progress = lambda phase, done, total: seen.__setitem__(phase, (done, total))
+    engine.run([tmp_path])
+    assert seen["reading"] == (40, 40)
+    assert seen["checking"][0] == seen["checking"][1] > 0
+
+
+def test_no_progress_bar_when_stderr_is_not_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from linter import cli
+
+    monkeypatch.setattr(cli.sys, "stderr", io.StringIO())
+    assert cli._progress_bar() is None
