@@ -688,7 +688,11 @@ class Engine:
         relpath = relpath_of(Path(path), self.config.root)
         module = module_name_of(relpath)
         scan = self.scan_one(text, relpath, True)
-        facts = self.project_facts().with_module(module, scan.facts)
+        facts = self.project_facts()
+        # Most edits leave a module's facts as they were: then the project's
+        # facts (and the indexes already built on them) serve as they are.
+        if any(facts.raw(c.name).get(module) != scan.facts.get(c.name) for c in self.collector_meta):
+            facts = facts.with_module(module, scan.facts)
         codes = self.facts_gate(relpath, scan.rules or [], facts)
         out = self.check_one(text, relpath, facts, codes)
         return sorted(out.diagnostics, key=lambda d: d.sort_key), out.errors
