@@ -76,6 +76,23 @@ def _walk_no_nested(node: ast.AST) -> Iterator[ast.AST]:
         stack.extend(ast.iter_child_nodes(n))
 
 
+_STMT_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def _stmts_no_nested(node: ast.AST) -> Iterator[ast.AST]:
+    """The statements :func:`_walk_no_nested` yields, in the same order,
+    without visiting expressions (no statement lives inside an expression
+    once lambdas are skipped): the walks below look only for statements,
+    and expression nodes are most of a function's tree."""
+    stack = [c for c in ast.iter_child_nodes(node) if isinstance(c, _STMT_HOLDERS)]
+    while stack:
+        n = stack.pop()
+        yield n
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        stack.extend(c for c in ast.iter_child_nodes(n) if isinstance(c, _STMT_HOLDERS))
+
+
 def attr_ref(node: ast.AST) -> tuple[str, str] | None:
     """``(object_text, attr)`` for ``obj.attr`` or ``getattr(obj, "attr", ...)``."""
     if isinstance(node, ast.Attribute):
@@ -224,7 +241,7 @@ def _method_events(
 ) -> None:
     args = fn.args.posonlyargs + fn.args.args
     self_name = args[0].arg if args else "self"
-    for node in _walk_no_nested(fn):
+    for node in _stmts_no_nested(fn):
         if family and isinstance(node, ast.Assert):
             for attr in positive_assert(node.test, self_name):
                 events.append((node.lineno, attr, None, pos.span(node), fn.name))
@@ -297,7 +314,7 @@ def _resolvers(
     out: list[dict[str, Any]] = []
     args = func.args.posonlyargs + func.args.args
     self_name = args[0].arg if args else None
-    for node in _walk_no_nested(func):
+    for node in _stmts_no_nested(func):
         if not isinstance(node, ast.If):
             continue
         tests = sentinel_test(node.test)
@@ -305,7 +322,7 @@ def _resolvers(
             continue
         assigned: set[tuple[str, str]] = set()
         for stmt in node.body:
-            for sub in [stmt, *_walk_no_nested(stmt)]:
+            for sub in [stmt, *_stmts_no_nested(stmt)]:
                 for target, _ in _targets(sub):
                     if isinstance(target, ast.Attribute):
                         obj = ast_dotted(target.value)

@@ -292,3 +292,84 @@ def test_sentinel_needles_admit_classless_resolvers_and_factories() -> None:
     assert SentinelFacts.needles.match(factory)
     assert not SentinelFacts.needles.match(plain)
     assert SentinelFacts.collect(ast.parse(plain), plain, "m", "m.py") is None
+
+
+STATEMENT_SHAPES = '''
+def outer(cfg, impl):
+    if impl.sp_size == -1:
+        impl.sp_size = 1
+        fn = lambda x=impl.sp_rank: x
+        impl.sp_rank, (impl.a, impl.b) = 0, (1, 2)
+    try:
+        impl.sp_rank = 0
+    except (ValueError, KeyError) as exc:
+        impl.sp_rank = -1
+    else:
+        assert impl.sp_size > 0
+    finally:
+        impl.done = True
+    match cfg.mode:
+        case "ring":
+            impl.mode = 1
+        case _:
+            impl.mode += 2
+    with open(cfg.path) as fh, ctx() as c:
+        for row in fh:
+            while impl.sp_size is None:
+                impl.sp_size = [v for v in row if v][0]
+
+    def nested(flag, other):
+        if other.sp_size < 1:
+            other.sp_size = 1
+
+    class Local:
+        def __init__(self):
+            self.sp_rank = -1
+'''
+
+
+def test_statement_walk_matches_the_full_walk() -> None:
+    """The collector's walks skip expressions: they must still meet every
+    statement the full walk meets, in the same order (the facts are ordered)."""
+    from checks._sentinels import _stmts_no_nested, _walk_no_nested
+
+    tree = ast.parse(STATEMENT_SHAPES)
+    holders = (ast.stmt, ast.excepthandler, ast.match_case)
+    for node in [tree.body[0], *ast.walk(tree.body[0])]:
+        if not isinstance(node, (ast.stmt, ast.Module)):
+            continue
+        full = [n for n in _walk_no_nested(node) if isinstance(n, holders)]
+        fast = list(_stmts_no_nested(node))
+        assert fast == full
+    # the walk stops at nested functions and classes, like the full one
+    outer = tree.body[0]
+    names = {type(n).__name__ for n in _stmts_no_nested(outer)}
+    assert {"If", "Try", "Match", "With", "For", "While", "Assert", "AugAssign"} <= names
+    assert not any(
+        isinstance(n, ast.Assign) and "other" in ast.unparse(n) for n in _stmts_no_nested(outer)
+    )
+    facts = SentinelFacts.collect(tree, STATEMENT_SHAPES, "m", "m.py")
+    attrs = {(r["func"], r["attr"]) for r in facts["resolvers"]}
+    assert ("outer", "sp_size") in attrs and ("outer.nested", "sp_size") in attrs
+    assert facts["classes"]["outer.Local"]["sentinel"]["sp_rank"][0] == "-1"
+
+
+def test_statement_walk_on_engine_trees() -> None:
+    """Same check on real engine source when it is available."""
+    from checks._sentinels import _stmts_no_nested, _walk_no_nested
+
+    roots = [
+        Path("/root/.cache/shardlint-corpus/vllm-0.33.0/vllm/attention"),
+        Path("/root/.cache/shardlint-corpus/sglang-0.5.23/sglang/srt/layers/attention"),
+    ]
+    files = [p for r in roots if r.is_dir() for p in sorted(r.rglob("*.py"))][:60]
+    if not files:
+        pytest.skip("engine corpus not downloaded")
+    holders = (ast.stmt, ast.excepthandler, ast.match_case)
+    for p in files:
+        tree = ast.parse(p.read_text(encoding="utf-8"))
+        for fn in ast.walk(tree):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                assert list(_stmts_no_nested(fn)) == [
+                    n for n in _walk_no_nested(fn) if isinstance(n, holders)
+                ], f"{p}:{fn.lineno}"
