@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +22,7 @@ from checks._helpers import (
     positional_args,
     walk_fast,
 )
+from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, Rule, RuleContext
 from linter.types import Severity
@@ -62,6 +63,237 @@ _GEMM = frozenset({"matmul", "mm", "bmm", "addmm", "baddbmm", "einsum", "linear"
 _REDUCE = frozenset({"sum", "mean", "norm", "amax", "amin", "max", "min", "prod",
                      "logsumexp", "softmax", "log_softmax", "var", "std"})
 _ZEROING = frozenset({"zero_", "fill_", "zeros_"})
+
+
+# -- prefilter: the shapes a finding needs, on CPython ``ast`` -------------------
+# The ast gate records, per function, what a finding needs regardless of the
+# options (an allocation, and an exchange with a possible unpadded side, or an
+# uninitialised buffer written in part and consumed) together with the names
+# that may make a width padded; the facts gate matches those names against
+# the effective options. ``_analyse`` works on one function body at a time
+# (nested functions, classes and lambdas are analysed on their own or not at
+# all), and so does the gate.
+
+_AST_AUG_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div)
+_AST_CONSUMERS = _GEMM | _REDUCE
+
+
+def _ast_dotted(node: ast.AST) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _ast_leaf(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _ast_int(node: ast.AST) -> int | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = _ast_int(node.operand)
+        return -v if v is not None else None
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None
+
+
+def _ast_same(a: ast.AST, b: ast.AST) -> bool:
+    """``_same`` on ``ast`` (literal values, else the same dotted name)."""
+    ia, ib = _ast_int(a), _ast_int(b)
+    if ia is not None or ib is not None:
+        return ia == ib
+    da = _ast_dotted(a)
+    return da is not None and da == _ast_dotted(b)
+
+
+def _ast_positional(call: ast.Call) -> list[ast.AST]:
+    return [a for a in call.args if not isinstance(a, ast.Starred)]
+
+
+def _function_bodies(tree: ast.Module) -> Iterator[list[ast.AST]]:
+    """The nodes of every function body of ``tree``, nested functions,
+    classes and lambdas left out (each node is visited once)."""
+    pending: list[ast.AST] = [tree]
+    while pending:
+        owner = pending.pop()
+        nodes: list[ast.AST] = []
+        stack: list[ast.AST] = list(getattr(owner, "body", ()))
+        while stack:
+            n = stack.pop()
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                pending.append(n)
+                continue
+            if isinstance(n, ast.Lambda):
+                continue
+            nodes.append(n)
+            stack.extend(ast.iter_child_nodes(n))
+        if isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield nodes
+
+
+def _shape_names(call: ast.Call) -> Iterator[str]:
+    """Last names of the dotted shape arguments of an allocation (a padded
+    name only counts as a whole dimension)."""
+    dims: list[ast.AST] = list(_ast_positional(call))
+    for k in call.keywords:
+        if k.arg == "size":
+            dims.append(k.value)
+    for d in dims:
+        for e in d.elts if isinstance(d, (ast.Tuple, ast.List)) else (d,):
+            if _ast_dotted(e) is not None:
+                yield _ast_leaf(e)  # type: ignore[misc]
+
+
+def _function_shape(nodes: list[ast.AST]) -> dict[str, Any] | None:
+    """What the facts gate needs of one function, or None when no options
+    can make it hold a finding: ``p``, the last names of dotted shape
+    arguments of allocations (padded by name); ``r``, the last names of
+    calls with two positional arguments (rounding functions); ``s``, whether
+    a ceiling multiple (``cdiv(x, n) * n``, ``(x + n - 1) // n * n``) is
+    written."""
+    allocs = 0
+    uninit = exchange = unpadded_side = partial_write = consumer = structural = False
+    padded_names: set[str] = set()
+    rounding: set[str] = set()
+    for n in nodes:
+        if isinstance(n, ast.Call):
+            f = n.func
+            leaf = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+            if leaf is None:
+                pass
+            elif (
+                leaf in _ALLOC
+                and (isinstance(f, ast.Name) or _ast_dotted(f) == f"torch.{leaf}")
+                or leaf in _ALLOC_METHOD
+                or leaf in _LIKE
+            ):
+                # the allocations ``_alloc`` knows (``tl.zeros`` in a Triton
+                # kernel is not one)
+                allocs += 1
+                uninit = uninit or leaf in _UNINIT
+                padded_names.update(_shape_names(n))
+            elif leaf in _INPLACE_STRICT and isinstance(f, ast.Attribute):
+                if isinstance(f.value, ast.Subscript):
+                    partial_write = True
+                elif _ast_positional(n):
+                    exchange = True
+            elif leaf == "size" and isinstance(f, ast.Attribute):
+                unpadded_side = True
+            if leaf in _AST_CONSUMERS or leaf in ("matmul", "mm", "bmm"):
+                consumer = True
+            if len(_ast_positional(n)) >= 2 and leaf is not None:
+                rounding.add(leaf)
+            if any(k.arg == "out" for k in n.keywords):
+                full = _ast_dotted(f) or ""
+                if full.startswith("torch.") and not full.startswith("torch.ops."):
+                    exchange = True
+        elif isinstance(n, ast.Attribute):
+            if n.attr == "shape":
+                unpadded_side = True
+        elif isinstance(n, ast.AugAssign):
+            if isinstance(n.op, _AST_AUG_OPS):
+                exchange = True
+        elif isinstance(n, ast.Assign):
+            if any(isinstance(t, ast.Subscript) for t in n.targets):
+                partial_write = True
+        elif isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) and not structural:
+            for a, b in ((n.left, n.right), (n.right, n.left)):
+                if isinstance(a, ast.Call) and _ast_positional(a)[1:2]:
+                    f = a.func
+                    leaf = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+                    if leaf in _CDIV and len(_ast_positional(a)) == 2:
+                        structural = structural or _ast_same(_ast_positional(a)[1], b)
+                elif isinstance(a, ast.BinOp) and isinstance(a.op, ast.FloorDiv):
+                    structural = structural or _ast_same(a.right, b)
+    if not allocs:
+        return None
+    exchanges = exchange and (unpadded_side or allocs >= 2)
+    consumes = uninit and partial_write and consumer
+    if not (exchanges or consumes):
+        return None
+    if not (structural or padded_names or rounding):
+        return None
+    return {"s": structural, "p": sorted(padded_names), "r": sorted(rounding)}
+
+
+def padding_shapes(tree: ast.Module) -> list[dict[str, Any]]:
+    """The functions of ``tree`` that could hold a finding (memoised on the
+    tree: the ast gate and the collector share one parse)."""
+    memo = getattr(tree, "_shd501_shapes", None)
+    if memo is not None:
+        return memo  # type: ignore[no-any-return]
+    out = [s for nodes in _function_bodies(tree) if (s := _function_shape(nodes)) is not None]
+    tree._shd501_shapes = out  # type: ignore[attr-defined]
+    return out
+
+
+def _shape_may_fire(
+    shape: Mapping[str, Any], padded: Sequence[str], rounding: frozenset[str]
+) -> bool:
+    """Whether a width of ``shape`` can be padded under these options (the
+    rule's ``_width_of``: a ceiling multiple, a rounding call, a padded name)."""
+    if shape["s"] or rounding.intersection(shape["r"]):
+        return True
+    return any(
+        name_matches(p, padded) and not name_matches(p, _NOT_PADDED) for p in shape["p"]
+    )
+
+
+_USE = (
+    r"\.(?:copy_|add_|sub_|mul_|div_|addcmul_|addcdiv_|lerp_)\(|\bout=|[+\-*/]=|"
+    r"matmul|\bmm\(|bmm\(|@|einsum|linear\(|\.sum\(|\.mean\(|\.norm\("
+)
+_PAD_WORDS = ("padded", "round_up", "round_to", "align", "cdiv", "ceil_to",
+              "next_multiple_of", "1) //", "1)//")
+_RULE_NEEDLES = Needles(
+    any_of=(
+        ("empty", "zeros", "ones", "full"),
+        ("copy_", "out=", "_(", "+=", "-=", "*=", "/=", "matmul", "mm(", "@", "einsum",
+         "linear", "sum(", "mean("),
+    )
+)
+# The collector's needles: ``PaddedUnpaddedWidthMismatch.candidate`` in part
+# and without the lower-casing (a file only the lower-cased test admits is
+# not collected, and the facts gate then lets it through).
+_BOUND = (
+    r"=\s*(?:[\w.]+\.)?(?:\w*round_up\w*|round_to\w*|_?align(?:_up)?|ceil_to|next_multiple_of)\("
+    r"|=\s*(?:[\w.]+\.)?cdiv\(.*\)\s*\*"
+    r"|-\s*1\s*\)\s*//\s*(\w+)\s*\*\s*\1"
+)
+_ALLOC_CALL = r"(?:empty|zeros|ones|full)(?:_strided)?\("
+# a padded word among an allocation's arguments, also one level down in a
+# shape tuple (`zeros((rows, hidden_padded))`, `empty(size=(m, hp_padded))`)
+_INLINE = (
+    r"(?:[^()]|\([^()]*\)){0,300}?(?:\([^()]*?)?"
+    r"(?:padded|aligned|round_up|round_to|\balign(?:_up)?\(|cdiv)"
+)
+_TEXT_NEEDLES = Needles(
+    any_of=(*_RULE_NEEDLES.any_of, _PAD_WORDS), regex=_BOUND + "|" + _ALLOC_CALL + _INLINE
+)
+
+
+class PaddingShapes(FactCollector):
+    """Per module, the functions that could hold a SHD501 finding, with the
+    names the facts gate matches against the effective options. Read only
+    by the gate."""
+
+    name = "padding_width_shapes"
+    version = 1
+    needles = _TEXT_NEEDLES
+
+    @classmethod
+    def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
+        # always something for a collected file, so that the facts gate can
+        # tell "nothing here" from "not collected"; the path tells two files
+        # of one module name apart
+        return {"path": path, "functions": padding_shapes(tree)}
 
 
 @dataclass(frozen=True)
@@ -127,8 +359,20 @@ class PaddedUnpaddedWidthMismatch(Rule):
       result rounds their first argument up to a multiple of the second.
       Default: `round_up`, `_round_up`, `round_up_to_multiple`, `align`,
       `align_up`, `_align`, `ceil_to`, `round_to_multiple`, `next_multiple_of`.
-    The raw-text prefilter runs before options are known: configured names
-    should contain `padded`, `aligned`, `round_up`, `round_to` or `align`.
+    Both options are fully honoured by the `ast` and facts prefilters. Only
+    the raw-text prefilter runs before options are known: a file is analysed
+    only if it calls `empty`/`zeros`/`ones`/`full` (or `_strided`), has an
+    exchange or consumer token (`.copy_(`, `.add_(`-style in-place calls,
+    `out=`, `+=`-style operators, `matmul`, `mm(`, `@`, `einsum`, `linear(`,
+    `.sum(`, `.mean(`, `.norm(`), one of the lower-cased words `padded`,
+    `round_up`, `round_to`, `align`, `cdiv`, `ceil_to`, `next_multiple_of`,
+    `1) //`, and either a width bound by `= ...round_up...(`, `= round_to...(`,
+    `= align(`, `= align_up(`, `= ceil_to(`, `= next_multiple_of(`,
+    `= cdiv(...) *` or `- 1) // n * n`, or one of `padded`, `aligned`,
+    `round_up`, `round_to`, `align(`, `cdiv` inside an allocation's arguments
+    (also one level down in a shape tuple). So a configured padded name
+    should contain `padded` or `aligned`, and a configured rounding function
+    `round_up`, `round_to` or `align`.
 
     Left out on purpose: a padded buffer allocated in another function, `out=`
     on custom ops (a kernel may fill a padded output on purpose), and tensors
@@ -140,13 +384,8 @@ class PaddedUnpaddedWidthMismatch(Rule):
     summary = "A padded-width buffer exchanges data whole with an unpadded tensor"
     severity = Severity.WARNING
     tags = ("correctness", "shapes")
-    needles = Needles(
-        any_of=(
-            ("empty", "zeros", "ones", "full"),
-            ("copy_", "out=", "_(", "+=", "-=", "*=", "/=", "matmul", "mm(", "@", "einsum",
-             "linear", "sum(", "mean("),
-        )
-    )
+    needles = _RULE_NEEDLES
+    facts = ("padding_width_shapes",)
     options = {
         "padded-names": Option(DEFAULT_PADDED_NAMES, "list[str]", "Globs naming padded widths."),
         "rounding-functions": Option(
@@ -158,23 +397,13 @@ class PaddedUnpaddedWidthMismatch(Rule):
     # exchange or a consumer. The width is either inline in the allocation
     # (`empty(m, round_up(h, 256))`, `zeros(m, hidden_padded)`) or bound to a
     # name first (`hp = round_up(h, 256)`, `hp = cdiv(h, 64) * 64`,
-    # `hp = (h + 63) // 64 * 64`). The prefilter cannot see options: configured
-    # names and rounding functions should keep `padded`, `round_up` or `align`.
-    _PAD_WORDS = ("padded", "round_up", "round_to", "align", "cdiv", "ceil_to",
-                  "next_multiple_of", "1) //", "1)//")
-    _ALLOC_RE = re.compile(r"(?:empty|zeros|ones|full)(?:_strided)?\(")
-    _INLINE_ARGS = re.compile(
-        r"(?:[^()]|\([^()]*\)){0,300}?(?:padded|aligned|round_up|round_to|\balign(?:_up)?\(|cdiv)"
-    )
-    _BOUND = re.compile(
-        r"=\s*(?:[\w.]+\.)?(?:\w*round_up\w*|round_to\w*|_?align(?:_up)?|ceil_to|next_multiple_of)\("
-        r"|=\s*(?:[\w.]+\.)?cdiv\(.*\)\s*\*"
-        r"|-\s*1\s*\)\s*//\s*(\w+)\s*\*\s*\1"
-    )
-    _USE_RE = re.compile(
-        r"\.(?:copy_|add_|sub_|mul_|div_|addcmul_|addcdiv_|lerp_)\(|\bout=|[+\-*/]=|"
-        r"matmul|\bmm\(|bmm\(|@|einsum|linear\(|\.sum\(|\.mean\(|\.norm\("
-    )
+    # `hp = (h + 63) // 64 * 64`). The text prefilter cannot see options (see
+    # the Options section); the ast and facts gates can.
+    _PAD_WORDS = _PAD_WORDS
+    _ALLOC_RE = re.compile(_ALLOC_CALL)
+    _INLINE_ARGS = re.compile(_INLINE)
+    _BOUND = re.compile(_BOUND)
+    _USE_RE = re.compile(_USE)
 
     @classmethod
     def candidate(cls, text: str) -> bool:
@@ -195,39 +424,22 @@ class PaddedUnpaddedWidthMismatch(Rule):
 
     @classmethod
     def candidate_tree(cls, tree: ast.Module, text: str) -> bool:
-        # Every finding needs one function that both allocates a tensor and
-        # names a padded width (a `pad` name, a rounding or ceil-division call,
-        # or a `(x + n - 1) // n` ceiling).
-        for fn in ast.walk(tree):
-            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            allocates = padded = False
-            for n in ast.walk(fn):
-                if isinstance(n, ast.Call):
-                    f = n.func
-                    leaf = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
-                    if leaf in _ALLOC or leaf in _ALLOC_METHOD or leaf in _LIKE:
-                        allocates = True
-                    elif "round" in leaf or "align" in leaf or "multiple" in leaf:
-                        padded = True
-                elif isinstance(n, (ast.Name, ast.Attribute)):
-                    name = (n.attr if isinstance(n, ast.Attribute) else n.id).lower()
-                    if "padded" in name or "aligned" in name:
-                        padded = True
-                elif isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult):
-                    # `cdiv(x, n) * n`, `(x + n - 1) // n * n`
-                    for side, other in ((n.left, n.right), (n.right, n.left)):
-                        if isinstance(side, ast.Call) and len(side.args) == 2:
-                            divisor = side.args[1]
-                        elif isinstance(side, ast.BinOp) and isinstance(side.op, ast.FloorDiv):
-                            divisor = side.right
-                        else:
-                            continue
-                        if ast.dump(divisor) == ast.dump(other):
-                            padded = True
-                if allocates and padded:
-                    return True
-        return False
+        # a function that allocates and exchanges a tensor whole with one
+        # whose width it can see, or consumes an uninitialised buffer it
+        # wrote in part, and holds something that may be a padded width
+        # (see ``_function_shape``)
+        return bool(padding_shapes(tree))
+
+    @classmethod
+    def candidate_facts(
+        cls, module: str, path: str, facts: ProjectFacts, options: Mapping[str, Any]
+    ) -> bool:
+        shapes = facts.raw("padding_width_shapes").get(module)
+        if shapes is None or shapes.get("path") != path:
+            return True  # not collected (or another file of this module name): no claim
+        padded = tuple(options["padded-names"])
+        rounding = frozenset(options["rounding-functions"])
+        return any(_shape_may_fire(f, padded, rounding) for f in shapes["functions"])
 
     def __init__(self, ctx: RuleContext, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(ctx, options)

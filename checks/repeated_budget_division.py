@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import libcst as cst
 
 from checks._helpers import call_name, child_nodes, dotted, last_name, name_matches, walk_fast
+from linter.facts import FactCollector, ProjectFacts
+from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule, RuleContext
 from linter.types import Applicability, Severity
 
@@ -80,6 +83,206 @@ class _Chain:
         return _Chain(self.budget, (*self.steps, step), self.nodes | {id(node)})
 
 
+
+_SIZE_WORDS = ("dp_size", "ep_size", "tp_size", "pp_size", "cp_size", "world_size", "parallel_size")
+_BUDGET_WORDS = ("blocks", "budget", "memory", "bytes", "max_num_", "max_total_", "max_running")
+# a budget word shortly before a division on one line, or inside the
+# arguments of a ceiling-division call (`cdiv(cfg.num_blocks, dp_size)`)
+_NEAR = (
+    r"(?:blocks|budget|memory|bytes|max_num_|max_total_|max_running)\w*"
+    r"[\w.\[\]'\"() ]{0,40}(?://|\bcdiv\(|\bceil_div\(| / )"
+    r"|(?:cdiv|ceil_div)\([^)\n]{0,60}?"
+    r"(?:blocks|budget|memory|bytes|max_num_|max_total_|max_running)"
+)
+# The collector's needles: ``RepeatedBudgetDivision.candidate`` without the
+# lower-casing (a file only the lower-cased test admits is not collected, and
+# the facts gate then lets it through).
+_TEXT_NEEDLES = Needles(
+    any_of=(("/", "cdiv", "ceil_div"), _SIZE_WORDS, _BUDGET_WORDS), regex=_NEAR + r"|/="
+)
+# -- prefilter: the shapes a finding needs, on CPython ``ast`` -------------------
+# The ast gate records, per function, only what is option-independent (division
+# sites with their divisors' last names, candidate budget names); the facts gate
+# matches those names against the effective options. Every finding is made
+# inside one function body (nested functions, classes and lambdas are analysed
+# on their own or not at all), so each function is summarised on its own.
+
+_AST_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_AST_DIV = (ast.FloorDiv, ast.Div)
+
+
+def _ast_leaf(e: ast.AST) -> str | None:
+    """``RepeatedBudgetDivision._leaf`` on ``ast``: a name, an attribute, or a
+    getter called without arguments."""
+    if isinstance(e, ast.Call):
+        if e.args or e.keywords:
+            return None
+        e = e.func
+    if isinstance(e, ast.Attribute):
+        return e.attr
+    return e.id if isinstance(e, ast.Name) else None
+
+
+def _ast_call_leaf(c: ast.Call) -> str | None:
+    f = c.func
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+
+
+def _ast_div_call_divisor(c: ast.Call) -> ast.AST | None:
+    """The divisor of ``cdiv(x, size)`` (two positional arguments)."""
+    if _ast_call_leaf(c) not in _DIV_CALLS:
+        return None
+    args = [a for a in c.args if not isinstance(a, ast.Starred)]
+    return args[1] if len(args) == 2 else None
+
+
+def _function_bodies(tree: ast.Module) -> Iterator[tuple[ast.AST, list[ast.AST]]]:
+    """Every function of ``tree`` with the nodes of its body, nested
+    functions, classes and lambdas left out (each node is visited once)."""
+    pending: list[ast.AST] = [tree]
+    while pending:
+        owner = pending.pop()
+        nodes: list[ast.AST] = []
+        stack: list[ast.AST] = list(getattr(owner, "body", ()))
+        while stack:
+            n = stack.pop()
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                pending.append(n)
+                continue
+            if isinstance(n, ast.Lambda):
+                continue
+            nodes.append(n)
+            stack.extend(ast.iter_child_nodes(n))
+        if isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield owner, nodes
+
+
+def _function_shape(nodes: list[ast.AST]) -> dict[str, Any] | None:
+    """What the facts gate needs of one function, or None when no options
+    can make it hold a finding.
+
+    ``d``: how many division sites divide by each last name; ``n``: every
+    name and attribute (a budget chain starts at one); ``t``: attribute
+    targets of assignments; ``a``: ``[target, divisor]`` of divide-assignments
+    into shared state (an attribute, or a name the function declares
+    global); ``k``: ``[keyword, override-named call, divisors inside the
+    value]`` of keyword arguments."""
+    divs: list[str] = []
+    names: set[str] = set()
+    targets: set[str] = set()
+    augs: list[tuple[ast.AugAssign, str]] = []
+    kws: list[tuple[str, bool, ast.AST]] = []
+    shared: set[str] = set()
+    for n in nodes:
+        if isinstance(n, ast.BinOp):
+            if isinstance(n.op, _AST_DIV) and (leaf := _ast_leaf(n.right)) is not None:
+                divs.append(leaf)
+        elif isinstance(n, ast.Name):
+            names.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            names.add(n.attr)
+        elif isinstance(n, ast.Call):
+            d = _ast_div_call_divisor(n)
+            if d is not None and (leaf := _ast_leaf(d)) is not None:
+                divs.append(leaf)
+            if n.keywords:
+                override = bool(_OVERRIDE_CALL.search(_ast_call_leaf(n) or ""))
+                kws.extend((k.arg, override, k.value) for k in n.keywords if k.arg)
+        elif isinstance(n, ast.AugAssign):
+            if isinstance(n.op, _AST_DIV) and (leaf := _ast_leaf(n.value)) is not None:
+                divs.append(leaf)
+                augs.append((n, leaf))
+        elif isinstance(n, (ast.Assign, ast.AnnAssign)):
+            for t in n.targets if isinstance(n, ast.Assign) else [n.target]:
+                if isinstance(t, ast.Attribute) and n.value is not None:
+                    targets.add(t.attr)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            shared.update(n.names)
+    if not divs:
+        return None  # every finding divides by a parallel size at least once
+    aug_shared = [
+        [t.attr if isinstance(t, ast.Attribute) else t.id, leaf]
+        for s, leaf in augs
+        if isinstance(t := s.target, ast.Attribute) or (isinstance(t, ast.Name) and t.id in shared)
+    ]
+    kw_rows = []
+    for kw, override, value in kws:
+        inner = [
+            leaf
+            for x in ast.walk(value)
+            if (
+                isinstance(x, ast.BinOp) and isinstance(x.op, _AST_DIV) and (y := x.right)
+                or isinstance(x, ast.Call) and (y := _ast_div_call_divisor(x))
+            )
+            and (leaf := _ast_leaf(y)) is not None
+        ]
+        if override or inner:
+            kw_rows.append([kw, override, inner])
+    if len(divs) < 2 and not (targets or aug_shared or kw_rows):
+        return None
+    return {
+        "d": dict(Counter(divs)),
+        "n": sorted(names) if len(divs) >= 2 else [],
+        "t": sorted(targets),
+        "a": aug_shared,
+        "k": kw_rows,
+    }
+
+
+def budget_shapes(tree: ast.Module) -> list[dict[str, Any]]:
+    """The functions of ``tree`` that could hold a finding (memoised on the
+    tree: the ast gate and the collector share one parse)."""
+    memo = getattr(tree, "_shd401_shapes", None)
+    if memo is not None:
+        return memo  # type: ignore[no-any-return]
+    out = [s for _, nodes in _function_bodies(tree) if (s := _function_shape(nodes)) is not None]
+    tree._shd401_shapes = out  # type: ignore[attr-defined]
+    return out
+
+
+def _shape_may_fire(shape: Mapping[str, Any], budgets: Sequence[str], sizes: Sequence[str]) -> bool:
+    """Whether ``shape`` can hold a finding under these names (the rule's
+    ``_is_size`` and ``_is_budget_name`` on the recorded names)."""
+
+    def is_size(leaf: str) -> bool:
+        return name_matches(leaf.removeprefix("get_"), sizes)
+
+    def is_budget(leaf: str) -> bool:
+        return name_matches(leaf, budgets) and not name_matches(leaf, sizes)
+
+    sized = sum(c for x, c in shape["d"].items() if is_size(x))
+    if not sized:
+        return False
+    many = sized >= 2
+    if many and any(is_budget(x) for x in shape["n"]):
+        return True  # a budget split by two sizes along one path
+    if any(is_budget(t) for t in shape["t"]):
+        return True  # a divided budget stored into an attribute of its own name
+    if any(is_budget(t) and is_size(d) for t, d in shape["a"]):
+        return True  # `self.num_blocks //= dp_size`
+    return any(
+        is_budget(kw) and (override or any(is_size(d) for d in inner))
+        for kw, override, inner in shape["k"]
+    )
+
+
+class BudgetDivisionShapes(FactCollector):
+    """Per module, the functions that could hold a SHD401 finding, with the
+    names the facts gate matches against the effective options. Read only
+    by the gate."""
+
+    name = "budget_division_shapes"
+    version = 1
+    needles = _TEXT_NEEDLES
+
+    @classmethod
+    def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
+        # always something for a collected file, so that the facts gate can
+        # tell "nothing here" from "not collected"; the path tells two files
+        # of one module name apart
+        return {"path": path, "functions": budget_shapes(tree)}
+
+
 class RepeatedBudgetDivision(Rule):
     """## What it finds
     A global budget (KV-cache blocks, memory bytes, request or token slots) that
@@ -126,11 +329,18 @@ class RepeatedBudgetDivision(Rule):
       `*_cp_size`, `world_size`, `*_world_size`, `*_parallel_size`.
     A name matching both lists is treated as a parallel size (topology
     arithmetic such as `tp_size // dp_size // cp_size` is never a budget).
-    The raw-text prefilter runs before options are known: configured budget
-    names should contain one of `blocks`, `budget`, `memory`, `bytes`,
-    `max_num_`, `max_total_`, `max_running`, and a file must mention one of the
-    default size words (`dp_size`, ..., `world_size`, `parallel_size`); sizes
-    should contain `size`.
+    Both options are fully honoured by the `ast` and facts prefilters. Only
+    the raw-text prefilter runs before options are known: a file is analysed
+    only if its lower-cased text holds `/`, `cdiv` or `ceil_div`; one of the
+    default size words `dp_size`, `ep_size`, `tp_size`, `pp_size`, `cp_size`,
+    `world_size`, `parallel_size` (even when the configured sizes are other
+    names); one of the budget words `blocks`, `budget`, `memory`, `bytes`,
+    `max_num_`, `max_total_`, `max_running`; and a line where such a budget
+    word is followed within 40 characters by `//`, ` / `, `cdiv(` or
+    `ceil_div(`, or appears in the arguments of a `cdiv(`/`ceil_div(` call,
+    or else a `/=` anywhere. So a configured budget name should contain one
+    of the budget words, and a budget copied into a local name on one line
+    and split on later lines is seen only in a file that also has such a line.
     """
 
     code = "SHD401"
@@ -150,13 +360,10 @@ class RepeatedBudgetDivision(Rule):
     # A budget-like word and a division within one logical neighbourhood. The
     # default names all carry one of these words; a project configuring names
     # without them is not prefiltered correctly (the prefilter cannot see options).
-    _BUDGET_WORDS = ("blocks", "budget", "memory", "bytes", "max_num_", "max_total_", "max_running")
-    _SIZE_WORDS = ("dp_size", "ep_size", "tp_size", "pp_size", "cp_size", "world_size",
-                   "parallel_size")
-    _NEAR = re.compile(
-        r"(?:blocks|budget|memory|bytes|max_num_|max_total_|max_running)\w*"
-        r"[\w.\[\]'\"() ]{0,40}(?://|\bcdiv\(|\bceil_div\(| / )"
-    )
+    facts = ("budget_division_shapes",)
+    _BUDGET_WORDS = _BUDGET_WORDS
+    _SIZE_WORDS = _SIZE_WORDS
+    _NEAR = re.compile(_NEAR)
 
     @classmethod
     def candidate(cls, text: str) -> bool:
@@ -176,36 +383,21 @@ class RepeatedBudgetDivision(Rule):
 
     @classmethod
     def candidate_tree(cls, tree: ast.Module, text: str) -> bool:
-        # Every finding divides by a parallel size (all default names contain
-        # `size`) either twice in one function, or once into shared state: an
-        # attribute or global target, or a keyword argument.
-        for fn in ast.walk(tree):
-            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            splits = 0
-            for n in ast.walk(fn):
-                if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.FloorDiv, ast.Div)):
-                    splits += _ast_is_size(n.right)
-                elif isinstance(n, ast.AugAssign) and isinstance(n.op, (ast.FloorDiv, ast.Div)):
-                    if _ast_is_size(n.value):
-                        splits += 1
-                        if not isinstance(n.target, ast.Name) or _has_global(fn):
-                            return True
-                elif isinstance(n, ast.Call):
-                    f = n.func
-                    leaf = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
-                    if leaf in _DIV_CALLS and len(n.args) == 2:
-                        splits += _ast_is_size(n.args[1])
-                    if any(_ast_divides(k.value) for k in n.keywords):
-                        return True
-                elif isinstance(n, ast.Assign) and any(
-                    isinstance(t, ast.Attribute) for t in n.targets
-                ):
-                    if _ast_divides(n.value):
-                        return True
-                if splits >= 2:
-                    return True
-        return False
+        # a function that divides by some name twice, or once with an
+        # attribute or a shared name written, or a keyword that may carry
+        # the divided budget (see ``_function_shape``)
+        return bool(budget_shapes(tree))
+
+    @classmethod
+    def candidate_facts(
+        cls, module: str, path: str, facts: ProjectFacts, options: Mapping[str, Any]
+    ) -> bool:
+        shapes = facts.raw("budget_division_shapes").get(module)
+        if shapes is None or shapes.get("path") != path:
+            return True  # not collected (or another file of this module name): no claim
+        budgets = tuple(options["budget-names"])
+        sizes = tuple(options["parallel-size-names"])
+        return any(_shape_may_fire(f, budgets, sizes) for f in shapes["functions"])
 
     def __init__(self, ctx: RuleContext, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
@@ -647,30 +839,6 @@ class RepeatedBudgetDivision(Rule):
             ],
             fix=self._suggestion(),
         )
-
-
-def _ast_is_size(e: ast.AST) -> bool:
-    if isinstance(e, ast.Call) and not e.args:
-        e = e.func
-    leaf = e.attr if isinstance(e, ast.Attribute) else getattr(e, "id", None)
-    return leaf is not None and "size" in leaf.lower()
-
-
-def _ast_divides(e: ast.AST) -> bool:
-    for n in ast.walk(e):
-        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.FloorDiv, ast.Div)):
-            if _ast_is_size(n.right):
-                return True
-        elif isinstance(n, ast.Call) and len(n.args) == 2:
-            f = n.func
-            leaf = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
-            if leaf in _DIV_CALLS and _ast_is_size(n.args[1]):
-                return True
-    return False
-
-
-def _has_global(fn: ast.AST) -> bool:
-    return any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in ast.walk(fn))
 
 
 def _leaf_of_call(call: cst.Call) -> str | None:

@@ -189,24 +189,63 @@ def test_padding_options_replace_defaults(tmp_path: Path) -> None:
 # -- both ---------------------------------------------------------------------------
 
 
+def _gates_pass(rule: type, text: str, rel: str, options: dict[str, object]) -> str | None:
+    """Which of the three prefilter gates hides ``text`` (None: none does);
+    the facts gate sees what the rule's own collector records."""
+    if not rule.candidate(text):
+        return "text"
+    tree = ast.parse(text)
+    if not rule.candidate_tree(tree, text):
+        return "ast"
+    [name] = rule.facts
+    collector = load_registry().collectors[name]
+    data = collector.collect(tree, text, "m", rel) if collector.needles.match(text) else None
+    facts = ProjectFacts({name: {"m": data}} if data is not None else {})
+    opts = {k: o.default for k, o in rule.options.items()}
+    opts.update(options)
+    if not rule.candidate_facts("m", rel, facts, opts):
+        return "facts"
+    return None
+
+
+# Options under which both rules fire far more often than by default (every
+# name a budget; every whole dimension a padded width): the gates must stay
+# sound for configured names, not only the defaults.
+BROAD = {
+    "SHD401": {"budget-names": ("*",), "parallel-size-names": ("*size*", "*world*", "*_dp*")},
+    "SHD501": {
+        "padded-names": ("*",),
+        "rounding-functions": ("round_up", "align", "cdiv", "max", "min"),
+    },
+}
+
+
+@pytest.mark.parametrize("broad", [False, True], ids=["configured", "broad"])
 @pytest.mark.parametrize("rule", [RepeatedBudgetDivision, PaddedUnpaddedWidthMismatch])
-def test_candidate_is_sound_on_the_corpus(rule: type) -> None:
-    """Run the rule with both prefilters bypassed: wherever it fires, the
-    prefilters must have let the file through."""
+def test_candidate_is_sound_on_the_corpus(rule: type, broad: bool) -> None:
+    """Run the rule with every prefilter bypassed: wherever it fires, the
+    text, ast and facts gates must all have let the file through, under the
+    folder's own options and under broad ones."""
     registry = load_registry()
-    d = CORPUS / rule.name.replace("-", "_")
     fired = 0
-    for root in project_roots(d):
-        own = (root / "pyproject.toml").is_file()
-        config = load_config([root], registry) if own else Config(root=root)
-        for f in corpus_files(root):
-            text = f.read_text(encoding="utf-8")
-            diags, errors = check_text(text, f.name, "m", [rule], config, ProjectFacts())
-            assert not errors
-            if any(x.code == rule.code for x in diags):
-                fired += 1
-                assert rule.candidate(text), f"text prefilter hides {f.name}"
-                assert rule.candidate_tree(ast.parse(text), text), f"ast gate hides {f.name}"
+    for d in (BUDGET, PADDING):
+        for root in project_roots(d):
+            own = (root / "pyproject.toml").is_file()
+            config = load_config([root], registry) if own else Config(root=root)
+            options = dict(config.options_for(rule.code))
+            if broad:
+                options.update(BROAD[rule.code])
+                config = Config(
+                    root=root, rule_options=((rule.code, tuple(options.items())),)
+                )
+            for f in corpus_files(root):
+                text = f.read_text(encoding="utf-8")
+                diags, errors = check_text(text, f.name, "m", [rule], config, ProjectFacts())
+                assert not errors
+                if any(x.code == rule.code for x in diags):
+                    fired += 1
+                    hidden = _gates_pass(rule, text, f.name, options)
+                    assert hidden is None, f"the {hidden} gate hides {f.name} ({rule.code})"
     assert fired >= 4, "the corpus must exercise the rule"
 
 
@@ -224,8 +263,10 @@ def test_candidates_skip_files_that_cannot_match() -> None:
     assert not PaddedUnpaddedWidthMismatch.candidate(padded_tokens)
     padded = padded_tokens.replace("(n, 8)", "(n, round_up(k, 8))")
     assert PaddedUnpaddedWidthMismatch.candidate(padded)
-    # the ast gate: a padded width and an allocation in one function
-    assert PaddedUnpaddedWidthMismatch.candidate_tree(ast.parse(padded), padded)
+    # the ast gate: the copy's source has no width the function can see
+    assert not PaddedUnpaddedWidthMismatch.candidate_tree(ast.parse(padded), padded)
+    seen = padded.replace("    out = ", "    k = x.shape[-1]\n    out = ")
+    assert PaddedUnpaddedWidthMismatch.candidate_tree(ast.parse(seen), seen)
     split_once = "def f(cfg, dp_size):\n    return cfg.num_blocks // dp_size\n"
     assert not RepeatedBudgetDivision.candidate_tree(ast.parse(split_once), split_once)
     split_twice = split_once.replace("dp_size\n", "dp_size // ep_size\n")
@@ -239,3 +280,25 @@ def test_docs_have_every_heading_and_every_option(rule: type) -> None:
         assert secs.get(h), f"{rule.code} doc lacks '## {h}'"
     for opt in rule.options:
         assert f"`{opt}`" in secs["Options"]
+
+
+def test_facts_gates_apply_the_effective_options() -> None:
+    """The facts gates keep a file exactly when the configured names can make
+    the rule fire there: defaults skip it, the configured names keep it."""
+    budget = (
+        "def f(kv_pool_blocks, replica_count, dp_size):\n"
+        "    return kv_pool_blocks // dp_size // replica_count\n"
+    )
+    assert _gates_pass(RepeatedBudgetDivision, budget, "a.py", {}) == "facts"
+    configured = {"budget-names": ("kv_pool_blocks",), "parallel-size-names": ("dp_size", "*_count")}
+    assert _gates_pass(RepeatedBudgetDivision, budget, "a.py", configured) is None
+    padding = (
+        "import torch\n"
+        "def f(x, hidden_aligned):\n"
+        "    m, hidden = x.shape\n"
+        "    a = torch.empty(m, hidden_aligned)\n"
+        "    a.copy_(x)\n"
+    )
+    assert _gates_pass(PaddedUnpaddedWidthMismatch, padding, "a.py", {}) == "facts"
+    aligned = {"padded-names": ("*_aligned",)}
+    assert _gates_pass(PaddedUnpaddedWidthMismatch, padding, "a.py", aligned) is None
