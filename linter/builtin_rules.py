@@ -11,10 +11,8 @@ from linter.types import Fixability, Severity
 class UnparsableFile(Rule):
     """## What it finds
     A file shardlint could not analyse: bytes that cannot be decoded (UTF-8 or
-    the file's PEP 263 coding), NUL bytes, or a syntax error in a file that a
-    rule needed to parse. shardlint is not a syntax checker: a file in which no
-    enabled rule can match (its prefilter says so from the raw text) is never
-    parsed, so a syntax error there is left to your compiler, ruff or flake8.
+    the file's PEP 263 coding), NUL bytes, or a syntax error (CPython's message
+    and position; or, rarely, code CPython accepts but libcst cannot parse).
 
     ## Why it breaks
     Nothing else can be checked in such a file, so every other rule is blind

@@ -147,12 +147,23 @@ def scan_text(
     cands = [r for r in rules if _text_gate(r, text)] if rules is not None else []
     gated = [r for r in cands if _has_tree_gate(r)]
     tree = None
-    if gated or any(c.needs_ast for c in wanted):
+    # A checked file is always compiled: a syntax error anywhere is one SHD000,
+    # whether or not a rule would have looked (most files need the ast for
+    # facts or gates anyway, so this costs little).
+    if rules is not None or gated or any(c.needs_ast for c in wanted):
         try:
             tree = compile(text, relpath, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        except SyntaxError as exc:
             tree = None
             wanted = [c for c in wanted if not c.needs_ast]
+            if rules is not None:
+                line, col = exc.lineno or 1, max((exc.offset or 1) - 1, 0)
+                res.error = shd000(relpath, line, col, f"syntax error: {exc.msg}")
+        except (ValueError, RecursionError, MemoryError) as exc:
+            tree = None
+            wanted = [c for c in wanted if not c.needs_ast]
+            if rules is not None:
+                res.error = shd000(relpath, 1, 0, f"cannot parse the file: {type(exc).__name__}")
     if rules is not None:
         keep = []
         for r in cands:
@@ -688,6 +699,8 @@ class Engine:
         relpath = relpath_of(Path(path), self.config.root)
         module = module_name_of(relpath)
         scan = self.scan_one(text, relpath, True)
+        if scan.error is not None:
+            return self._finish_file([scan.error], relpath, text), []
         facts = self.project_facts()
         # Most edits leave a module's facts as they were: then the project's
         # facts (and the indexes already built on them) serve as they are.

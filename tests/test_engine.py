@@ -42,6 +42,9 @@ def test_bad_files_become_one_shd000_each_and_the_run_goes_on(tmp_path: Path) ->
     assert ("latin.py", "SHD000") in by
     assert ("ok.py", "SHD990") in by
     assert not errors
+    write(tmp_path, "plain.py", "def nothing_to_see(:\n")
+    diags, _ = run(tmp_path)
+    assert ("plain.py", "SHD000") in {(d.path, d.code) for d in diags}
     syntax = next(d for d in diags if d.path == "syntax.py")
     assert syntax.span.line == 2 and "syntax error" in syntax.message
     assert [d.code for d in diags if d.path == "syntax.py"] == ["SHD000"]
@@ -133,7 +136,8 @@ def test_results_identical_with_and_without_cache_and_with_1_or_n_jobs(tmp_path:
     warm = Engine(cfg, reg, jobs=2, cache=Cache(tmp_path / ".cache")).run([tmp_path])
     assert cold.diagnostics == base and warm.diagnostics == base
     assert warm.stats.parsed == 0 and warm.stats.cached == cold.stats.parsed
-    assert cold.stats.skipped == warm.stats.skipped == 14  # no min( at all: never parsed
+    # 14 files without min( are never parsed with libcst, nor is the one with a syntax error
+    assert cold.stats.skipped == warm.stats.skipped == 15
 
 
 def test_cache_sees_edits_and_survives_corruption(tmp_path: Path) -> None:
