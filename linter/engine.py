@@ -778,11 +778,20 @@ class Engine:
 
     def _merge(self, scans: Iterable[ScanResult]) -> ProjectFacts:
         data: dict[str, dict[str, Any]] = {c.name: {} for c in self.collector_meta}
+        sources: dict[str, list[str]] = {c.name: [] for c in self.collector_meta}
         for s in scans:
             mod = module_name_of(s.relpath)
             for name, value in s.facts.items():
                 data[name][mod] = value
-        return ProjectFacts(data, self._collector_map)
+                sources[name].append(f"{s.relpath}:{s.digest}")
+        # Facts are a function of (path, content, collector version): hashing
+        # the contributing files' digests identifies them without serialising
+        # them (that was most of a warm run).
+        hashes = {
+            name: hashlib.sha256("\n".join(sorted(lines)).encode()).hexdigest()
+            for name, lines in sources.items()
+        }
+        return ProjectFacts(data, self._collector_map, hashes)
 
     def _pool(self, n: int, state: dict[str, Any]) -> ProcessPoolExecutor | None:
         if self.jobs <= 1 or n < POOL_MIN_FILES:
@@ -843,13 +852,13 @@ class Engine:
 
     def run(self, paths: Sequence[Path]) -> RunResult:
         result = RunResult()
-        checked = discover(paths, self.config)
+        project = project_files(self.config) if self.collector_meta else None
+        checked = discover(paths, self.config, project)
         result.stats.files = len(checked)
         checked_set = {sf.relpath for sf in checked}
         everything: dict[str, SourceFile] = {sf.relpath: sf for sf in checked}
-        if self.collector_meta:
-            for sf in project_files(self.config):
-                everything.setdefault(sf.relpath, sf)
+        for sf in project or ():
+            everything.setdefault(sf.relpath, sf)
 
         key = self.cache_key()
         entries = self.cache.entries(key) if self.cache is not None else {}

@@ -50,13 +50,17 @@ class ProjectFacts:
         self,
         data: Mapping[str, Mapping[str, Any]] | None = None,
         collectors: Mapping[str, type[FactCollector]] | Callable[[], Mapping[str, Any]] | None = None,
+        hashes: Mapping[str, str] | None = None,
     ) -> None:
+        """``hashes``: per-collector digests computed by the caller (the engine
+        hashes the contributing files' content digests, which determine the
+        facts, instead of serialising the facts)."""
         self._data: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (data or {}).items()}
         # a callable defers importing the collectors (and libcst) until a rule
         # actually queries an index
         self._collectors_src = collectors
         self._indexes: dict[str, Any] = {}
-        self._hashes: dict[str, str] = {}
+        self._hashes: dict[str, str] = dict(hashes or {})
 
     @property
     def data(self) -> Mapping[str, Mapping[str, Any]]:

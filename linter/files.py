@@ -132,7 +132,12 @@ class _GitIgnore:
         return self.match(self.chain(os.path.dirname(p)), p, is_dir)
 
 
-def discover(paths: Sequence[Path], config: Config) -> list[SourceFile]:
+def discover(
+    paths: Sequence[Path], config: Config, project: Sequence[SourceFile] | None = None
+) -> list[SourceFile]:
+    """The files to check. ``project``: the project's files already walked
+    (for facts); a folder inside the root whose own path no exclude matches is
+    then taken from it instead of being walked a second time."""
     root = config.root
     matcher = PathMatcher(config.all_excludes)
     gitignore = _GitIgnore(root) if config.respect_gitignore else None
@@ -140,6 +145,19 @@ def discover(paths: Sequence[Path], config: Config) -> list[SourceFile]:
     out: list[SourceFile] = []
 
     for given in paths:
+        if given.is_dir() and project is not None:
+            top = given.resolve()
+            rel = relpath_of(top, root)
+            inside = top == root or not rel.startswith("/")
+            if inside and not matcher.matches(rel if top != root else "") and not (
+                gitignore is not None and top != root and gitignore.ignored(top, True)
+            ):
+                prefix = "" if top == root else rel + "/"
+                for sf in project:
+                    if sf.relpath.startswith(prefix) and str(sf.path) not in seen:
+                        seen.add(str(sf.path))
+                        out.append(SourceFile(sf.path, sf.relpath, False))
+                continue
         if given.is_dir():
             for abs_path, rel in _walk(given.resolve(), root, matcher, gitignore, config.force_exclude):
                 if abs_path not in seen:
