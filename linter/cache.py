@@ -37,6 +37,8 @@ class Cache:
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
         self._loaded: dict[str, dict[str, Entry]] = {}
+        # per state file: small derived values worth keeping (facts digests)
+        self.meta: dict[str, dict[str, Any]] = {}
         self._dirty: set[str] = set()
 
     def _file(self, key: str) -> Path:
@@ -52,6 +54,8 @@ class Cache:
             if raw.get("format") == FORMAT and raw.get("version") == __version__:
                 for rel, e in raw["files"].items():
                     out[rel] = Entry(e["m"], e["s"], e["h"], e.get("scan"), e.get("check"))
+                meta = raw.get("meta")
+                self.meta[key] = dict(meta) if isinstance(meta, dict) else {}
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             out = {}
         self._loaded[key] = out
@@ -66,6 +70,7 @@ class Cache:
             blob = {
                 "format": FORMAT,
                 "version": __version__,
+                "meta": self.meta.get(key, {}),
                 "files": {
                     rel: {"m": e.mtime, "s": e.size, "h": e.digest, "scan": e.scan, "check": e.check}
                     for rel, e in sorted(entries.items())

@@ -784,14 +784,22 @@ class Engine:
             for name, value in s.facts.items():
                 data[name][mod] = value
                 sources[name].append(f"{s.relpath}:{s.digest}")
-        # Facts are a function of (path, content, collector version): hashing
-        # the contributing files' digests identifies them without serialising
-        # them (that was most of a warm run).
-        hashes = {
-            name: hashlib.sha256("\n".join(sorted(lines)).encode()).hexdigest()
-            for name, lines in sources.items()
-        }
-        return ProjectFacts(data, self._collector_map, hashes)
+        facts = ProjectFacts(data, self._collector_map)
+        # The facts digest (a check result's dependency) hashes the facts
+        # themselves, so an edit that leaves them alone invalidates nothing;
+        # serialising them is most of a warm run, so it is remembered against
+        # a cheap key: the contributing files' content digests.
+        if self.cache is not None:
+            meta = self.cache.meta.setdefault(self.cache_key(), {})
+            for name, lines in sources.items():
+                src = hashlib.sha256("\n".join(sorted(lines)).encode()).hexdigest()
+                known = meta.get(name)
+                if isinstance(known, list) and len(known) == 2 and known[0] == src:
+                    facts.set_digest(name, known[1])
+                else:
+                    meta[name] = [src, facts.collector_digest(name)]
+                    self.cache.mark_dirty(self.cache_key())
+        return facts
 
     def _pool(self, n: int, state: dict[str, Any]) -> ProcessPoolExecutor | None:
         if self.jobs <= 1 or n < POOL_MIN_FILES:

@@ -93,14 +93,19 @@ class ProjectFacts:
                 per[module] = facts[name]
         return ProjectFacts(data, self._collectors_src)
 
+    def collector_digest(self, name: str) -> str:
+        if name not in self._hashes:
+            blob = json.dumps(self.raw(name), sort_keys=True, separators=(",", ":"))
+            self._hashes[name] = hashlib.sha256(blob.encode()).hexdigest()
+        return self._hashes[name]
+
+    def set_digest(self, name: str, digest: str) -> None:
+        """A digest the caller knows to be this collector's (from the cache)."""
+        self._hashes[name] = digest
+
     def digest(self, collectors: tuple[str, ...]) -> str:
         """Hash of the facts of the given collectors (cache key component)."""
-        parts = []
-        for name in sorted(collectors):
-            if name not in self._hashes:
-                blob = json.dumps(self.raw(name), sort_keys=True, separators=(",", ":"))
-                self._hashes[name] = hashlib.sha256(blob.encode()).hexdigest()
-            parts.append(f"{name}={self._hashes[name]}")
+        parts = [f"{name}={self.collector_digest(name)}" for name in sorted(collectors)]
         return hashlib.sha256(";".join(parts).encode()).hexdigest()[:32]
 
     def __getstate__(self) -> dict[str, Any]:

@@ -189,3 +189,34 @@ def test_no_progress_bar_when_stderr_is_not_a_terminal(monkeypatch: pytest.Monke
 
     monkeypatch.setattr(cli.sys, "stderr", io.StringIO())
     assert cli._progress_bar() is None
+
+
+def test_cache_rechecks_a_file_when_a_fact_it_depends_on_changes_elsewhere(tmp_path: Path) -> None:
+    """The capability flag lives on a base class in another file: flipping it
+    must change the subclass's cached result, and an edit that leaves every
+    fact alone must not re-check anything."""
+    import shutil
+
+    from linter.registry import load_registry
+
+    corpus = Path(__file__).resolve().parent.parent / "corpus" / "pp_payload_drops_tensors" / "stages"
+    root = tmp_path / "proj"
+    shutil.copytree(corpus, root / "stages")
+    (root / "pyproject.toml").write_text("[tool.shardlint]\n")
+    reg = load_registry()
+    cfg = Config(root=root.resolve(), select=("SHD301",))
+
+    def run_cached():
+        return Engine(cfg, reg, jobs=1, cache=Cache(root / ".c")).run([root])
+
+    first = run_cached()
+    fired = {d.path for d in first.diagnostics}
+    assert "stages/variant.py" in fired
+    base = root / "stages" / "backbone.py"
+    base.write_text(base.read_text() + "\n# a comment changes no fact\n")
+    again = run_cached()
+    # only the edited file itself is parsed again
+    assert {d.path for d in again.diagnostics} == fired and again.stats.parsed == 1
+    base.write_text(base.read_text().replace("supports_aux_hidden_states_over_pp = True", "supports_aux_hidden_states_over_pp = False"))
+    flipped = run_cached()
+    assert "stages/variant.py" not in {d.path for d in flipped.diagnostics}
