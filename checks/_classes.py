@@ -58,11 +58,11 @@ stable API other rules use:
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from checks._imports import follow_reexports, imports_from_ast, is_package_path, qualify
+from checks._imports import _import_nodes, follow_reexports, imports_from_ast, is_package_path, qualify
 from checks._pyscan import class_facts_from_text
 from linter.facts import FactCollector
 from linter.needles import Needles
@@ -157,22 +157,6 @@ def _name_span(cls: ast.ClassDef, text_lines: list[str], cols: _Cols) -> dict[st
     return {"line": line, "col": idx, "end_line": line, "end_col": idx + len(cls.name)}
 
 
-def _import_statements(body: Iterable[ast.stmt]) -> Iterator[ast.stmt]:
-    """Import statements in source order, nested ones included."""
-    for node in body:
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            yield node
-            continue
-        for name in ("body", "orelse", "finalbody"):
-            sub = getattr(node, name, None)
-            if isinstance(sub, list):
-                yield from _import_statements(sub)
-        for h in getattr(node, "handlers", ()):
-            yield from _import_statements(h.body)
-        for case in getattr(node, "cases", ()):
-            yield from _import_statements(case.body)
-
-
 def _segment(node: ast.expr, lines: list[str]) -> str:
     """Source of an expression, first line only (``ast.get_source_segment``
     re-splits the whole file on every call: quadratic on big modules)."""
@@ -224,7 +208,7 @@ class ClassFacts(FactCollector):
         # only statements can import: handing ``imports_from_ast`` just the
         # import statements spares it a walk over every expression node
         # (which was 95 % of this collector's time on vLLM)
-        stmts = ast.Module(body=list(_import_statements(tree.body)), type_ignores=[])
+        stmts = ast.Module(body=list(_import_nodes(tree.body)), type_ignores=[])
         imports = imports_from_ast(stmts, module, path)
         cols = _Cols(text)
         classes: dict[str, Any] = {}

@@ -13,7 +13,7 @@ import libcst as cst
 
 from checks._helpers import call_name, dotted, function_params, int_literal, walk
 from checks._imports import follow_reexports, imports_from_cst, qualify
-from checks._kernels import KernelFacts, KernelIndex, Need, collect_text
+from checks._kernels import KernelFacts, KernelIndex, Need, _module_statements, collect_text
 from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule
 from linter.types import Applicability, Fixability, Note, Severity, Span
@@ -243,18 +243,7 @@ def _ast_literal_names(nodes: Iterable[ast.AST], params: set[str]) -> dict[str, 
 def _ast_module_statements(tree: ast.Module) -> list[ast.stmt]:
     """Module-level statements, also under top-level ``if``/``try``: where
     ``_top_level_bindings`` looks for module constants (and a little more)."""
-    out: list[ast.stmt] = []
-    stack: list[ast.stmt] = list(tree.body)
-    while stack:
-        st = stack.pop()
-        out.append(st)
-        if isinstance(st, ast.If):
-            stack.extend(st.body + st.orelse)
-        elif isinstance(st, ast.Try):
-            stack.extend(st.body + st.orelse + st.finalbody)
-            for h in st.handlers:
-                stack.extend(h.body)
-    return out
+    return _module_statements(tree.body)
 
 
 def _ast_params(scope: ast.AST) -> set[str]:

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from linter import __version__
 from linter.config import Config
 from linter.facts import FactCollector, ProjectFacts
 from linter.files import SourceFile, discover, module_name_of, project_files, relpath_of

@@ -8,7 +8,7 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from linter.types import Applicability, Diagnostic, Edit, Fix
+from linter.types import Applicability, Diagnostic, Fix
 
 
 def applicable(fix: Fix | None, unsafe: bool) -> bool:
@@ -89,7 +89,3 @@ def write_atomic(path: Path, text: str, encoding: str = "utf-8") -> None:
         except OSError:
             pass
         raise
-
-
-def edit_text(edits: Sequence[Edit]) -> str:
-    return "; ".join(repr(e.replacement) for e in edits)
