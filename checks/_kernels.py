@@ -303,11 +303,13 @@ class KernelIndex:
 def collect_text(text: str, module: str, path: str) -> dict[str, KernelFacts]:
     """The kernels of one text, outside the project facts (the file under
     check when facts were not collected for it)."""
+    # the needles first: most launching files define no kernel themselves,
+    # and the text was already parsed once for this check
+    if not TritonKernels.needles.match(text):
+        return {}
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
-        return {}
-    if not TritonKernels.needles.match(text):
         return {}
     data = TritonKernels.collect(tree, text, module, path) or {}
     prefix = f"{module}." if module else ""
