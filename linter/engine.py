@@ -772,7 +772,7 @@ class Engine:
                 old = entries.get(res.relpath)
                 keep_check = old.check if old is not None and old.digest == res.digest else None
                 entries[res.relpath] = _entry(stats[res.relpath], res, res.relpath in checked, keep_check)
-                self.cache.mark_dirty(key)
+                self.cache.mark_dirty(key, res.relpath)
         return scans
 
     def _merge(self, scans: Iterable[ScanResult]) -> ProjectFacts:
@@ -797,7 +797,7 @@ class Engine:
                     facts.set_digest(name, known[1])
                 else:
                     meta[name] = [src, facts.collector_digest(name)]
-                    self.cache.mark_dirty(self.cache_key())
+                    self.cache.mark_meta_dirty(self.cache_key())
         return facts
 
     def _pool(self, n: int, state: dict[str, Any]) -> ProcessPoolExecutor | None:
@@ -893,7 +893,7 @@ class Engine:
                 if self.cache is not None and e is not None:
                     cols = tuple(sorted({f for r in self.rules if r.code in (scan.rules or []) for f in r.facts}))
                     e.check = {"cols": list(cols), "fk": self._facts.digest(cols), "diags": [], "parsed": False}
-                    self.cache.mark_dirty(key)
+                    self.cache.mark_dirty(key, sf.relpath)
                 continue
             todo.append((str(sf.path), sf.relpath, codes))
         outs = self._map(_check_job, todo, {"engine": self}, "checking") if todo else []
@@ -909,14 +909,14 @@ class Engine:
                     "diags": [d.to_dict() for d in out.diagnostics],
                     "parsed": out.parsed,
                 }
-                self.cache.mark_dirty(key)
+                self.cache.mark_dirty(key, rel)
         result.stats.skipped = len(checked) - result.stats.parsed - result.stats.cached
         if self.cache is not None:
             # forget files that are gone, so the state file does not grow forever
             root = self.config.root
             for rel in [r for r in entries if r not in everything and not (root / r).exists()]:
                 del entries[rel]
-                self.cache.mark_dirty(key)
+                self.cache.mark_dirty(key, rel)
             self.cache.save()
         result.diagnostics = sorted(diags, key=lambda d: d.sort_key)
         return result
