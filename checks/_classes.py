@@ -62,7 +62,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from checks._imports import _import_nodes, follow_reexports, imports_from_ast, is_package_path, qualify
+from checks._imports import (
+    _import_nodes,
+    follow_reexports,
+    imports_from_ast,
+    is_package_path,
+    qualify,
+)
 from checks._pyscan import class_facts_from_text
 from linter.facts import FactCollector
 from linter.needles import Needles

@@ -5,6 +5,7 @@ which costs several times the parse."""
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 from collections.abc import Iterable, Iterator
 
@@ -19,6 +20,19 @@ def dotted(node: cst.CSTNode | None) -> str | None:
         node = node.value
     if isinstance(node, cst.Name):
         parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+def ast_dotted(node: ast.AST | None) -> str | None:
+    """``a.b.c`` for a CPython-ast Name/Attribute chain, else None (the
+    prefilter gates' counterpart of :func:`dotted`)."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
         return ".".join(reversed(parts))
     return None
 

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from checks._helpers import ast_dotted
 from checks._imports import is_package_path, resolve_relative
 from linter.facts import FactCollector
 from linter.needles import Needles
@@ -42,17 +43,6 @@ _KERNEL_NEEDLE = r"tl\.(?:" + _OPS + r")\s*\("
 # modules that re-export are not followed: a missed finding, never a false
 # one; parsing every module for them would cost more than it is worth.
 _FACADE_NEEDLE = r"from(?<=^from)[ \t]+\.(?![\s\S]*?^(?:def|class|async)\s)(?![\s\S]{16385})"
-
-
-def _dotted(node: ast.AST) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 def _tl_aliases(tree: ast.Module) -> set[str]:
@@ -169,7 +159,7 @@ def _kernel_facts(fns: list[ast.FunctionDef], tl: set[str], text: str) -> dict[s
         fn = fns[i]
         decorators = []
         for d in fn.decorator_list:
-            name = _dotted(d.func if isinstance(d, ast.Call) else d)
+            name = ast_dotted(d.func if isinstance(d, ast.Call) else d)
             if name:
                 decorators.append(name)
         out[fn.name] = {

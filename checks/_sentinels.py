@@ -32,6 +32,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from checks._helpers import ast_dotted
 from checks._imports import follow_reexports, imports_from_ast, qualify
 from linter.facts import FactCollector
 from linter.needles import Needles
@@ -51,17 +52,6 @@ def sentinel_repr(node: ast.AST | None) -> str | None:
         and node.operand.value > 0
     ):
         return f"-{node.operand.value}"
-    return None
-
-
-def ast_dotted(node: ast.AST | None) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
     return None
 
 

@@ -11,7 +11,7 @@ from typing import ClassVar
 
 import libcst as cst
 
-from checks._helpers import call_name, dotted, function_params, int_literal, walk
+from checks._helpers import ast_dotted, call_name, dotted, function_params, int_literal, walk
 from checks._imports import follow_reexports, imports_from_cst, qualify
 from checks._kernels import KernelFacts, KernelIndex, Need, _module_statements, collect_text
 from linter.needles import Needles
@@ -174,17 +174,6 @@ def _text_gate(text: str) -> bool:
     )
 
 
-def _ast_dotted(node: ast.AST) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
-
-
 def _ast_pow2(e: ast.AST, consts: dict[str, object]) -> bool:
     """A power of two whatever the options say: a literal, a built-in
     power-of-two call, ``1 << k``, or a name bound once, in this scope or at
@@ -192,7 +181,7 @@ def _ast_pow2(e: ast.AST, consts: dict[str, object]) -> bool:
     if isinstance(e, ast.Constant):
         return isinstance(e.value, int) and not isinstance(e.value, bool) and _is_pow2(e.value)
     if isinstance(e, ast.Call):
-        return _matches(_ast_dotted(e.func), _BUILTIN_POW2)
+        return _matches(ast_dotted(e.func), _BUILTIN_POW2)
     if isinstance(e, ast.BinOp) and isinstance(e.op, ast.LShift):
         return isinstance(e.left, ast.Constant) and e.left.value == 1
     if isinstance(e, ast.Name):
@@ -491,7 +480,7 @@ class _TreeGate:
                 e.orelse, scope, seen, depth + 1
             )
         if isinstance(e, ast.Attribute):
-            return e.attr == "itemsize" or (_upper(e.attr) and _ast_dotted(e) is not None)
+            return e.attr == "itemsize" or (_upper(e.attr) and ast_dotted(e) is not None)
         if isinstance(e, ast.Name):
             if _upper(e.id) and e.id not in scope.params:
                 return True
@@ -625,7 +614,7 @@ def _ast_launch_target(call: ast.Call) -> bool:
     """``kernel[grid](..)`` whose kernel is a dotted name, not reached
     through ``self``/``cls`` (the rule cannot resolve those)."""
     assert isinstance(call.func, ast.Subscript)
-    name = _ast_dotted(call.func.value)
+    name = ast_dotted(call.func.value)
     return name is not None and name.split(".", 1)[0] not in ("self", "cls")
 
 

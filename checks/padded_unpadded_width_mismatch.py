@@ -12,6 +12,7 @@ from typing import Any
 import libcst as cst
 
 from checks._helpers import (
+    ast_dotted,
     call_name,
     child_nodes,
     dotted,
@@ -78,17 +79,6 @@ _AST_AUG_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 _AST_CONSUMERS = _GEMM | _REDUCE
 
 
-def _ast_dotted(node: ast.AST) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
-
-
 def _ast_leaf(node: ast.AST) -> str | None:
     if isinstance(node, ast.Attribute):
         return node.attr
@@ -109,8 +99,8 @@ def _ast_same(a: ast.AST, b: ast.AST) -> bool:
     ia, ib = _ast_int(a), _ast_int(b)
     if ia is not None or ib is not None:
         return ia == ib
-    da = _ast_dotted(a)
-    return da is not None and da == _ast_dotted(b)
+    da = ast_dotted(a)
+    return da is not None and da == ast_dotted(b)
 
 
 def _ast_positional(call: ast.Call) -> list[ast.AST]:
@@ -147,7 +137,7 @@ def _shape_names(call: ast.Call) -> Iterator[str]:
             dims.append(k.value)
     for d in dims:
         for e in d.elts if isinstance(d, (ast.Tuple, ast.List)) else (d,):
-            if _ast_dotted(e) is not None:
+            if ast_dotted(e) is not None:
                 yield _ast_leaf(e)  # type: ignore[misc]
 
 
@@ -170,7 +160,7 @@ def _function_shape(nodes: list[ast.AST]) -> dict[str, Any] | None:
                 pass
             elif (
                 leaf in _ALLOC
-                and (isinstance(f, ast.Name) or _ast_dotted(f) == f"torch.{leaf}")
+                and (isinstance(f, ast.Name) or ast_dotted(f) == f"torch.{leaf}")
                 or leaf in _ALLOC_METHOD
                 or leaf in _LIKE
             ):
@@ -191,7 +181,7 @@ def _function_shape(nodes: list[ast.AST]) -> dict[str, Any] | None:
             if len(_ast_positional(n)) >= 2 and leaf is not None:
                 rounding.add(leaf)
             if any(k.arg == "out" for k in n.keywords):
-                full = _ast_dotted(f) or ""
+                full = ast_dotted(f) or ""
                 if full.startswith("torch.") and not full.startswith("torch.ops."):
                     exchange = True
         elif isinstance(n, ast.Attribute):

@@ -11,7 +11,15 @@ from typing import Any, ClassVar
 
 import libcst as cst
 
-from checks._helpers import call_name, dotted, last_name, name_matches, walk, walk_no_nested
+from checks._helpers import (
+    ast_dotted,
+    call_name,
+    dotted,
+    last_name,
+    name_matches,
+    walk,
+    walk_no_nested,
+)
 from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, Rule
@@ -74,17 +82,6 @@ _NESTED_AST = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 PAIR = "<embed-and-head>"
 
 
-def _ast_dotted(node: ast.AST | None) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
-
-
 def _ast_sources(
     expr: ast.AST | None, locals_: Mapping[str, set[tuple[str, str]]]
 ) -> set[tuple[str, str]]:
@@ -97,9 +94,9 @@ def _ast_sources(
     if isinstance(expr, ast.IfExp):
         return _ast_sources(expr.body, locals_) | _ast_sources(expr.orelse, locals_)
     if isinstance(expr, ast.Call):
-        fn = _ast_dotted(expr.func)
+        fn = ast_dotted(expr.func)
         if fn == "getattr" and len(expr.args) + len(expr.keywords) >= 2:
-            obj = _ast_dotted(expr.args[0]) if expr.args else None
+            obj = ast_dotted(expr.args[0]) if expr.args else None
             key = expr.args[1] if len(expr.args) >= 2 else None
             if obj and isinstance(key, ast.Constant) and isinstance(key.value, str):
                 return {(obj, key.value)}
@@ -108,7 +105,7 @@ def _ast_sources(
             owner, _, leaf = fn.rpartition(".")
             return {(owner, leaf)}
         return set()
-    chain = _ast_dotted(expr)
+    chain = ast_dotted(expr)
     if not chain or "." not in chain:
         return set()
     parts = chain.split(".")
@@ -156,7 +153,7 @@ def _function_aliases(
                     new, bound = _ast_sources(n.value, locals_), [t.id]
                 elif isinstance(t, ast.Tuple) and isinstance(n.value, ast.Call):
                     bound = [e.id for e in t.elts if isinstance(e, ast.Name)]
-                    fn_name = _ast_dotted(n.value.func)
+                    fn_name = ast_dotted(n.value.func)
                     leaf = (fn_name or "").rpartition(".")[2]
                     if (
                         len(bound) == 2
@@ -177,13 +174,13 @@ def _function_aliases(
             for t in n.targets:
                 if isinstance(t, (ast.Name, ast.Tuple)):
                     continue
-                receiver = _ast_dotted(t)
+                receiver = ast_dotted(t)
                 if receiver and "." in receiver:
                     names |= _crossing(_ast_owners(receiver), _ast_sources(n.value, locals_))
         elif isinstance(n, ast.Call):
-            fn_name = _ast_dotted(n.func)
+            fn_name = ast_dotted(n.func)
             if fn_name == "setattr" and len(n.args) >= 3:
-                obj = _ast_dotted(n.args[0])
+                obj = ast_dotted(n.args[0])
                 key = n.args[1]
                 attr = (
                     key.value

@@ -11,7 +11,15 @@ from typing import Any, ClassVar
 import libcst as cst
 
 from checks._classes import ClassIndex, ClassInfo, NonLiteral
-from checks._helpers import call_name, dotted, last_name, name_matches, walk, walk_no_nested
+from checks._helpers import (
+    ast_dotted,
+    call_name,
+    dotted,
+    last_name,
+    name_matches,
+    walk,
+    walk_no_nested,
+)
 from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, Rule
@@ -121,17 +129,6 @@ def _walk_ast_no_nested(node: ast.AST) -> Iterator[ast.AST]:
             stack.extend(ast.iter_child_nodes(n))
 
 
-def _ast_dotted(node: ast.AST | None) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
-
-
 def _carried_names(v: ast.AST | None, out: set[str]) -> None:
     """Names a return hands back as themselves (``_carried_by_last``)."""
     if isinstance(v, ast.Name):
@@ -171,7 +168,7 @@ def _payload_keys(value: ast.AST | None) -> list[Any] | None:
     """``[leaf, keys]`` for a return of ``Leaf({"k": ...})``."""
     if not isinstance(value, ast.Call):
         return None
-    leaf = (_ast_dotted(value.func) or "").rsplit(".", 1)[-1]
+    leaf = (ast_dotted(value.func) or "").rsplit(".", 1)[-1]
     first = _first_arg(value)
     if not leaf or not isinstance(first, ast.Dict):
         return None
@@ -220,7 +217,7 @@ def _method_shape(
             ):
                 add(f.value.id, "")
                 continue
-            leaf = (_ast_dotted(f) or "").rsplit(".", 1)[-1] or None
+            leaf = (ast_dotted(f) or "").rsplit(".", 1)[-1] or None
             positional = [a for a in n.args if not isinstance(a, ast.Starred)]
             if positional and isinstance(positional[0], ast.Name):
                 add(positional[0].id, leaf)
@@ -242,7 +239,7 @@ def _method_shape(
             and isinstance(n.targets[0], ast.Name)
             and isinstance(n.value, ast.Call)
         ):
-            add(n.targets[0].id, (_ast_dotted(n.value.func) or "").rsplit(".", 1)[-1] or None)
+            add(n.targets[0].id, (ast_dotted(n.value.func) or "").rsplit(".", 1)[-1] or None)
     return {k: sorted(v) for k, v in acc.items()}, keys
 
 
@@ -270,7 +267,7 @@ def _class_shape(node: ast.ClassDef) -> dict[str, Any] | None:
             own[target.id] = isinstance(value, ast.Constant) and value.value is True
     bases = []
     for b in node.bases:
-        d = _ast_dotted(b.value if isinstance(b, ast.Starred) else b)
+        d = ast_dotted(b.value if isinstance(b, ast.Starred) else b)
         if d:
             bases.append(d)
     out: dict[str, Any] = {"bases": bases, "own": own}
@@ -289,7 +286,7 @@ def _class_shape(node: ast.ClassDef) -> dict[str, Any] | None:
             elif isinstance(n, ast.Call):
                 first = _first_arg(n)
                 if isinstance(first, (ast.List, ast.Tuple)):
-                    leaf = (_ast_dotted(n.func) or "").rsplit(".", 1)[-1]
+                    leaf = (ast_dotted(n.func) or "").rsplit(".", 1)[-1]
                     keys = _literal_keys(first.elts)
                     if leaf and keys is not None and [leaf, sorted(set(keys))] not in calls:
                         calls.append([leaf, sorted(set(keys))])

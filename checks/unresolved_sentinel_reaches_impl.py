@@ -10,9 +10,9 @@ from typing import Any
 
 import libcst as cst
 
-from checks._helpers import call_name, dotted, name_matches, walk_no_nested
+from checks._helpers import ast_dotted, call_name, dotted, name_matches, walk_no_nested
 from checks._imports import imports_from_ast, imports_from_cst, qualify
-from checks._sentinels import ClassRef, Resolver, SentinelIndex, ast_dotted
+from checks._sentinels import ClassRef, Resolver, SentinelIndex
 from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, Rule
