@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import ast
 import fnmatch
-from collections.abc import Iterable, Iterator
+import functools
+from collections.abc import Callable, Iterable, Iterator
+from typing import TypeVar
 
 import libcst as cst
+
+T = TypeVar("T")
 
 
 def dotted(node: cst.CSTNode | None) -> str | None:
@@ -35,6 +39,23 @@ def ast_dotted(node: ast.AST | None) -> str | None:
         parts.append(node.id)
         return ".".join(reversed(parts))
     return None
+
+
+def memo_on_tree(fn: Callable[[ast.Module], T]) -> Callable[[ast.Module], T]:
+    """Memoise a per-file computation on the ast object itself: a rule's ast
+    gate and its gate-shape fact collector receive the same tree (the engine
+    parses once), so they share one result."""
+    attr = f"_shardlint_{fn.__module__.rsplit('.', 1)[-1]}_{fn.__name__}"
+
+    @functools.wraps(fn)
+    def wrapper(tree: ast.Module) -> T:
+        memo = getattr(tree, attr, None)
+        if memo is None:
+            memo = fn(tree)
+            setattr(tree, attr, memo)
+        return memo
+
+    return wrapper
 
 
 def call_name(node: cst.CSTNode) -> str | None:

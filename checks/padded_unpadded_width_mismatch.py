@@ -19,6 +19,7 @@ from checks._helpers import (
     int_literal,
     keyword_args,
     last_name,
+    memo_on_tree,
     name_matches,
     positional_args,
     walk_fast,
@@ -213,14 +214,11 @@ def _function_shape(nodes: list[ast.AST]) -> dict[str, Any] | None:
     return {"s": structural, "p": sorted(padded_names), "r": sorted(rounding)}
 
 
+@memo_on_tree
 def padding_shapes(tree: ast.Module) -> list[dict[str, Any]]:
     """The functions of ``tree`` that could hold a finding (memoised on the
     tree: the ast gate and the collector share one parse)."""
-    memo = getattr(tree, "_shd501_shapes", None)
-    if memo is not None:
-        return memo  # type: ignore[no-any-return]
     out = [s for nodes in _function_bodies(tree) if (s := _function_shape(nodes)) is not None]
-    tree._shd501_shapes = out  # type: ignore[attr-defined]
     return out
 
 

@@ -16,6 +16,7 @@ from checks._helpers import (
     call_name,
     dotted,
     last_name,
+    memo_on_tree,
     name_matches,
     walk,
     walk_no_nested,
@@ -200,13 +201,11 @@ def _function_aliases(
                     )
 
 
+@memo_on_tree
 def alias_shapes(tree: ast.Module) -> dict[str, Any]:
     """``names``: segment names that make a cross-object alias if rank-placed;
     ``setters``: ``[setter, name]`` pairs, the same through a method call
     (memoised on the tree: the ast gate and the collector share one parse)."""
-    memo = getattr(tree, "_shd302_shapes", None)
-    if memo is not None:
-        return memo  # type: ignore[no-any-return]
     names: set[str] = set()
     setters: set[tuple[str, str]] = set()
     stack: list[ast.stmt] = list(tree.body)
@@ -221,7 +220,6 @@ def alias_shapes(tree: ast.Module) -> dict[str, Any]:
         for c in getattr(s, "cases", ()):
             stack.extend(c.body)
     out = {"names": sorted(names), "setters": sorted(map(list, setters))}
-    tree._shd302_shapes = out  # type: ignore[attr-defined]
     return out
 
 

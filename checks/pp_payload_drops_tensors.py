@@ -16,6 +16,7 @@ from checks._helpers import (
     call_name,
     dotted,
     last_name,
+    memo_on_tree,
     name_matches,
     walk,
     walk_no_nested,
@@ -296,14 +297,11 @@ def _class_shape(node: ast.ClassDef) -> dict[str, Any] | None:
     return out
 
 
+@memo_on_tree
 def payload_shapes(tree: ast.Module) -> list[dict[str, Any]]:
     """The classes of ``tree`` whose methods could hold a finding (memoised
     on the tree: the ast gate and the collector share one parse)."""
-    memo = getattr(tree, "_shd301_shapes", None)
-    if memo is not None:
-        return memo  # type: ignore[no-any-return]
     out = [s for s in map(_class_shape, _classes_ast(tree.body)) if s is not None]
-    tree._shd301_shapes = out  # type: ignore[attr-defined]
     return out
 
 

@@ -11,7 +11,15 @@ from typing import Any
 
 import libcst as cst
 
-from checks._helpers import call_name, child_nodes, dotted, last_name, name_matches, walk_fast
+from checks._helpers import (
+    call_name,
+    child_nodes,
+    dotted,
+    last_name,
+    memo_on_tree,
+    name_matches,
+    walk_fast,
+)
 from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule, RuleContext
@@ -229,14 +237,11 @@ def _function_shape(nodes: list[ast.AST]) -> dict[str, Any] | None:
     }
 
 
+@memo_on_tree
 def budget_shapes(tree: ast.Module) -> list[dict[str, Any]]:
     """The functions of ``tree`` that could hold a finding (memoised on the
     tree: the ast gate and the collector share one parse)."""
-    memo = getattr(tree, "_shd401_shapes", None)
-    if memo is not None:
-        return memo  # type: ignore[no-any-return]
     out = [s for _, nodes in _function_bodies(tree) if (s := _function_shape(nodes)) is not None]
-    tree._shd401_shapes = out  # type: ignore[attr-defined]
     return out
 
 

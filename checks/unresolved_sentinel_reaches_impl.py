@@ -10,7 +10,14 @@ from typing import Any
 
 import libcst as cst
 
-from checks._helpers import ast_dotted, call_name, dotted, name_matches, walk_no_nested
+from checks._helpers import (
+    ast_dotted,
+    call_name,
+    dotted,
+    memo_on_tree,
+    name_matches,
+    walk_no_nested,
+)
 from checks._imports import imports_from_ast, imports_from_cst, qualify
 from checks._sentinels import ClassRef, Resolver, SentinelIndex
 from linter.facts import FactCollector, ProjectFacts
@@ -123,14 +130,12 @@ def _factory_call(expr: ast.AST | None) -> list[str]:
     return []
 
 
+@memo_on_tree
 def sentinel_sites(tree: ast.Module) -> dict[str, Any]:
     """``own``: class qualname → self attributes its ``__init__`` family uses
     as sizes; ``named``: capitalised callees (as written) assigned in functions;
     ``factories``: method names whose result is called and assigned (memoised
     on the tree: the ast gate and the collector share one parse)."""
-    memo = getattr(tree, "_shd201_sites", None)
-    if memo is not None:
-        return memo  # type: ignore[no-any-return]
     own: dict[str, list[str]] = {}
     named: set[str] = set()
     factories: set[str] = set()
@@ -186,7 +191,6 @@ def sentinel_sites(tree: ast.Module) -> dict[str, Any]:
 
     visit(tree.body, "", None)
     out = {"own": own, "named": sorted(named), "factories": sorted(factories)}
-    tree._shd201_sites = out  # type: ignore[attr-defined]
     return out
 
 
