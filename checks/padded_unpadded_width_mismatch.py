@@ -25,7 +25,7 @@ from checks._helpers import (
     walk_fast,
 )
 from linter.facts import FactCollector, ProjectFacts
-from linter.needles import Needles
+from linter.needles import Needles, compile_search
 from linter.rule import Option, Rule, RuleContext
 from linter.types import Severity
 
@@ -391,24 +391,26 @@ class PaddedUnpaddedWidthMismatch(Rule):
     _ALLOC_RE = re.compile(_ALLOC_CALL)
     _INLINE_ARGS = re.compile(_INLINE)
     _BOUND = re.compile(_BOUND)
+    _BOUND_SEARCH = staticmethod(compile_search(_BOUND.pattern))
     _USE_RE = re.compile(_USE)
 
     @classmethod
     def candidate(cls, text: str) -> bool:
+        # the selective tests first; the consumer test (true of most files) last
         if not cls.needles.match(text):
             return False
         low = text.lower()
         if not any(w in low for w in cls._PAD_WORDS):
             return False
-        if cls._USE_RE.search(text) is None:
-            return False
         allocs = [m.end() for m in cls._ALLOC_RE.finditer(low)]
         if not allocs:
             return False
-        if cls._BOUND.search(text) is not None:
-            return True
-        # A padded width inline in an allocation's arguments.
-        return any(cls._INLINE_ARGS.match(low, i) is not None for i in allocs)
+        # a bound padded width, or one inline in an allocation's arguments
+        if not cls._BOUND_SEARCH(text) and not any(
+            cls._INLINE_ARGS.match(low, i) is not None for i in allocs
+        ):
+            return False
+        return cls._USE_RE.search(text) is not None
 
     @classmethod
     def candidate_tree(cls, tree: ast.Module, text: str) -> bool:

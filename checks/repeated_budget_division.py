@@ -21,7 +21,7 @@ from checks._helpers import (
     walk_fast,
 )
 from linter.facts import FactCollector, ProjectFacts
-from linter.needles import Needles
+from linter.needles import Needles, compile_search
 from linter.rule import Option, PendingFix, Rule, RuleContext
 from linter.types import Applicability, Severity
 
@@ -369,6 +369,7 @@ class RepeatedBudgetDivision(Rule):
     _BUDGET_WORDS = _BUDGET_WORDS
     _SIZE_WORDS = _SIZE_WORDS
     _NEAR = re.compile(_NEAR)
+    _NEAR_SEARCH = staticmethod(compile_search(_NEAR.pattern))
 
     @classmethod
     def candidate(cls, text: str) -> bool:
@@ -382,7 +383,7 @@ class RepeatedBudgetDivision(Rule):
             return False
         if not any(w in low for w in cls._BUDGET_WORDS):
             return False
-        if cls._NEAR.search(low) is not None:
+        if cls._NEAR_SEARCH(low):
             return True
         return "/=" in text
 

@@ -114,6 +114,10 @@ def main() -> None:
 @click.option("--stdin-filename", help="The path of the code read from '-' (for config and messages).")
 @click.option("--force-exclude", is_flag=True, default=None,
               help="Apply excludes to files named on the command line too (for pre-commit).")
+@click.option("--check-syntax/--no-check-syntax", default=None,
+              help="Compile every checked file so that any syntax error is reported (SHD000). "
+                   "Default (config 'check-syntax', false): only files shardlint parses for a "
+                   "rule report one; a whole-tree compile costs more than the rest of a cold run.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
 @click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False),
               help="Cache folder (default: .shardlint_cache at the project root).")
@@ -138,6 +142,7 @@ def check(
     quiet: bool,
     stdin_filename: str | None,
     force_exclude: bool | None,
+    check_syntax: bool | None,
     no_cache: bool,
     cache_dir: Path | None,
     show_suppressed: bool,
@@ -181,6 +186,7 @@ def check(
         else None,
         ignore=(config.ignore + _codes(ignore, registry, "--ignore")) if ignore else None,
         force_exclude=force_exclude,
+        check_syntax=check_syntax,
     )
     cache = None
     if not no_cache and not use_stdin:

@@ -43,7 +43,7 @@ DEFAULT_EXCLUDE: tuple[str, ...] = (
 _LIST_KEYS = ("select", "ignore", "extend-select", "extend-ignore", "exclude", "extend-exclude")
 _KNOWN_KEYS = frozenset(
     _LIST_KEYS
-    + ("per-file-ignores", "force-exclude", "respect-gitignore", "cache-dir", "rules")
+    + ("per-file-ignores", "force-exclude", "respect-gitignore", "check-syntax", "cache-dir", "rules")
 )
 
 
@@ -63,6 +63,11 @@ class Config:
     extend_exclude: tuple[str, ...] = ()
     force_exclude: bool = False
     respect_gitignore: bool = True
+    # compile every checked file so that any syntax error is one SHD000; off:
+    # only files shardlint parses anyway (ast for a gate or fact, libcst for
+    # a rule) report one (CPython's compile of a whole vLLM tree costs more
+    # than the rest of a cold run)
+    check_syntax: bool = False
     cache_dir: str | None = None
     rule_options: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
     _enabled: frozenset[str] | None = field(default=None, compare=False, repr=False)
@@ -106,6 +111,7 @@ class Config:
                 "ignore": self.ignore,
                 "per_file_ignores": self.per_file_ignores,
                 "rule_options": self.rule_options,
+                "check_syntax": self.check_syntax,
             },
             sort_keys=True,
             default=str,
@@ -271,6 +277,7 @@ def parse_table(table: Mapping[str, Any], source: Path, root: Path, registry: Re
         extend_exclude=strlist("extend-exclude") or (),
         force_exclude=boolean("force-exclude", False),
         respect_gitignore=boolean("respect-gitignore", True),
+        check_syntax=boolean("check-syntax", False),
         cache_dir=cache_dir,
         rule_options=rule_options,
     )

@@ -134,22 +134,22 @@ def scan_text(
     module: str,
     collectors: Sequence[type[FactCollector]],
     rules: Sequence[type[Rule]] | None = None,
+    syntax: bool = False,
 ) -> ScanResult:
     """Hash the text, run the fact collectors whose needles match and, for a
     file being checked (``rules`` given), decide which rules need to see it:
     the text gate, then the rule's gate on CPython's ``ast`` when it has one.
-    The ``ast`` is built at most once and only when something needs it; a file
-    it cannot parse has no facts, and keeps its text-gated rules (the check
-    phase's libcst parse then reports SHD000)."""
+    The ``ast`` is built at most once and only when something needs it (or,
+    with ``syntax``, for every checked file); a syntax error it meets in a
+    checked file is SHD000. A file it cannot parse has no ast facts; a file
+    never compiled that a rule's text gate admits is parsed by libcst in the
+    check phase, which reports SHD000 in turn."""
     res = ScanResult(relpath, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest())
     wanted = [c for c in collectors if c.needles.match(text)]
     cands = [r for r in rules if _text_gate(r, text)] if rules is not None else []
     gated = [r for r in cands if _has_tree_gate(r)]
     tree = None
-    # A checked file is always compiled: a syntax error anywhere is one SHD000,
-    # whether or not a rule would have looked (most files need the ast for
-    # facts or gates anyway, so this costs little).
-    if rules is not None or gated or any(c.needs_ast for c in wanted):
+    if (syntax and rules is not None) or gated or any(c.needs_ast for c in wanted):
         try:
             tree = compile(text, relpath, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
         except SyntaxError as exc:
@@ -641,10 +641,11 @@ class Engine:
     def noqa_check(self, relpath: str, text: str) -> bool:
         return "SHD900" in self.enabled and "noqa" in text and not self._ignored(relpath, "SHD900")
 
-    def scan_one(self, text: str, relpath: str, checked: bool) -> ScanResult:
+    def scan_one(self, text: str, relpath: str, checked: bool, syntax: bool | None = None) -> ScanResult:
         res = scan_text(
             text, relpath, module_name_of(relpath), self.collectors,
             self.rules_for(relpath) if checked else None,
+            self.config.check_syntax if syntax is None else syntax,
         )
         res.noqa = checked and self.noqa_check(relpath, text)
         return res
@@ -697,7 +698,8 @@ class Engine:
         """Lint one buffer as if it were at ``path`` (which need not exist)."""
         relpath = relpath_of(Path(path), self.config.root)
         module = module_name_of(relpath)
-        scan = self.scan_one(text, relpath, True)
+        # one buffer: compiling it costs milliseconds, so any syntax error shows
+        scan = self.scan_one(text, relpath, True, syntax=True)
         if scan.error is not None:
             return self._finish_file([scan.error], relpath, text), []
         facts = self.project_facts()

@@ -42,12 +42,28 @@ def test_bad_files_become_one_shd000_each_and_the_run_goes_on(tmp_path: Path) ->
     assert ("latin.py", "SHD000") in by
     assert ("ok.py", "SHD990") in by
     assert not errors
-    write(tmp_path, "plain.py", "def nothing_to_see(:\n")
-    diags, _ = run(tmp_path)
-    assert ("plain.py", "SHD000") in {(d.path, d.code) for d in diags}
     syntax = next(d for d in diags if d.path == "syntax.py")
     assert syntax.span.line == 2 and "syntax error" in syntax.message
     assert [d.code for d in diags if d.path == "syntax.py"] == ["SHD000"]
+
+
+def test_a_syntax_error_no_rule_would_read_shows_with_check_syntax(tmp_path: Path) -> None:
+    # nothing in the file is anything a rule or a fact collector reads: by
+    # default it is never compiled (the cold-run cost), with check-syntax it is
+    write(tmp_path, "ok.py", "b = min(a, 3)\n")
+    write(tmp_path, "plain.py", "def nothing_to_see(:\n")
+    diags, _ = run(tmp_path)
+    assert {(d.path, d.code) for d in diags} == {("ok.py", "SHD990")}
+    diags, _ = run(tmp_path, check_syntax=True)
+    assert ("plain.py", "SHD000") in {(d.path, d.code) for d in diags}
+    plain = next(d for d in diags if d.path == "plain.py")
+    assert plain.span.line == 1 and "syntax error" in plain.message
+
+
+def test_the_editor_path_always_reports_a_syntax_error(tmp_path: Path) -> None:
+    eng = Engine(Config(root=tmp_path), toy_registry(), jobs=1)
+    diags, _ = eng.lint_text("def nothing_to_see(:\n", tmp_path / "buf.py")
+    assert [d.code for d in diags] == ["SHD000"]
 
 
 def test_a_crashing_rule_is_reported_and_others_keep_their_findings(tmp_path: Path) -> None:
@@ -136,8 +152,10 @@ def test_results_identical_with_and_without_cache_and_with_1_or_n_jobs(tmp_path:
     warm = Engine(cfg, reg, jobs=2, cache=Cache(tmp_path / ".cache")).run([tmp_path])
     assert cold.diagnostics == base and warm.diagnostics == base
     assert warm.stats.parsed == 0 and warm.stats.cached == cold.stats.parsed
-    # 14 files without min( are never parsed with libcst, nor is the one with a syntax error
-    assert cold.stats.skipped == warm.stats.skipped == 15
+    # 14 files without min( are never parsed with libcst (the one with a
+    # syntax error is: nothing compiled it before, and libcst reports it)
+    assert cold.stats.skipped == warm.stats.skipped == 14
+    assert ("pkg/m07.py", "SHD000") in {(d.path, d.code) for d in base}
 
 
 def test_cache_sees_edits_and_survives_corruption(tmp_path: Path) -> None:
