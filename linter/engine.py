@@ -233,7 +233,7 @@ def check_text(
     """Parse ``text`` once with libcst and run ``rule_classes`` over it in one
     batched traversal. Suppressions are not applied here."""
     import libcst as cst
-    from libcst.metadata import MetadataWrapper, PositionProvider
+    from libcst.metadata import MetadataWrapper
 
     errors: list[InternalError] = []
     try:
@@ -303,14 +303,15 @@ def check_text(
     reports = [r for r in ctx.reports if r.code not in dead]
     if not reports:
         return [], errors
-    positions = wrapper.resolve(PositionProvider)
+    from linter.positions import positions as node_positions
+
+    positions = node_positions(module)
     by_code = {cls.code: cls for cls in rule_classes}
     out: list[Diagnostic] = []
     counts: dict[tuple[str, str, str], int] = {}
 
     def span_of(node: cst.CSTNode) -> Span:
-        rng = positions[node]
-        return Span(rng.start.line, rng.start.column, rng.end.line, rng.end.column)
+        return Span(*positions[node])
 
     pending = []
     for rep in reports:

@@ -1,0 +1,51 @@
+"""Our position pass must give what libcst's PositionProvider gives, for
+every node: spans of findings, fixes and fingerprints' scopes depend on it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from linter.positions import positions
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+
+SNIPPETS = {
+    "empty": "",
+    "newline only": "\n",
+    "no trailing newline": "x = 1",
+    "crlf": "def f(a,\r\n      b):\r\n    return a + b\r\n",
+    "cr only": "x = 1\ry = 2\r",
+    "decorated": "@dec\n@other(1)\nclass C(Base):\n    '''doc'''\n\n    def m(self):  # c\n        pass\n",
+    "strings": 'x = """a\nb\n"""  + f"{y!r:>{w}}"\nz = (1,\n     2)\n',
+    "comments and blank lines": "# top\n\n\nif a:\n    # inner\n\n    b = 1\nelse:\n    c = 2\n",
+    "tabs": "if a:\n\tb = 1\n\tif c:\n\t\td = 2\n",
+    "continuation": "x = 1 + \\\n    2\n",
+    "match and walrus": "match p:\n    case [a, *rest] if (n := len(rest)):\n        pass\n",
+}
+
+
+def _same(text: str) -> None:
+    module = cst.parse_module(text)
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    got = positions(module)
+    assert set(got) == set(expected)
+    for node, rng in expected.items():
+        assert got[node] == (rng.start.line, rng.start.column, rng.end.line, rng.end.column), (
+            type(node).__name__
+        )
+
+
+@pytest.mark.parametrize("name", sorted(SNIPPETS))
+def test_snippets_match_position_provider(name: str) -> None:
+    _same(SNIPPETS[name])
+
+
+def test_corpus_files_match_position_provider() -> None:
+    files = sorted(CORPUS.rglob("*.py"))
+    assert len(files) > 20
+    for p in files:
+        _same(p.read_text(encoding="utf-8"))
