@@ -2,11 +2,16 @@
 effective configuration), in shards by path.
 
 Per file it keeps the content hash (with the file's size and mtime, so that an
-unchanged file is not even read), the scan result (syntax verdict and facts)
-and the check result (diagnostics) together with the digest of the facts the
-check depended on. An entry is used only when its content hash, and for check
-results the facts digest, still match: stat data only saves re-hashing.
-A corrupt, truncated or foreign-version state file is ignored and rewritten.
+unchanged file is not even read), the scan result (syntax verdict, gated
+rules, a hash of its facts per collector) and the check result (diagnostics)
+together with the digest of the facts the check depended on. An entry is used
+only when its content hash, and for check results the facts digest, still
+match: stat data only saves re-hashing.
+
+The facts themselves (most of the bytes) live in their own files, per shard
+and collector, read only when a rule needs that collector: a warm run over an
+unchanged tree reads the small shards alone. A corrupt, truncated or foreign-version state file is ignored
+and rewritten.
 """
 
 from __future__ import annotations
@@ -16,13 +21,13 @@ import json
 import os
 import tempfile
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from linter import __version__
 
-FORMAT = 1
+FORMAT = 2
 
 
 @dataclass
@@ -30,8 +35,10 @@ class Entry:
     mtime: int
     size: int
     digest: str
-    scan: dict[str, Any] | None = None  # {"error": diag|None, "facts": {...}, "syntax": bool}
-    check: dict[str, Any] | None = None  # {"fk": facts key, "diags": [...], "parsed": bool}
+    scan: dict[str, Any] | None = None  # {"error", "checked", "rules", "noqa", "fh": {collector: hash}}
+    check: dict[str, Any] | None = None  # {"fk": facts key, "cols", "diags": [...], "parsed": bool}
+    # {collector: data}, filled from the facts files as collectors are needed
+    facts: dict[str, Any] = field(default_factory=dict)
 
 
 SHARDS = 16
@@ -48,12 +55,11 @@ class Cache:
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
         self._loaded: dict[str, dict[str, Entry]] = {}
-        # per state: small derived values worth keeping (facts digests)
-        self.meta: dict[str, dict[str, Any]] = {}
-        self._dirty: dict[str, set[int | str]] = {}
+        self._facts_read: dict[str, set[tuple[int, str]]] = {}
+        self._dirty: dict[str, set[int]] = {}
 
-    def _file(self, key: str, shard: int | str) -> Path:
-        return self.directory / f"v{FORMAT}-{__version__}-{key}-{shard}.json"
+    def _file(self, key: str, shard: int, kind: str = "") -> Path:
+        return self.directory / f"v{FORMAT}-{__version__}-{key}-{shard}{kind}.json"
 
     def _read(self, path: Path) -> Any:
         try:
@@ -78,10 +84,41 @@ class Cache:
                     out[rel] = Entry(e["m"], e["s"], e["h"], e.get("scan"), e.get("check"))
             except (KeyError, TypeError, AttributeError):
                 continue  # a damaged shard is dropped and rewritten
-        meta = self._read(self._file(key, "meta"))
-        self.meta[key] = dict(meta.get("meta", {})) if isinstance(meta, dict) and isinstance(meta.get("meta"), dict) else {}
         self._loaded[key] = out
+        self._facts_read[key] = set()
         return out
+
+    def load_facts(self, key: str, names: set[str] | None = None, shards: set[int] | None = None) -> None:
+        """Fill in ``Entry.facts[name]`` from the facts files (default: every
+        collector, every shard), each file read at most once. A file's facts
+        for a collector are in ``Entry.facts`` afterwards if its facts hash
+        (``scan["fh"]``) names the collector, unless the facts file lost them:
+        the engine then scans that file again."""
+        entries = self.entries(key)
+        done = self._facts_read.setdefault(key, set())
+        want_shards = range(SHARDS) if shards is None else sorted(shards)
+        if names is None:
+            names = {n for e in entries.values() for n in (e.scan or {}).get("fh", {})}
+        todo = [(sh, n) for sh in want_shards for n in sorted(names) if (sh, n) not in done]
+        if not todo:
+            return
+        by_shard: dict[int, list[tuple[str, Entry]]] = {}
+        for rel, e in entries.items():
+            by_shard.setdefault(shard_of(rel), []).append((rel, e))
+        for sh, name in todo:
+            done.add((sh, name))
+            raw = self._read(self._facts_file(key, sh, name))
+            files = raw.get("files") if isinstance(raw, dict) else None
+            if not isinstance(files, dict):
+                continue
+            for rel, e in by_shard.get(sh, ()):
+                if name not in e.facts and name in (e.scan or {}).get("fh", {}):
+                    value = files.get(rel)
+                    if value is not None:
+                        e.facts[name] = value
+
+    def _facts_file(self, key: str, shard: int, name: str) -> Path:
+        return self.directory / f"v{FORMAT}-{__version__}-{key}-{shard}.facts.{name}.json"
 
     def mark_dirty(self, key: str, relpath: str | None = None) -> None:
         """``relpath``'s shard (default: every shard) must be written."""
@@ -91,29 +128,29 @@ class Cache:
         else:
             d.add(shard_of(relpath))
 
-    def mark_meta_dirty(self, key: str) -> None:
-        self._dirty.setdefault(key, set()).add("meta")
-
     def save(self) -> None:
         for key in sorted(self._dirty):
             entries = self._loaded.get(key, {})
             shards = self._dirty[key]
-            by_shard: dict[int, dict[str, Any]] = {i: {} for i in shards if isinstance(i, int)}
+            # a shard's facts files are rewritten whole: read what they hold first
+            self.load_facts(key, None, shards)
+            core: dict[int, dict[str, Any]] = {i: {} for i in shards}
+            facts: dict[int, dict[str, dict[str, Any]]] = {i: {} for i in shards}
             for rel, e in entries.items():
                 sh = shard_of(rel)
-                if sh in by_shard:
-                    by_shard[sh][rel] = {"m": e.mtime, "s": e.size, "h": e.digest, "scan": e.scan, "check": e.check}
-            blobs: list[tuple[int | str, dict[str, Any]]] = [
-                (sh, {"format": FORMAT, "version": __version__, "files": dict(sorted(files.items()))})
-                for sh, files in sorted(by_shard.items())
-            ]
-            if "meta" in shards:
-                blobs.append(("meta", {"format": FORMAT, "version": __version__, "meta": self.meta.get(key, {})}))
-            for sh, blob in blobs:
-                try:
-                    self._write(self._file(key, sh), json.dumps(blob, separators=(",", ":")))
-                except OSError:
-                    pass  # a read-only tree still lints; it just stays cold
+                if sh in core:
+                    core[sh][rel] = {"m": e.mtime, "s": e.size, "h": e.digest, "scan": e.scan, "check": e.check}
+                    for name, value in e.facts.items():
+                        facts[sh].setdefault(name, {})[rel] = value
+            for sh in sorted(shards):
+                out = [(self._file(key, sh), core[sh])]
+                out += [(self._facts_file(key, sh, n), files) for n, files in sorted(facts[sh].items())]
+                for path, files in out:
+                    blob = {"format": FORMAT, "version": __version__, "files": dict(sorted(files.items()))}
+                    try:
+                        self._write(path, json.dumps(blob, separators=(",", ":")))
+                    except OSError:
+                        pass  # a read-only tree still lints; it just stays cold
         self._dirty.clear()
 
     def _write(self, path: Path, text: str) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import io
+import json
 import multiprocessing
 import os
 import tokenize
@@ -103,10 +104,18 @@ class ScanResult:
     relpath: str
     digest: str = ""
     error: Diagnostic | None = None
-    facts: dict[str, Any] = field(default_factory=dict)
+    # None: in the cache, not read (see ``fh``)
+    facts: dict[str, Any] | None = field(default_factory=dict)
     # for checked files: the rules whose prefilter (text, then ast) passed
     rules: list[str] | None = None
     noqa: bool = False
+    # per collector, a hash of this file's facts (what check results depend on)
+    fh: dict[str, str] = field(default_factory=dict)
+
+
+def facts_hash(data: Any) -> str:
+    blob = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
 def _has_tree_gate(rule: type[Rule]) -> bool:
@@ -183,6 +192,7 @@ def scan_text(
             data = None
         if data is not None:
             res.facts[c.name] = data
+            res.fh[c.name] = facts_hash(data)
     return res
 
 
@@ -586,6 +596,7 @@ class Engine:
             raise RuntimeError(f"rules use unknown fact collectors: {missing}")
         self.collector_meta = [self.registry.collectors[f] for f in used]
         self._facts: ProjectFacts | None = None
+        self._key = ""
         # progress(phase, done, total): set by the CLI for an interactive run
         self.progress: Callable[[str, int, int], None] | None = None
         self._rules: list[type[Rule]] | None = None
@@ -757,15 +768,17 @@ class Engine:
                 and e.scan is not None
                 and (e.mtime, e.size) == stats[rel]
                 and (e.scan.get("checked") or rel not in checked)
+                and isinstance(e.scan.get("fh"), dict)
             ):
                 err = e.scan.get("error")
                 scans[rel] = ScanResult(
                     rel,
                     e.digest,
                     Diagnostic.from_dict(err) if err else None,
-                    e.scan.get("facts", {}),
+                    None,  # read from the cache's facts files if a rule asks
                     e.scan.get("rules"),
                     e.scan.get("noqa", False),
+                    e.scan["fh"],
                 )
             else:
                 todo.append(sf)
@@ -779,29 +792,60 @@ class Engine:
         return scans
 
     def _merge(self, scans: Iterable[ScanResult]) -> ProjectFacts:
-        data: dict[str, dict[str, Any]] = {c.name: {} for c in self.collector_meta}
-        sources: dict[str, list[str]] = {c.name: [] for c in self.collector_meta}
+        """The project's facts. Their digests (check results' dependencies)
+        combine the per-file facts hashes, so an edit that leaves a file's
+        facts alone invalidates nothing and nothing is serialised; the facts
+        themselves are read from the cache only when a rule asks for them."""
+        scans = list(scans)
+        names = [c.name for c in self.collector_meta]
+        lines: dict[str, list[str]] = {n: [] for n in names}
         for s in scans:
-            mod = module_name_of(s.relpath)
-            for name, value in s.facts.items():
-                data[name][mod] = value
-                sources[name].append(f"{s.relpath}:{s.digest}")
-        facts = ProjectFacts(data, self._collector_map)
-        # The facts digest (a check result's dependency) hashes the facts
-        # themselves, so an edit that leaves them alone invalidates nothing;
-        # serialising them is most of a warm run, so it is remembered against
-        # a cheap key: the contributing files' content digests.
+            if s.fh:
+                mod = module_name_of(s.relpath)
+                for name, h in s.fh.items():
+                    if name in lines:
+                        lines[name].append(f"{mod}={h}")
+        hashes = {n: hashlib.sha256("\n".join(sorted(ls)).encode()).hexdigest() for n, ls in lines.items()}
+
+        if all(s.facts is not None for s in scans):
+            data: dict[str, dict[str, Any]] = {n: {} for n in names}
+            for s in scans:
+                mod = module_name_of(s.relpath)
+                for name, value in (s.facts or {}).items():
+                    if name in data:
+                        data[name][mod] = value
+            return ProjectFacts(data, self._collector_map, hashes)
+        return ProjectFacts(None, self._collector_map, hashes, load=lambda n: self._load_facts(scans, n), names=tuple(names))
+
+    def _load_facts(self, scans: list[ScanResult], name: str) -> dict[str, Any]:
+        """One collector's facts, per module: fresh scans have them; cached
+        files' are read from the cache's facts files, and a file whose facts
+        are lost there is scanned again (same content, same facts)."""
+        key = self.cache_key()
+        entries = self.cache.entries(key) if self.cache is not None else {}
         if self.cache is not None:
-            meta = self.cache.meta.setdefault(self.cache_key(), {})
-            for name, lines in sources.items():
-                src = hashlib.sha256("\n".join(sorted(lines)).encode()).hexdigest()
-                known = meta.get(name)
-                if isinstance(known, list) and len(known) == 2 and known[0] == src:
-                    facts.set_digest(name, known[1])
-                else:
-                    meta[name] = [src, facts.collector_digest(name)]
-                    self.cache.mark_meta_dirty(self.cache_key())
-        return facts
+            self.cache.load_facts(key, {name})
+        out: dict[str, Any] = {}
+        for s in scans:
+            if name not in s.fh:
+                continue
+            if s.facts is not None and name in s.facts:
+                value = s.facts[name]
+            else:
+                e = entries.get(s.relpath)
+                value = e.facts.get(name) if e is not None else None
+                if value is None:
+                    text, _ = read_source(self.config.root / s.relpath, s.relpath)
+                    fresh = scan_text(text or "", s.relpath, module_name_of(s.relpath), self.collectors)
+                    s.facts, s.fh = fresh.facts, fresh.fh
+                    if e is not None and self.cache is not None:
+                        e.facts = dict(fresh.facts)
+                        self.cache.mark_dirty(key, s.relpath)
+                    value = fresh.facts.get(name)
+                    if value is None:
+                        continue
+            out[module_name_of(s.relpath)] = value
+        return out
 
     def _pool(self, n: int, state: dict[str, Any]) -> ProcessPoolExecutor | None:
         if self.jobs <= 1 or n < POOL_MIN_FILES:
@@ -854,11 +898,14 @@ class Engine:
 
     # -- a whole run ------------------------------------------------------------
     def cache_key(self) -> str:
+        if self._key:
+            return self._key
         from linter.registry import rules_fingerprint
 
         parts = [self.config.digest(), ",".join(sorted(self.enabled)), rules_fingerprint()]
         parts += [f"{c.name}:{c.version}" for c in self.collector_meta]
-        return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+        self._key = hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+        return self._key
 
     def run(self, paths: Sequence[Path]) -> RunResult:
         result = RunResult()
@@ -873,7 +920,7 @@ class Engine:
         key = self.cache_key()
         entries = self.cache.entries(key) if self.cache is not None else {}
         scans = self._scan_cached(everything, checked_set, key, entries)
-        result.stats.facts_files = sum(1 for s in scans.values() if s.facts)
+        result.stats.facts_files = sum(1 for s in scans.values() if s.fh)
         self._facts = self._merge(scans.values())
 
         diags: list[Diagnostic] = []
@@ -930,12 +977,12 @@ def _entry(stat: tuple[int, int], res: ScanResult, checked: bool, check: dict[st
 
     scan = {
         "error": res.error.to_dict() if res.error else None,
-        "facts": res.facts,
         "checked": checked,
         "rules": res.rules,
         "noqa": res.noqa,
+        "fh": res.fh,
     }
-    return Entry(stat[0], stat[1], res.digest, scan, check)
+    return Entry(stat[0], stat[1], res.digest, scan, check, dict(res.facts or {}))
 
 
 def internal_error_line(e: InternalError) -> str:

@@ -51,23 +51,45 @@ class ProjectFacts:
         data: Mapping[str, Mapping[str, Any]] | None = None,
         collectors: Mapping[str, type[FactCollector]] | Callable[[], Mapping[str, Any]] | None = None,
         hashes: Mapping[str, str] | None = None,
+        load: Callable[[str], Mapping[str, Any]] | None = None,
+        names: tuple[str, ...] = (),
     ) -> None:
-        """``hashes``: per-collector digests computed by the caller (the engine
-        hashes the contributing files' content digests, which determine the
-        facts, instead of serialising the facts)."""
-        self._data: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (data or {}).items()}
+        """``data``: per collector, per module, the facts. ``load``: for the
+        collectors in ``names`` not in ``data``, a function that returns a
+        collector's per-module facts when a rule first asks (the engine reads
+        them from the cache only then). ``hashes``: per-collector digests
+        computed by the caller (the engine combines per-file facts hashes
+        instead of serialising all the facts)."""
+        self._data_: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (data or {}).items()}
+        self._load = load
+        self._names = tuple(names)
         # a callable defers importing the collectors (and libcst) until a rule
         # actually queries an index
         self._collectors_src = collectors
         self._indexes: dict[str, Any] = {}
         self._hashes: dict[str, str] = dict(hashes or {})
 
+    def _loaded_one(self, name: str) -> dict[str, Any] | None:
+        got = self._data_.get(name)
+        if got is None and self._load is not None and name in self._names:
+            got = self._data_[name] = dict(self._load(name))
+        return got
+
+    @property
+    def _data(self) -> dict[str, dict[str, Any]]:
+        for name in self._names:
+            self._loaded_one(name)
+        return self._data_
+
+    def loaded(self, name: str) -> bool:
+        return name in self._data_ or name not in self._names
+
     @property
     def data(self) -> Mapping[str, Mapping[str, Any]]:
         return self._data
 
     def raw(self, collector: str) -> Mapping[str, Any]:
-        return self._data.get(collector, {})
+        return self._loaded_one(collector) or {}
 
     def index(self, collector: str) -> Any:
         if collector not in self._indexes:

@@ -238,3 +238,38 @@ def test_cache_rechecks_a_file_when_a_fact_it_depends_on_changes_elsewhere(tmp_p
     base.write_text(base.read_text().replace("supports_aux_hidden_states_over_pp = True", "supports_aux_hidden_states_over_pp = False"))
     flipped = run_cached()
     assert "stages/variant.py" not in {d.path for d in flipped.diagnostics}
+
+
+def test_warm_run_over_an_unchanged_tree_reads_no_facts_and_lost_facts_are_rebuilt(tmp_path: Path) -> None:
+    """The facts are most of the cache's bytes: an unchanged tree is re-checked
+    from the small shards alone; when the facts files are damaged and a rule
+    needs them, the files are scanned again and the findings stay the same."""
+    import shutil
+
+    from linter.registry import load_registry
+
+    corpus = Path(__file__).resolve().parent.parent / "corpus" / "pp_payload_drops_tensors" / "stages"
+    root = tmp_path / "proj"
+    shutil.copytree(corpus, root / "stages")
+    (root / "pyproject.toml").write_text("[tool.shardlint]\n")
+    reg = load_registry()
+    cfg = Config(root=root.resolve(), select=("SHD301",))
+
+    def engine() -> Engine:
+        return Engine(cfg, reg, jobs=1, cache=Cache(root / ".c"))
+
+    first = engine().run([root])
+    assert "stages/variant.py" in {d.path for d in first.diagnostics}
+    assert list((root / ".c").glob("*.facts.classes.json"))
+    warm_engine = engine()
+    warm = warm_engine.run([root])
+    assert warm.diagnostics == first.diagnostics and warm.stats.parsed == 0
+    assert warm_engine._facts is not None and not warm_engine._facts.loaded("classes")
+    for f in (root / ".c").glob("*.facts.*.json"):
+        f.write_text(f.read_text()[:50])  # truncated
+    variant = root / "stages" / "variant.py"
+    variant.write_text(variant.read_text() + "\n# edited\n")
+    again = engine().run([root])
+    assert again.diagnostics == first.diagnostics and again.stats.parsed == 1
+    # the facts files were rewritten whole
+    assert engine().run([root]).diagnostics == first.diagnostics
