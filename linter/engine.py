@@ -758,7 +758,7 @@ class Engine:
         todo: list[SourceFile] = []
         for rel, sf in files.items():
             try:
-                st = os.stat(sf.path)
+                st = os.stat(sf.abspath)
                 stats[rel] = (st.st_mtime_ns, st.st_size)
             except OSError:
                 stats[rel] = (-1, -1)
@@ -892,7 +892,7 @@ class Engine:
 
         if not files:
             return []
-        jobs = [(str(sf.path), sf.relpath, want(sf)) for sf in files]
+        jobs = [(sf.abspath, sf.relpath, want(sf)) for sf in files]
         self._real()
         return self._map(_scan_job, jobs, {"engine": self}, "reading")
 
@@ -945,7 +945,7 @@ class Engine:
                     e.check = {"cols": list(cols), "fk": self._facts.digest(cols), "diags": [], "parsed": False}
                     self.cache.mark_dirty(key, sf.relpath)
                 continue
-            todo.append((str(sf.path), sf.relpath, codes))
+            todo.append((sf.abspath, sf.relpath, codes))
         outs = self._map(_check_job, todo, {"engine": self}, "checking") if todo else []
         for (path, rel, _), out in zip(todo, outs):
             diags.extend(out.diagnostics)

@@ -21,11 +21,38 @@ from linter.config import Config
 PY_SUFFIXES = (".py", ".pyi")
 
 
-@dataclass(frozen=True)
 class SourceFile:
-    path: Path  # absolute
-    relpath: str  # POSIX, relative to the project root when inside it
-    explicit: bool
+    """A file to read: absolute path, POSIX path relative to the project root
+    (when inside it), whether it was named on the command line. The ``Path``
+    is built on first use: a warm run over a big tree never needs most."""
+
+    __slots__ = ("_path", "_abs", "relpath", "explicit")
+
+    def __init__(self, path: Path | str, relpath: str, explicit: bool) -> None:
+        self._path = path if isinstance(path, Path) else None
+        self._abs = str(path)
+        self.relpath = relpath
+        self.explicit = explicit
+
+    @property
+    def path(self) -> Path:
+        if self._path is None:
+            self._path = Path(self._abs)
+        return self._path
+
+    @property
+    def abspath(self) -> str:
+        return self._abs
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SourceFile) and (self._abs, self.relpath, self.explicit) == (
+            other._abs, other.relpath, other.explicit)
+
+    def __hash__(self) -> int:
+        return hash((self._abs, self.relpath, self.explicit))
+
+    def __repr__(self) -> str:
+        return f"SourceFile({self._abs!r}, {self.relpath!r}, {self.explicit})"
 
 
 def relpath_of(path: Path, root: Path) -> str:
@@ -154,15 +181,15 @@ def discover(
             ):
                 prefix = "" if top == root else rel + "/"
                 for sf in project:
-                    if sf.relpath.startswith(prefix) and str(sf.path) not in seen:
-                        seen.add(str(sf.path))
-                        out.append(SourceFile(sf.path, sf.relpath, False))
+                    if sf.relpath.startswith(prefix) and sf.abspath not in seen:
+                        seen.add(sf.abspath)
+                        out.append(sf if not sf.explicit else SourceFile(sf.abspath, sf.relpath, False))
                 continue
         if given.is_dir():
             for abs_path, rel in _walk(given.resolve(), root, matcher, gitignore, config.force_exclude):
                 if abs_path not in seen:
                     seen.add(abs_path)
-                    out.append(SourceFile(Path(abs_path), rel, False))
+                    out.append(SourceFile(abs_path, rel, False))
         elif given.exists():
             rp = given.resolve()
             rel = relpath_of(rp, root)
