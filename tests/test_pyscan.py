@@ -4,13 +4,14 @@ ast on what a class is, what it inherits, and its class-level literals."""
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from checks._classes import ClassFacts
-from checks._pyscan import blank, class_facts_from_text
+from checks._pyscan import _TOKEN, _FastScan, _multiline_strings, blank, class_facts_from_text
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 
@@ -77,6 +78,140 @@ SNIPPETS = {
             eps = 1e-6
             neg = -1
     """,
+
+    "class_keyword_only_in_strings_and_comments": '''
+        """A module about shapes.
+
+        class Square(Shape):
+            side = 1
+        """
+        # class Circle(Shape):
+        label = "class Triangle(Shape):"
+        def make():
+            return 'class Hexagon(Shape): pass'
+    ''',
+    "class_after_a_docstring_holding_a_class": '''
+        """Usage:
+
+        class Custom(Plugin):
+            name = "custom"
+        from fake import Plugin
+        """
+        from .plugins import Plugin
+
+        class Builtin(Plugin):
+            """Doc.
+        class Inner(Plugin):
+            """
+            name = "builtin"
+    ''',
+    "triple_quotes_inside_comments_and_strings": """
+        from .base import Base
+        # a lone \\"\\"\\" in a comment opens nothing
+        QUOTE = '\\"\\"\\"'
+        OTHER = "'''"
+        class Kept(Base):
+            mark = '\\"\\"\\"'
+            after = 2
+    """,
+    "comments_in_class_bodies": """
+        from .base import Base
+        class Commented(Base):
+                # a comment deeper than the body
+            first = 1
+        # a comment at column 0 does not end the body
+            second = "two"  # second = 3
+            third: int = 3  # : x = (
+            def method(self):  # def other(self):
+                pass
+        class Next(Base):
+            pass
+    """,
+    "string_continued_with_a_backslash": """
+        from .base import Base
+        class Continued(Base):
+            def message(self):
+                return "first half \\
+        class Fake(Base): second half"
+            after = True
+        def helper():
+            return 'x \\
+        import nothing'
+    """,
+    "imports_with_comments_and_strings": """
+        import os, sys  # , json as j
+        from .a import (  # (comment with parens)
+            A,  # B, C
+            D as E,
+        )
+        from .b import F  # , G
+        from .c import (H,
+                        I)
+        if sys.version_info >= (3, 11):
+            import tomllib as toml
+        class Uses(A, E, F, H, I, toml.Loader):
+            pass
+    """,
+    "bases_over_lines_with_comments": """
+        from .m import A, B
+        class Many(  # (
+            A,  # ) not the end
+            B,
+        ):  # :
+            x = [
+                "(",  # [
+            ]
+            y = {"k=": "v)"}
+            z = '''line
+        ) one
+        ( two'''
+            w = 1
+    """,
+    "classes_nested_in_functions_and_blocks": """
+        from .base import Base
+        class Top(Base):
+            class Mid(Base):
+                class Low(Base):
+                    depth = 3
+                def build(self):
+                    class InMethod(Base):
+                        hidden = True
+                    return InMethod
+            if True:
+                class InIf(Base):
+                    flag = 1
+            else:
+                class InElse(Base):
+                    flag = 2
+        def outer():
+            class InFunction(Base):
+                pass
+        try:
+            class InTry(Base):
+                class Deeper(Base):
+                    ok = 1
+        except ImportError:
+            class InExcept(Base):
+                pass
+        for _ in range(1):
+            class InLoop(Base):
+                pass
+    """,
+    "one_line_blocks_in_class_bodies": """
+        from .base import Base
+        FLAG = True
+        class OneLiners(Base):
+            if FLAG: kind = "a"
+            else: kind = "b"
+            for_ = 2
+            def run(self): return 1
+    """,
+}
+
+# not read like ast (the scanner assumes space indentation), but the fast
+# reading must fall back to the plain one here
+PLAIN_ONLY = {
+    "tab_indentation": "from .base import Base\nclass Tabbed(Base):\n\tsize = 4\n\tdef run(self):\n\t\tpass\n",
 }
 
 
@@ -121,3 +256,50 @@ def test_blank_keeps_positions() -> None:
     out = blank(text)
     assert len(out) == len(text) and out.count("\n") == text.count("\n")
     assert "class" not in out and "#" not in out
+
+
+def _texts():
+    """Every snippet and corpus file, as (name, text, module, path)."""
+    for name, src in sorted({**SNIPPETS, **PLAIN_ONLY}.items()):
+        yield name, textwrap.dedent(src), "pkg.m", "pkg/m.py"
+    for f in sorted(CORPUS.rglob("*.py")):
+        rel = f.relative_to(CORPUS.parent).as_posix()
+        mod = rel[:-3].replace("/", ".").removesuffix(".__init__")
+        yield rel, f.read_text(encoding="utf-8"), mod, rel
+
+
+def test_fast_reading_gives_the_plain_readings_facts() -> None:
+    # the fast path blanks only multi-line strings up front and the lines it
+    # reads on demand: its facts must be those of blanking the whole text
+    seen = 0
+    for name, text, mod, path in _texts():
+        fast = class_facts_from_text(text, mod, path)
+        assert fast == class_facts_from_text(text, mod, path, fast=False), name
+        seen += fast is not None
+    assert seen > 20
+
+
+# the plain form of the token pattern ``_TOKEN`` unrolls
+_PLAIN_TOKEN = re.compile(
+    r"#[^\n]*|'''(?:[^'\\]|\\.|'(?!''))*'''|\"\"\"(?:[^\"\\]|\\.|\"(?!\"\"))*\"\"\""
+    r"|'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"",
+    re.DOTALL,
+)
+
+
+def test_multiline_strings_and_windows_agree_with_blank() -> None:
+    tricky = "s = 'a\\\nb'  # '''\nt = \"'''\"\nu = '''x\ny''' + \"\"\"\"\"\"\n"
+    for name, text, _, _ in [*_texts(), ("tricky", tricky, "", "")]:
+        tokens = list(_TOKEN.finditer(text))
+        assert [m.span() for m in tokens] == [m.span() for m in _PLAIN_TOKEN.finditer(text)], name
+        spans = [m.span() for m in tokens if "\n" in m.group()]
+        assert _multiline_strings(text) == spans, name
+        if "\t" in text:
+            continue
+        scan, blanked = _FastScan(text), blank(text)
+        ends = [i for i, ch in enumerate(text) if ch == "\n"] + [len(text)]
+        for k, a in enumerate([0] + [e + 1 for e in ends[:-1]]):
+            if any(s < a < e for s, e in spans):
+                continue  # a line inside a string: never read from
+            for b in (ends[k], ends[min(k + 3, len(ends) - 1)]):
+                assert scan.window(a, b) == blanked[a:b], (name, a, b)
