@@ -14,6 +14,13 @@ class UnparsableFile(Rule):
     the file's PEP 263 coding), NUL bytes, or a syntax error (CPython's message
     and position; or, rarely, code CPython accepts but libcst cannot parse).
 
+    Syntax errors are reported for the files shardlint parses: those a rule
+    or a fact collector reads (the editor integration always parses the
+    buffer). A file no rule could match is never compiled, because compiling
+    a whole tree the size of vLLM costs more than the rest of a cold run; set
+    `check-syntax = true` (or pass `--check-syntax`) to compile every checked
+    file and report any syntax error. ruff and flake8 report them too.
+
     ## Why it breaks
     Nothing else can be checked in such a file, so every other rule is blind
     to it; the diagnostic makes that visible instead of silently passing.
@@ -27,7 +34,8 @@ class UnparsableFile(Rule):
     Make the file valid Python 3 source in UTF-8.
 
     ## Options
-    None.
+    None of its own; the top-level setting `check-syntax` (default false)
+    decides whether every checked file is compiled.
     """
 
     code = "SHD000"

@@ -76,6 +76,16 @@ def test_unparsable_files_exit_1_and_exit_zero(tmp_path: Path, toy: None) -> Non
     assert cli("check", str(root), "--exit-zero", "--no-cache").exit_code == 0
 
 
+def test_check_syntax_reports_a_broken_file_no_rule_reads(tmp_path: Path, toy: None) -> None:
+    root = project(tmp_path, {"a.py": "def f(:\n", "c.py": "x = 1\n"})
+    assert cli("check", str(root), "--no-cache").exit_code == 0  # never compiled
+    r = cli("check", str(root), "--no-cache", "--check-syntax")
+    assert r.exit_code == 1 and ": SHD000 " in r.stdout and "a.py:1:" in r.stdout
+    (root / "pyproject.toml").write_text("[tool.shardlint]\ncheck-syntax = true\n")
+    assert cli("check", str(root), "--no-cache").exit_code == 1
+    assert cli("check", str(root), "--no-cache", "--no-check-syntax").exit_code == 0
+
+
 def test_concise_is_flake8_format(tmp_path: Path, toy: None) -> None:
     root = project(tmp_path, {"a.py": "x = 1\nif True:\n    y = min(a, 1)\n"})
     r = cli("check", "a.py", "--no-cache", "-q", cwd=root)

@@ -22,6 +22,7 @@ def cfg(tmp_path: Path, body: str) -> Config:
         ("[tool.shardlint]\nselect = 'SHD990'\n", "'select' must be a list of strings"),
         ("[tool.shardlint]\nselect = ['SHD7']\n", "unknown rule selector 'SHD7'"),
         ("[tool.shardlint]\nforce-exclude = 1\n", "'force-exclude' must be true or false"),
+        ("[tool.shardlint]\ncheck-syntax = 'yes'\n", "'check-syntax' must be true or false"),
         ("[tool.shardlint.rules.SHD123]\nx = 1\n", "unknown rule 'SHD123'"),
         ("[tool.shardlint.rules.SHD990]\nlabl = 'x'\n", "unknown option 'rules.SHD990.labl'"),
         ("[tool.shardlint.rules.SHD990]\nlabel = 3\n", "'rules.SHD990.label': expected str, got int 3"),
