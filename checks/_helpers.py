@@ -41,6 +41,27 @@ def ast_dotted(node: ast.AST | None) -> str | None:
     return None
 
 
+_AST_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def ast_children(node: ast.AST) -> list[ast.AST]:
+    """``list(ast.iter_child_nodes(node))`` without the expression contexts
+    (``Load``/``Store``/``Del``, which no check looks for), about twice as
+    fast: fields are read once per node type, not discovered per node."""
+    cls = type(node)
+    names = _AST_FIELDS.get(cls)
+    if names is None:
+        names = _AST_FIELDS[cls] = tuple(f for f in cls._fields if f != "ctx")
+    out: list[ast.AST] = []
+    for name in names:
+        v = getattr(node, name, None)
+        if type(v) is list:
+            out.extend([x for x in v if isinstance(x, ast.AST)])
+        elif isinstance(v, ast.AST):
+            out.append(v)
+    return out
+
+
 def memo_on_tree(fn: Callable[[ast.Module], T]) -> Callable[[ast.Module], T]:
     """Memoise a per-file computation on the ast object itself: a rule's ast
     gate and its gate-shape fact collector receive the same tree (the engine

@@ -11,6 +11,7 @@ from typing import Any
 import libcst as cst
 
 from checks._helpers import (
+    ast_children,
     ast_dotted,
     call_name,
     dotted,
@@ -90,7 +91,7 @@ def _nodes_no_nested(stmts: Sequence[ast.stmt]) -> Iterator[ast.AST]:
         n = stack.pop()
         yield n
         if not isinstance(n, _AST_NESTED):
-            stack.extend(ast.iter_child_nodes(n))
+            stack.extend(ast_children(n))
 
 
 def _own_size_uses(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
