@@ -49,3 +49,25 @@ def test_corpus_files_match_position_provider() -> None:
     assert len(files) > 20
     for p in files:
         _same(p.read_text(encoding="utf-8"))
+
+
+def test_parsing_without_node_validation_builds_the_same_tree() -> None:
+    from libcst._nodes.base import CSTNode
+
+    from linter.engine import parse_module_unvalidated
+
+    files = sorted(CORPUS.rglob("*.py"))
+    for p in files:
+        text = p.read_text(encoding="utf-8")
+        fast = parse_module_unvalidated(text)
+        assert fast.deep_equals(cst.parse_module(text)) and fast.code == text
+    for text in SNIPPETS.values():
+        assert parse_module_unvalidated(text).deep_equals(cst.parse_module(text))
+    # validation is back for trees built by hand
+    assert "__post_init__" in CSTNode.__dict__
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("not a name")
+    with pytest.raises(cst.ParserSyntaxError):
+        parse_module_unvalidated("def f(:\n")
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("1x")
