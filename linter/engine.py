@@ -901,7 +901,9 @@ class Engine:
             finally:
                 _init_worker(saved)
         with pool:
-            chunk = max(1, len(jobs) // (self.jobs * 8))
+            # small chunks: the callers put the biggest files first, so the
+            # workers finish together instead of one waiting on a last chunk
+            chunk = max(1, min(16, len(jobs) // (self.jobs * 8)))
             # Executor.map yields in order as results arrive: enough for a counter
             for r in pool.map(fn, jobs, chunksize=chunk):
                 out.append(r)
@@ -916,6 +918,8 @@ class Engine:
         if not files:
             return []
         jobs = [(sf.abspath, sf.relpath, want(sf)) for sf in files]
+        if len(jobs) >= POOL_MIN_FILES and self.jobs > 1:
+            jobs.sort(key=lambda j: -_size(j[0]))  # the longest jobs first
         self._real()
         return self._map(_scan_job, jobs, {"engine": self}, "reading")
 
@@ -969,6 +973,8 @@ class Engine:
                     self.cache.mark_dirty(key, sf.relpath)
                 continue
             todo.append((sf.abspath, sf.relpath, codes))
+        if len(todo) >= POOL_MIN_FILES and self.jobs > 1:
+            todo.sort(key=lambda j: -_size(j[0]))  # the longest jobs first
         outs = self._map(_check_job, todo, {"engine": self}, "checking") if todo else []
         for (path, rel, _), out in zip(todo, outs):
             diags.extend(out.diagnostics)
@@ -993,6 +999,13 @@ class Engine:
             self.cache.save()
         result.diagnostics = sorted(diags, key=lambda d: d.sort_key)
         return result
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def _entry(stat: tuple[int, int], res: ScanResult, checked: bool, check: dict[str, Any] | None) -> Any:
