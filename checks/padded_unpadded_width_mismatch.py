@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -68,13 +69,29 @@ _ZEROING = frozenset({"zero_", "fill_", "zeros_"})
 
 
 # -- prefilter: the shapes a finding needs, on CPython ``ast`` -------------------
-# The ast gate records, per function, what a finding needs regardless of the
-# options (an allocation, and an exchange with a possible unpadded side, or an
-# uninitialised buffer written in part and consumed) together with the names
-# that may make a width padded; the facts gate matches those names against
-# the effective options. ``_analyse`` works on one function body at a time
-# (nested functions, classes and lambdas are analysed on their own or not at
-# all), and so does the gate.
+# The ast gate records, per function, each way a finding can arise regardless
+# of the options, with the names that may make the tensor involved padded; the
+# facts gate matches those names against the effective options. ``_analyse``
+# works on one function body at a time (nested functions, classes and lambdas
+# are analysed on their own or not at all), and so does the gate. It follows
+# the rule's bookkeeping by name, ignoring statement order and rebinding (an
+# over-approximation of what ``_analyse`` knows at any point):
+#
+# - only a tensor bound by ``name = <allocation>`` is tracked (``tensors``),
+#   and only a tracked tensor can be the padded side; its width is padded by
+#   a dimension that is a rounded expression, a name bound to one
+#   (``widths``) or a padded name (``_width_of``);
+# - an exchange pairs two dotted names, and is reported only when the other
+#   side has a dimension whose last name is a stem of the padded width
+#   (``_unpadded_match``). The stem of a rounded width is the last name of
+#   what it rounds (``_stem_set(base)``), those of a padded name come from
+#   the pattern it matches (``_pattern_stems``); the other side's names are
+#   the dotted dimensions of its allocation or names read from its shape
+#   (plain dims, ``shape_src``). So for an exchange the gate keeps only the
+#   rounded widths whose stem is among the other side's names, and the facts
+#   gate pairs padded names with those names under the configured patterns;
+# - a consumer reports a tensor allocated uninitialised, written through a
+#   subscript and consumed whole (``_consumer``), with any padded width.
 
 _AST_AUG_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 _AST_CONSUMERS = _GEMM | _REDUCE
@@ -104,8 +121,42 @@ def _ast_same(a: ast.AST, b: ast.AST) -> bool:
     return da is not None and da == ast_dotted(b)
 
 
+def _ast_ceil_numerator(e: ast.AST, n: ast.AST) -> ast.AST | None:
+    """``_ceil_numerator`` on ``ast``: X for ``X + n - 1`` (also ``X + (n - 1)``)."""
+    if not isinstance(e, ast.BinOp):
+        return None
+    if isinstance(e.op, ast.Sub) and _ast_int(e.right) == 1:
+        inner = e.left
+        if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Add) and _ast_same(inner.right, n):
+            return inner.left
+    if isinstance(e.op, ast.Add):
+        r = e.right
+        if (
+            isinstance(r, ast.BinOp)
+            and isinstance(r.op, ast.Sub)
+            and _ast_same(r.left, n)
+            and _ast_int(r.right) == 1
+        ):
+            return e.left
+        ni = _ast_int(n)
+        if ni is not None and _ast_int(r) == ni - 1:
+            return e.left
+    return None
+
+
+def _ast_position(node: ast.AST) -> tuple[int, int]:
+    return node.lineno, node.col_offset  # type: ignore[attr-defined]
+
+
 def _ast_positional(call: ast.Call) -> list[ast.AST]:
     return [a for a in call.args if not isinstance(a, ast.Starred)]
+
+
+def _ast_stem(base: ast.AST) -> str:
+    """``_stem_set`` on ``ast``: the lower-cased last name of a dotted base,
+    or "" (a base with no name pairs with nothing)."""
+    k = ast_dotted(base)
+    return k.rsplit(".", 1)[-1].lower() if k is not None else ""
 
 
 def _function_bodies(tree: ast.Module) -> Iterator[list[ast.AST]]:
@@ -129,109 +180,297 @@ def _function_bodies(tree: ast.Module) -> Iterator[list[ast.AST]]:
             yield nodes
 
 
-def _shape_names(call: ast.Call) -> Iterator[str]:
-    """Last names of the dotted shape arguments of an allocation (a padded
-    name only counts as a whole dimension)."""
+def _ast_rounded(e: ast.AST) -> tuple[str | None, str] | None:
+    """``_rounded_base`` on ``ast``, with the options left open: (the name of
+    a call with two positional arguments, a rounding function if the options
+    say so; or None for a ceiling multiple ``cdiv(X, n) * n``,
+    ``(X + n - 1) // n * n``) and the stem of X, else None."""
+    while (
+        isinstance(e, ast.Call)
+        and (ast_dotted(e.func) or "").rsplit(".", 1)[-1] == "int"
+        and (e.args or e.keywords)
+    ):
+        # the first argument as written, whatever its kind (``e.args[0]``)
+        first = min([*e.args, *(k.value for k in e.keywords)], key=_ast_position)
+        e = first.value if isinstance(first, ast.Starred) else first
+    if isinstance(e, ast.Call):
+        name = ast_dotted(e.func)
+        pos = _ast_positional(e)
+        if name is not None and len(pos) >= 2:
+            return name.rsplit(".", 1)[-1], _ast_stem(pos[0])
+        return None
+    if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Mult):
+        for a, b in ((e.left, e.right), (e.right, e.left)):
+            if isinstance(a, ast.Call):
+                f = a.func
+                leaf = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+                pos = _ast_positional(a)
+                if leaf in _CDIV and len(pos) == 2 and _ast_same(pos[1], b):
+                    return None, _ast_stem(pos[0])
+            elif (
+                isinstance(a, ast.BinOp)
+                and isinstance(a.op, ast.FloorDiv)
+                and _ast_same(a.right, b)
+                and (x := _ast_ceil_numerator(a.left, b)) is not None
+            ):
+                return None, _ast_stem(x)
+    return None
+
+
+def _ast_alloc(v: ast.AST) -> tuple[str, ast.Call] | None:
+    """(allocator, call) when ``v`` is an allocation ``_alloc`` knows
+    (``.to(...)`` of one included; ``tl.zeros`` in a Triton kernel is not one)."""
+    while (
+        isinstance(v, ast.Call)
+        and isinstance(v.func, ast.Attribute)
+        and v.func.attr == "to"
+        and isinstance(v.func.value, ast.Call)
+    ):
+        v = v.func.value
+    if not isinstance(v, ast.Call):
+        return None
+    f = v.func
+    leaf = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+    if leaf is None:
+        return None
+    if (
+        leaf in _ALLOC
+        and (isinstance(f, ast.Name) or ast_dotted(f) == f"torch.{leaf}")
+        or leaf in _ALLOC_METHOD
+        or leaf in _LIKE
+    ):
+        return leaf, v
+    return None
+
+
+def _shape_dims(call: ast.Call) -> Iterator[ast.AST]:
+    """Every expression ``_shape_args`` can take for a dimension (positional
+    arguments and ``size=``, one level into a shape tuple)."""
     dims: list[ast.AST] = list(_ast_positional(call))
     for k in call.keywords:
         if k.arg == "size":
             dims.append(k.value)
     for d in dims:
         for e in d.elts if isinstance(d, (ast.Tuple, ast.List)) else (d,):
-            if ast_dotted(e) is not None:
-                yield _ast_leaf(e)  # type: ignore[misc]
+            # `size=(m, *rest)` takes `rest` as a dimension
+            yield e.value if isinstance(e, ast.Starred) else e
 
 
-def _function_shape(nodes: list[ast.AST]) -> dict[str, Any] | None:
-    """What the facts gate needs of one function, or None when no options
-    can make it hold a finding: ``p``, the last names of dotted shape
-    arguments of allocations (padded by name); ``r``, the last names of
-    calls with two positional arguments (rounding functions); ``s``, whether
-    a ceiling multiple (``cdiv(x, n) * n``, ``(x + n - 1) // n * n``) is
-    written."""
-    allocs = 0
-    uninit = exchange = unpadded_side = partial_write = consumer = structural = False
-    padded_names: set[str] = set()
-    rounding: set[str] = set()
+def _shape_owner(v: ast.AST) -> str | None:
+    """The tensor a shape is read from (``_shape_read``, ``_on_unpack``:
+    ``x.shape[-1]``, ``x.size(1)``, ``x.shape``, ``x.size()``)."""
+    if isinstance(v, ast.Subscript):
+        v = v.value
+    if isinstance(v, ast.Attribute) and v.attr == "shape":
+        return ast_dotted(v.value)
+    if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "size":
+        return ast_dotted(v.func.value)
+    return None
+
+
+class _Evidence:
+    """What may make a tensor's width padded (``_width_of``): ceiling
+    multiples and two-argument calls with the stems they round, and names
+    (padded by name); plus the names of its dimensions (an unpadded side)."""
+
+    def __init__(self) -> None:
+        self.rounded: set[tuple[str | None, str]] = set()
+        self.names: set[str] = set()
+        self.dims: set[str] = set()  # lower-cased
+        self.uninit = False
+
+    def row(self, unpadded: set[str] | None) -> dict[str, Any] | None:
+        """A row for the facts gate; for an exchange with a side whose
+        dimensions may be named ``unpadded``, only rounded widths whose stem
+        is among them (``_unpadded_match``)."""
+        keep = [
+            (r, s) for r, s in self.rounded if unpadded is None or (s and s in unpadded)
+        ]
+        s = any(r is None for r, _ in keep)
+        rounding = sorted({r for r, _ in keep if r is not None})
+        if not (s or rounding or self.names):
+            return None
+        return {
+            "s": s,
+            "r": rounding,
+            "p": sorted(self.names),
+            "u": sorted(unpadded) if unpadded is not None else None,
+        }
+
+
+def _function_shape(nodes: list[ast.AST]) -> list[dict[str, Any]]:
+    """Rows for the facts gate, one for each way one function can hold a
+    finding (none when no options can make it hold one).
+
+    A finding needs a tensor the rule tracks (an allocation bound to a
+    dotted name, ``_on_assign``/``_alloc``) whose width may be padded: an
+    exchange (``_exchange``: ``+=``-style, ``.copy_(src)``-style, ``out=``
+    on a torch function) between two dotted names, one such a tensor and
+    the other an allocation or a tensor whose shape is read; or a consumer
+    (``_consumer``) of a tensor allocated uninitialised that is also
+    written through a subscript.
+
+    A row: ``s`` (a ceiling multiple), ``r`` (names of two-argument calls:
+    rounding functions), ``p`` (dotted dimension names: padded names) that
+    may pad the tensor; ``u``, for an exchange, the lower-cased names the
+    other side's dimensions may have (None for a consumer)."""
+    bound: dict[str, set[tuple[str | None, str]]] = {}
+    allocs: dict[str, list[tuple[str, ast.Call]]] = {}
+    owners: dict[str, set[str]] = {}
+    pairs: set[tuple[str, str]] = set()
+    written: set[str] = set()
+    consumed: set[str] = set()
     for n in nodes:
-        if isinstance(n, ast.Call):
-            f = n.func
-            leaf = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-            if leaf is None:
-                pass
-            elif (
-                leaf in _ALLOC
-                and (isinstance(f, ast.Name) or ast_dotted(f) == f"torch.{leaf}")
-                or leaf in _ALLOC_METHOD
-                or leaf in _LIKE
-            ):
-                # the allocations ``_alloc`` knows (``tl.zeros`` in a Triton
-                # kernel is not one)
-                allocs += 1
-                uninit = uninit or leaf in _UNINIT
-                padded_names.update(_shape_names(n))
-            elif leaf in _INPLACE_STRICT and isinstance(f, ast.Attribute):
-                if isinstance(f.value, ast.Subscript):
-                    partial_write = True
-                elif _ast_positional(n):
-                    exchange = True
-            elif leaf == "size" and isinstance(f, ast.Attribute):
-                unpadded_side = True
-            if leaf in _AST_CONSUMERS or leaf in ("matmul", "mm", "bmm"):
-                consumer = True
-            if len(_ast_positional(n)) >= 2 and leaf is not None:
-                rounding.add(leaf)
-            if any(k.arg == "out" for k in n.keywords):
-                full = ast_dotted(f) or ""
-                if full.startswith("torch.") and not full.startswith("torch.ops."):
-                    exchange = True
-        elif isinstance(n, ast.Attribute):
-            if n.attr == "shape":
-                unpadded_side = True
+        if isinstance(n, ast.Assign):
+            value = n.value
+            rounded = _ast_rounded(value)
+            alloc = _ast_alloc(value)
+            owner = _shape_owner(value)
+            for t in n.targets:
+                if isinstance(t, ast.Subscript):
+                    if (k := ast_dotted(t.value)) is not None:
+                        written.add(k)
+                    continue
+                if owner is not None:
+                    for e in t.elts if isinstance(t, (ast.Tuple, ast.List)) else (t,):
+                        if ast_dotted(e) is not None:
+                            owners.setdefault(owner, set()).add(_ast_leaf(e).lower())  # type: ignore[union-attr]
+                if (k := ast_dotted(t)) is None:
+                    continue
+                if rounded is not None:
+                    bound.setdefault(k, set()).add(rounded)
+                if alloc is not None:
+                    allocs.setdefault(k, []).append(alloc)
         elif isinstance(n, ast.AugAssign):
             if isinstance(n.op, _AST_AUG_OPS):
-                exchange = True
-        elif isinstance(n, ast.Assign):
-            if any(isinstance(t, ast.Subscript) for t in n.targets):
-                partial_write = True
-        elif isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) and not structural:
-            for a, b in ((n.left, n.right), (n.right, n.left)):
-                if isinstance(a, ast.Call) and _ast_positional(a)[1:2]:
-                    f = a.func
-                    leaf = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
-                    if leaf in _CDIV and len(_ast_positional(a)) == 2:
-                        structural = structural or _ast_same(_ast_positional(a)[1], b)
-                elif isinstance(a, ast.BinOp) and isinstance(a.op, ast.FloorDiv):
-                    structural = structural or _ast_same(a.right, b)
+                d, s = ast_dotted(n.target), ast_dotted(n.value)
+                if d is not None and s is not None and d != s:
+                    pairs.add((d, s))
+        elif isinstance(n, ast.Call):
+            f = n.func
+            pos = _ast_positional(n)
+            if isinstance(f, ast.Attribute):
+                if f.attr in _INPLACE_STRICT:
+                    if isinstance(f.value, ast.Subscript):
+                        if (k := ast_dotted(f.value.value)) is not None:
+                            written.add(k)
+                    elif pos:
+                        d, s = ast_dotted(f.value), ast_dotted(pos[0])
+                        if d is not None and s is not None and d != s:
+                            pairs.add((d, s))
+                    continue
+                if f.attr in _AST_CONSUMERS and (k := ast_dotted(f.value)) is not None:
+                    consumed.add(k)
+            leaf = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+            if leaf in _AST_CONSUMERS:
+                consumed.update(k for a in pos if (k := ast_dotted(a)) is not None)
+            for kw in n.keywords:
+                if kw.arg == "out" and (d := ast_dotted(kw.value)) is not None:
+                    full = ast_dotted(f) or ""
+                    if full.startswith("torch.") and not full.startswith("torch.ops."):
+                        pairs.update(
+                            (d, s) for a in pos if (s := ast_dotted(a)) is not None and s != d
+                        )
     if not allocs:
-        return None
-    exchanges = exchange and (unpadded_side or allocs >= 2)
-    consumes = uninit and partial_write and consumer
-    if not (exchanges or consumes):
-        return None
-    if not (structural or padded_names or rounding):
-        return None
-    return {"s": structural, "p": sorted(padded_names), "r": sorted(rounding)}
+        return []
+
+    evidence: dict[str, _Evidence] = {}
+
+    def tensor(k: str, seen: frozenset[str] = frozenset()) -> _Evidence | None:
+        """What the allocations bound to ``k`` may give it (``*_like``
+        copies its source's width and dimensions)."""
+        if k not in allocs or k in seen:
+            return None
+        got = evidence.get(k)
+        if got is not None:
+            return got
+        ev = _Evidence()
+        for leaf, call in allocs[k]:
+            ev.uninit = ev.uninit or leaf in _UNINIT
+            if leaf in _LIKE:
+                pos = _ast_positional(call)
+                src = tensor(ast_dotted(pos[0]) or "", seen | {k}) if pos else None
+                if src is not None:
+                    ev.rounded |= src.rounded
+                    ev.names |= src.names
+                    ev.dims |= src.dims
+                continue
+            for d in _shape_dims(call):
+                dk = ast_dotted(d)
+                if dk is not None:
+                    leaf_d = dk.rsplit(".", 1)[-1]
+                    ev.names.add(leaf_d)
+                    ev.dims.add(leaf_d.lower())
+                    ev.rounded |= bound.get(dk, set())
+                elif (r := _ast_rounded(d)) is not None:
+                    ev.rounded.add(r)
+        if not seen:
+            evidence[k] = ev
+        return ev
+
+    rows: list[dict[str, Any]] = []
+    for d, s in sorted(pairs):
+        for p, q in ((d, s), (s, d)):
+            padded = tensor(p)
+            if padded is None:
+                continue
+            other = tensor(q)
+            names = set(other.dims) if other is not None else set()
+            names |= owners.get(q, set())
+            if names and (row := padded.row(names)) is not None:
+                rows.append(row)
+    for k in sorted(written & consumed):
+        t = tensor(k)
+        if t is not None and t.uninit and (row := t.row(None)) is not None:
+            rows.append(row)
+    unique = {json.dumps(r, sort_keys=True): r for r in rows}
+    return [unique[k] for k in sorted(unique)]
 
 
 @memo_on_tree
 def padding_shapes(tree: ast.Module) -> list[dict[str, Any]]:
-    """The functions of ``tree`` that could hold a finding (memoised on the
-    tree: the ast gate and the collector share one parse)."""
-    out = [s for nodes in _function_bodies(tree) if (s := _function_shape(nodes)) is not None]
-    return out
+    """The ways the functions of ``tree`` could hold a finding (memoised on
+    the tree: the ast gate and the collector share one parse)."""
+    return [row for nodes in _function_bodies(tree) for row in _function_shape(nodes)]
+
+
+def _pattern_stems(name: str, patterns: Sequence[str]) -> frozenset[str]:
+    """Unpadded names a padded name pairs with, read off the pattern it
+    matched: `hidden_size_padded` (`*_padded`) → `hidden_size`,
+    `hidden_size_unpadded`, `unpadded_hidden_size`."""
+    leaf = name.rsplit(".", 1)[-1].lower()
+    out: set[str] = set()
+    for pat in patterns:
+        parts = pat.lower().split("*")
+        if not fnmatch.fnmatchcase(leaf, pat.lower()):
+            continue
+        if len(parts) == 2:
+            pre, suf = parts
+            stem = leaf[len(pre) : len(leaf) - len(suf)]
+        elif len(parts) == 3 and parts[0] == "" and parts[2] == "":
+            stem = leaf.replace(parts[1], "_", 1)
+        else:
+            continue
+        stem = stem.strip("_")
+        if stem:
+            out |= {stem, f"{stem}_unpadded", f"unpadded_{stem}", f"{stem}_non_padded"}
+    return frozenset(out)
 
 
 def _shape_may_fire(
-    shape: Mapping[str, Any], padded: Sequence[str], rounding: frozenset[str]
+    row: Mapping[str, Any], padded: Sequence[str], rounding: frozenset[str]
 ) -> bool:
-    """Whether a width of ``shape`` can be padded under these options (the
-    rule's ``_width_of``: a ceiling multiple, a rounding call, a padded name)."""
-    if shape["s"] or rounding.intersection(shape["r"]):
+    """Whether the tensor of ``row`` can be padded under these options (the
+    rule's ``_width_of``: a ceiling multiple, a rounding call, a padded name)
+    and, for an exchange, pair with the other side's names
+    (``_unpadded_match``: a padded name pairs through its pattern's stems)."""
+    if row["s"] or rounding.intersection(row["r"]):
         return True
-    return any(
-        name_matches(p, padded) and not name_matches(p, _NOT_PADDED) for p in shape["p"]
-    )
+    names = [p for p in row["p"] if name_matches(p, padded) and not name_matches(p, _NOT_PADDED)]
+    if row["u"] is None:
+        return bool(names)
+    u = frozenset(row["u"])
+    return any(_pattern_stems(p, padded) & u for p in names)
 
 
 _USE = (
@@ -247,9 +486,6 @@ _RULE_NEEDLES = Needles(
          "linear", "sum(", "mean("),
     )
 )
-# The collector's needles: ``PaddedUnpaddedWidthMismatch.candidate`` in part
-# and without the lower-casing (a file only the lower-cased test admits is
-# not collected, and the facts gate then lets it through).
 _BOUND = (
     r"=\s*(?:[\w.]+\.)?(?:\w*round_up\w*|round_to\w*|_?align(?:_up)?|ceil_to|next_multiple_of)\("
     r"|=\s*(?:[\w.]+\.)?cdiv\(.*\)\s*\*"
@@ -262,9 +498,20 @@ _INLINE = (
     r"(?:[^()]|\([^()]*\)){0,300}?(?:\([^()]*?)?"
     r"(?:padded|aligned|round_up|round_to|\balign(?:_up)?\(|cdiv)"
 )
-_TEXT_NEEDLES = Needles(
-    any_of=(*_RULE_NEEDLES.any_of, _PAD_WORDS), regex=_BOUND + "|" + _ALLOC_CALL + _INLINE
-)
+
+
+class _CandidateNeedles(Needles):
+    """The collector's needles: exactly ``PaddedUnpaddedWidthMismatch.candidate``
+    (partly lower-cased, as names are matched case-insensitively), so that
+    every file the text gate admits is collected and the facts gate can
+    judge it. The fields (what the registry records) are the rule's own
+    needles, a superset of that test."""
+
+    def _match(self, text: str) -> bool:
+        return PaddedUnpaddedWidthMismatch._text_gate(text)
+
+
+_TEXT_NEEDLES = _CandidateNeedles(any_of=_RULE_NEEDLES.any_of)
 
 
 class PaddingShapes(FactCollector):
@@ -273,7 +520,7 @@ class PaddingShapes(FactCollector):
     by the gate."""
 
     name = "padding_width_shapes"
-    version = 1
+    version = 2
     needles = _TEXT_NEEDLES
 
     @classmethod
@@ -281,7 +528,7 @@ class PaddingShapes(FactCollector):
         # always something for a collected file, so that the facts gate can
         # tell "nothing here" from "not collected"; the path tells two files
         # of one module name apart
-        return {"path": path, "functions": padding_shapes(tree)}
+        return {"path": path, "rows": padding_shapes(tree)}
 
 
 @dataclass(frozen=True)
@@ -396,6 +643,12 @@ class PaddedUnpaddedWidthMismatch(Rule):
 
     @classmethod
     def candidate(cls, text: str) -> bool:
+        # the collector's needles run this same test first: the answer is
+        # remembered for the text (``Needles.match``)
+        return _TEXT_NEEDLES.match(text)
+
+    @classmethod
+    def _text_gate(cls, text: str) -> bool:
         # the selective tests first; the consumer test (true of most files) last
         if not cls.needles.match(text):
             return False
@@ -414,10 +667,10 @@ class PaddedUnpaddedWidthMismatch(Rule):
 
     @classmethod
     def candidate_tree(cls, tree: ast.Module, text: str) -> bool:
-        # a function that allocates and exchanges a tensor whole with one
-        # whose width it can see, or consumes an uninitialised buffer it
-        # wrote in part, and holds something that may be a padded width
-        # (see ``_function_shape``)
+        # a tensor bound to an allocation that may be padded, exchanged
+        # whole with one whose dimension names it can pair with, or
+        # allocated uninitialised, written in part and consumed (see
+        # ``_function_shape``)
         return bool(padding_shapes(tree))
 
     @classmethod
@@ -429,7 +682,7 @@ class PaddedUnpaddedWidthMismatch(Rule):
             return True  # not collected (or another file of this module name): no claim
         padded = tuple(options["padded-names"])
         rounding = frozenset(options["rounding-functions"])
-        return any(_shape_may_fire(f, padded, rounding) for f in shapes["functions"])
+        return any(_shape_may_fire(r, padded, rounding) for r in shapes["rows"])
 
     def __init__(self, ctx: RuleContext, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
@@ -446,26 +699,7 @@ class PaddedUnpaddedWidthMismatch(Rule):
         )
 
     def _stems(self, name: str) -> frozenset[str]:
-        """Unpadded names a padded name pairs with, read off the pattern it
-        matched: `hidden_size_padded` (`*_padded`) → `hidden_size`,
-        `hidden_size_unpadded`, `unpadded_hidden_size`."""
-        leaf = name.rsplit(".", 1)[-1].lower()
-        out: set[str] = set()
-        for pat in self._padded_names:
-            parts = pat.lower().split("*")
-            if not fnmatch.fnmatchcase(leaf, pat.lower()):
-                continue
-            if len(parts) == 2:
-                pre, suf = parts
-                stem = leaf[len(pre) : len(leaf) - len(suf)]
-            elif len(parts) == 3 and parts[0] == "" and parts[2] == "":
-                stem = leaf.replace(parts[1], "_", 1)
-            else:
-                continue
-            stem = stem.strip("_")
-            if stem:
-                out |= {stem, f"{stem}_unpadded", f"unpadded_{stem}", f"{stem}_non_padded"}
-        return frozenset(out)
+        return _pattern_stems(name, self._padded_names)
 
     def _rounded_base(self, e: cst.CSTNode) -> tuple[cst.BaseExpression, int | None] | None:
         """(X, n) when ``e`` rounds X up to a multiple of n (n when a literal)."""

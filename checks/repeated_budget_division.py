@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import re
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 import libcst as cst
 
 from checks._helpers import (
+    ast_dotted,
     call_name,
     child_nodes,
     dotted,
@@ -102,18 +102,35 @@ _NEAR = (
     r"|(?:cdiv|ceil_div)\([^)\n]{0,60}?"
     r"(?:blocks|budget|memory|bytes|max_num_|max_total_|max_running)"
 )
-# The collector's needles: ``RepeatedBudgetDivision.candidate`` without the
-# lower-casing (a file only the lower-cased test admits is not collected, and
-# the facts gate then lets it through).
-_TEXT_NEEDLES = Needles(
-    any_of=(("/", "cdiv", "ceil_div"), _SIZE_WORDS, _BUDGET_WORDS), regex=_NEAR + r"|/="
-)
+class _CandidateNeedles(Needles):
+    """The collector's needles: exactly ``RepeatedBudgetDivision.candidate``
+    (lower-cased, as the rule's names are matched case-insensitively), so
+    that every file the text gate admits is collected and the facts gate
+    can judge it. The fields (what the registry records) are the part of
+    that test that needs no lower-casing, a superset of it."""
+
+    def _match(self, text: str) -> bool:
+        return RepeatedBudgetDivision._text_gate(text)
+
+
+_TEXT_NEEDLES = _CandidateNeedles(any_of=(("/", "cdiv", "ceil_div"),))
+
 # -- prefilter: the shapes a finding needs, on CPython ``ast`` -------------------
-# The ast gate records, per function, only what is option-independent (division
-# sites with their divisors' last names, candidate budget names); the facts gate
-# matches those names against the effective options. Every finding is made
-# inside one function body (nested functions, classes and lambdas are analysed
-# on their own or not at all), so each function is summarised on its own.
+# The ast gate records, per function, only what is option-independent (the
+# divisors' last names of the divisions that can reach each finding site, and
+# the names a budget could be read from); the facts gate matches those names
+# against the effective options. Every finding is made inside one function
+# body (nested functions, classes and lambdas are analysed on their own or not
+# at all), so each function is summarised on its own.
+#
+# The rule follows a budget through an environment of local derivations
+# (``_chain``: ``per_dp = num_blocks // dp_size`` then ``per_dp // ep_size``).
+# The gate over-approximates it with a def-use closure: a value reaches the
+# divisions a chain can flow through inside it (``_Flow._summary``) and,
+# through every dotted name on that flow, everything reachable from any
+# assignment to that name anywhere in the function (statement order, branches
+# and rebinding ignored), so a split the rule can see along a path is always
+# among the divisions the closure finds.
 
 _AST_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _AST_DIV = (ast.FloorDiv, ast.Div)
@@ -136,12 +153,26 @@ def _ast_call_leaf(c: ast.Call) -> str | None:
     return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
 
 
-def _ast_div_call_divisor(c: ast.Call) -> ast.AST | None:
-    """The divisor of ``cdiv(x, size)`` (two positional arguments)."""
+def _ast_div_call_args(c: ast.Call) -> list[ast.AST] | None:
+    """``[x, size]`` of ``cdiv(x, size)`` (two positional arguments)."""
     if _ast_call_leaf(c) not in _DIV_CALLS:
         return None
     args = [a for a in c.args if not isinstance(a, ast.Starred)]
-    return args[1] if len(args) == 2 else None
+    return args if len(args) == 2 else None
+
+
+def _ast_division(n: ast.AST) -> tuple[ast.AST, str] | None:
+    """(numerator, divisor's last name) of a division the rule can count as a
+    split: ``x // d``, ``x / d``, ``cdiv(x, d)`` with ``d`` a name, attribute
+    or getter (a split needs ``_is_size`` of the divisor, which needs a leaf)."""
+    if isinstance(n, ast.BinOp):
+        if isinstance(n.op, _AST_DIV) and (leaf := _ast_leaf(n.right)) is not None:
+            return n.left, leaf
+    elif isinstance(n, ast.Call):
+        args = _ast_div_call_args(n)
+        if args is not None and (leaf := _ast_leaf(args[1])) is not None:
+            return args[0], leaf
+    return None
 
 
 def _function_bodies(tree: ast.Module) -> Iterator[tuple[ast.AST, list[ast.AST]]]:
@@ -165,75 +196,218 @@ def _function_bodies(tree: ast.Module) -> Iterator[tuple[ast.AST, list[ast.AST]]
             yield owner, nodes
 
 
+_Summary = tuple[list[tuple[ast.AST, str]], set[str]]
+
+
+class _Flow:
+    """The def-use closure of one function (see above). ``defs`` maps a dotted
+    name to what the rule's environment can take its value from: the value of
+    an assignment to it (``_assign``: plain and annotated, one dotted target;
+    a tuple target only forgets), or a divide-assignment ``name //= d``
+    (``_aug``; other augmented operators only forget)."""
+
+    def __init__(self, nodes: list[ast.AST]) -> None:
+        self.defs: dict[str, list[ast.AST]] = {}
+        for n in nodes:
+            if isinstance(n, ast.Assign):
+                for t in n.targets:
+                    if (k := ast_dotted(t)) is not None:
+                        self.defs.setdefault(k, []).append(n.value)
+            elif isinstance(n, ast.AnnAssign):
+                if n.value is not None and (k := ast_dotted(n.target)) is not None:
+                    self.defs.setdefault(k, []).append(n.value)
+            elif (
+                isinstance(n, ast.AugAssign)
+                and isinstance(n.op, _AST_DIV)
+                and (k := ast_dotted(n.target)) is not None
+            ):
+                self.defs.setdefault(k, []).append(n)
+        self._memo: dict[int, _Summary] = {}
+
+    def _summary(self, e: ast.AST) -> _Summary:
+        """The divisions and dotted names a budget chain can flow through
+        from ``e`` (``_chain_uncached``: names and attributes, unary minus,
+        ``+ - *`` on both sides, the numerator of a division or of a
+        ceiling-division call, the positional arguments of a pass-through
+        call; anything else carries no chain). A divide-assignment: its own
+        division and its target."""
+        got = self._memo.get(id(e))
+        if got is None:
+            divs: list[tuple[ast.AST, str]] = []
+            keys: set[str] = set()
+            if isinstance(e, ast.AugAssign):
+                if (leaf := _ast_leaf(e.value)) is not None:
+                    divs.append((e, leaf))
+                keys.add(ast_dotted(e.target) or "")
+                self._memo[id(e)] = got = (divs, keys)
+                return got
+            stack = [e]
+            while stack:
+                x = stack.pop()
+                if isinstance(x, (ast.Name, ast.Attribute)):
+                    if (k := ast_dotted(x)) is not None:
+                        keys.add(k)
+                elif isinstance(x, ast.UnaryOp):
+                    if isinstance(x.op, ast.USub):
+                        stack.append(x.operand)
+                elif isinstance(x, ast.BinOp):
+                    if isinstance(x.op, _AST_DIV):
+                        stack.append(x.left)
+                        if (leaf := _ast_leaf(x.right)) is not None:
+                            divs.append((x, leaf))
+                    elif isinstance(x.op, (ast.Add, ast.Sub, ast.Mult)):
+                        stack += (x.left, x.right)
+                elif isinstance(x, ast.Call):
+                    name = _ast_call_leaf(x)
+                    args = [a for a in x.args if not isinstance(a, ast.Starred)]
+                    if name in _DIV_CALLS:
+                        if len(args) == 2:
+                            stack.append(args[0])
+                            if (leaf := _ast_leaf(args[1])) is not None:
+                                divs.append((x, leaf))
+                    elif name in _PASS_THROUGH:
+                        stack += args
+            self._memo[id(e)] = got = (divs, keys)
+        return got
+
+    def reach(
+        self, exprs: Iterable[ast.AST], keys: Iterable[str] = (), skip: ast.AST | None = None
+    ) -> tuple[set[str], set[str]]:
+        """(divisors' last names, dotted names) reachable from ``exprs`` and
+        ``keys``; the division ``skip`` is left out (a site's own step is
+        not in the environment before the rule reaches the site: every
+        statement is walked once)."""
+        divisors: set[str] = set()
+        seen: set[str] = set()
+        todo = list(exprs)
+        pending = list(keys)
+        while todo or pending:
+            if pending:
+                k = pending.pop()
+                if k in seen:
+                    continue
+                seen.add(k)
+                todo.extend(self.defs.get(k, ()))
+                continue
+            divs, ks = self._summary(todo.pop())
+            divisors.update(leaf for node, leaf in divs if node is not skip)
+            pending.extend(k for k in ks if k not in seen)
+        return divisors, seen
+
+
+def _leaves(keys: Iterable[str]) -> list[str]:
+    return sorted({k.rsplit(".", 1)[-1] for k in keys})
+
+
 def _function_shape(nodes: list[ast.AST]) -> dict[str, Any] | None:
     """What the facts gate needs of one function, or None when no options
-    can make it hold a finding.
+    can make it hold a finding. Each row names the divisors whose splits
+    can reach a finding site (``_is_size`` on the facts side):
 
-    ``d``: how many division sites divide by each last name; ``n``: every
-    name and attribute (a budget chain starts at one); ``t``: attribute
-    targets of assignments; ``a``: ``[target, divisor]`` of divide-assignments
-    into shared state (an attribute, or a name the function declares
-    global); ``k``: ``[keyword, override-named call, divisors inside the
-    value]`` of keyword arguments."""
-    divs: list[str] = []
-    names: set[str] = set()
-    targets: set[str] = set()
+    ``c``: ``[divisor, reached divisors, reached names]`` of a division the
+    rule reports as a second split (``_scan_expr``, ``_aug``: the chain of
+    its numerator already holds a split, and starts at a budget name);
+    ``t``: ``[attribute, reached divisors]`` of an assignment to an
+    attribute whose value can carry that same attribute's budget
+    (``_assign``: ``chain.budget == key``); ``a``: ``[target, divisor]`` of
+    a divide-assignment into shared state (an attribute, or a name the
+    function declares global); ``k``: ``[keyword, reached divisors]`` of a
+    keyword argument that may write a split budget back under its own name
+    (``_keyword_splits``: an override-named call, or a call stored over its
+    own first argument)."""
+    sites: list[tuple[ast.AST, ast.AST | None, str]] = []
+    attr_targets: list[tuple[str, ast.AST]] = []
+    loads: set[str] = set()
     augs: list[tuple[ast.AugAssign, str]] = []
-    kws: list[tuple[str, bool, ast.AST]] = []
+    calls: list[ast.Call] = []
+    stores: list[tuple[ast.Attribute | ast.Name, ast.Call]] = []
     shared: set[str] = set()
     for n in nodes:
-        if isinstance(n, ast.BinOp):
-            if isinstance(n.op, _AST_DIV) and (leaf := _ast_leaf(n.right)) is not None:
-                divs.append(leaf)
-        elif isinstance(n, ast.Name):
-            names.add(n.id)
+        if isinstance(n, (ast.BinOp, ast.Call)):
+            if (d := _ast_division(n)) is not None:
+                sites.append((n, d[0], d[1]))
+            if isinstance(n, ast.Call) and n.keywords:
+                calls.append(n)
         elif isinstance(n, ast.Attribute):
-            names.add(n.attr)
-        elif isinstance(n, ast.Call):
-            d = _ast_div_call_divisor(n)
-            if d is not None and (leaf := _ast_leaf(d)) is not None:
-                divs.append(leaf)
-            if n.keywords:
-                override = bool(_OVERRIDE_CALL.search(_ast_call_leaf(n) or ""))
-                kws.extend((k.arg, override, k.value) for k in n.keywords if k.arg)
+            if isinstance(n.ctx, ast.Load) and (k := ast_dotted(n)) is not None:
+                loads.add(k)
         elif isinstance(n, ast.AugAssign):
             if isinstance(n.op, _AST_DIV) and (leaf := _ast_leaf(n.value)) is not None:
-                divs.append(leaf)
+                sites.append((n, None, leaf))
                 augs.append((n, leaf))
         elif isinstance(n, (ast.Assign, ast.AnnAssign)):
-            for t in n.targets if isinstance(n, ast.Assign) else [n.target]:
-                if isinstance(t, ast.Attribute) and n.value is not None:
-                    targets.add(t.attr)
+            if n.value is not None:
+                for t in n.targets if isinstance(n, ast.Assign) else [n.target]:
+                    if isinstance(t, ast.Attribute) and (k := ast_dotted(t)) is not None:
+                        attr_targets.append((k, n.value))
+                    if isinstance(n.value, ast.Call) and isinstance(t, (ast.Attribute, ast.Name)):
+                        stores.append((t, n.value))
         elif isinstance(n, (ast.Global, ast.Nonlocal)):
             shared.update(n.names)
-    if not divs:
+    if not sites:
         return None  # every finding divides by a parallel size at least once
-    aug_shared = [
-        [t.attr if isinstance(t, ast.Attribute) else t.id, leaf]
-        for s, leaf in augs
-        if isinstance(t := s.target, ast.Attribute) or (isinstance(t, ast.Name) and t.id in shared)
-    ]
-    kw_rows = []
-    for kw, override, value in kws:
-        inner = [
-            leaf
-            for x in ast.walk(value)
-            if (
-                isinstance(x, ast.BinOp) and isinstance(x.op, _AST_DIV) and (y := x.right)
-                or isinstance(x, ast.Call) and (y := _ast_div_call_divisor(x))
-            )
-            and (leaf := _ast_leaf(y)) is not None
-        ]
-        if override or inner:
-            kw_rows.append([kw, override, inner])
-    if len(divs) < 2 and not (targets or aug_shared or kw_rows):
+    flow = _Flow(nodes)
+    chains: set[tuple[str, tuple[str, ...], tuple[str, ...]]] = set()
+    if len(sites) >= 2:  # a second split needs a first one elsewhere
+        for site, numerator, leaf in sites:
+            if numerator is not None:
+                reached, keys = flow.reach([numerator], skip=site)
+            elif isinstance(site, ast.AugAssign):  # the chain `key` held before `key //= d`
+                key = ast_dotted(site.target)
+                if key is None:
+                    continue
+                reached, keys = flow.reach([], [key], skip=site)
+            else:
+                continue
+            if reached:
+                chains.add((leaf, tuple(sorted(reached)), tuple(_leaves(keys))))
+    stored: dict[str, list[str]] = {}
+    for key, value in attr_targets:
+        # the chain's budget is a read of `key` (or a divide-assignment to it)
+        if key in loads or any(isinstance(x, ast.AugAssign) for x in flow.defs.get(key, ())):
+            reached, keys = flow.reach([value])
+            if reached and key in keys:
+                stored.setdefault(key.rsplit(".", 1)[-1], []).extend(reached)
+    in_place = sorted(
+        {
+            (t.attr if isinstance(t, ast.Attribute) else t.id, leaf)
+            for s, leaf in augs
+            if isinstance(t := s.target, ast.Attribute)
+            or (isinstance(t, ast.Name) and t.id in shared)
+        }
+    )
+    keywords: dict[str, set[str]] = {}
+    for c in calls:
+        if not _OVERRIDE_CALL.search(_ast_call_leaf(c) or ""):
+            continue
+        for kw in c.keywords:
+            if kw.arg:
+                reached, keys = flow.reach([kw.value])
+                if reached and kw.arg in _leaves(keys):
+                    keywords.setdefault(kw.arg, set()).update(reached)
+    for t, value in stores:
+        # `_check_stored_override`: `self.cfg = replace(self.cfg, k=...)`,
+        # the keyword's chain read with no environment
+        if not (isinstance(t, ast.Attribute) or t.id in shared):
+            continue
+        # its first argument without a keyword (`*x` and `**x` included)
+        # is the target; any such argument is a superset
+        unnamed = [a.value if isinstance(a, ast.Starred) else a for a in value.args]
+        unnamed += [k.value for k in value.keywords if k.arg is None]
+        if ast_dotted(t) not in {ast_dotted(a) for a in unnamed}:
+            continue
+        for kw in value.keywords:
+            if kw.arg:
+                divs, ks = flow._summary(kw.value)
+                if divs and kw.arg in _leaves(ks):
+                    keywords.setdefault(kw.arg, set()).update(leaf for _, leaf in divs)
+    if not (chains or stored or in_place or keywords):
         return None
     return {
-        "d": dict(Counter(divs)),
-        "n": sorted(names) if len(divs) >= 2 else [],
-        "t": sorted(targets),
-        "a": aug_shared,
-        "k": kw_rows,
+        "c": [[s, list(r), list(b)] for s, r, b in sorted(chains)],
+        "t": [[t, sorted(set(r))] for t, r in sorted(stored.items())],
+        "a": [list(x) for x in in_place],
+        "k": [[k, sorted(r)] for k, r in sorted(keywords.items())],
     }
 
 
@@ -255,20 +429,21 @@ def _shape_may_fire(shape: Mapping[str, Any], budgets: Sequence[str], sizes: Seq
     def is_budget(leaf: str) -> bool:
         return name_matches(leaf, budgets) and not name_matches(leaf, sizes)
 
-    sized = sum(c for x, c in shape["d"].items() if is_size(x))
-    if not sized:
-        return False
-    many = sized >= 2
-    if many and any(is_budget(x) for x in shape["n"]):
-        return True  # a budget split by two sizes along one path
-    if any(is_budget(t) for t in shape["t"]):
-        return True  # a divided budget stored into an attribute of its own name
+    def any_size(leaves: Iterable[str]) -> bool:
+        return any(is_size(x) for x in leaves)
+
+    # a budget split by a size, then again by a size along one path
+    if any(
+        is_size(s) and any_size(r) and any(is_budget(x) for x in b) for s, r, b in shape["c"]
+    ):
+        return True
+    # a split budget stored into the attribute it was read from
+    if any(is_budget(t) and any_size(r) for t, r in shape["t"]):
+        return True
     if any(is_budget(t) and is_size(d) for t, d in shape["a"]):
         return True  # `self.num_blocks //= dp_size`
-    return any(
-        is_budget(kw) and (override or any(is_size(d) for d in inner))
-        for kw, override, inner in shape["k"]
-    )
+    # a split budget written back under its own name through a keyword
+    return any(is_budget(kw) and any_size(r) for kw, r in shape["k"])
 
 
 class BudgetDivisionShapes(FactCollector):
@@ -277,7 +452,7 @@ class BudgetDivisionShapes(FactCollector):
     by the gate."""
 
     name = "budget_division_shapes"
-    version = 1
+    version = 2
     needles = _TEXT_NEEDLES
 
     @classmethod
@@ -373,6 +548,12 @@ class RepeatedBudgetDivision(Rule):
 
     @classmethod
     def candidate(cls, text: str) -> bool:
+        # the collector's needles run this same test first: the answer is
+        # remembered for the text (``Needles.match``)
+        return _TEXT_NEEDLES.match(text)
+
+    @classmethod
+    def _text_gate(cls, text: str) -> bool:
         # Every finding needs a parallel size and a budget word near a division,
         # or (for `n = cfg.num_blocks; n //= dp_size`) a budget word and `//=`.
         # Plain substring tests first: the regex runs on few files.
@@ -389,9 +570,10 @@ class RepeatedBudgetDivision(Rule):
 
     @classmethod
     def candidate_tree(cls, tree: ast.Module, text: str) -> bool:
-        # a function that divides by some name twice, or once with an
-        # attribute or a shared name written, or a keyword that may carry
-        # the divided budget (see ``_function_shape``)
+        # a division whose numerator can already carry a split, a split that
+        # can reach the attribute it was read from, a divide-assignment into
+        # shared state, or a split that can reach a keyword of its own name
+        # (see ``_function_shape``)
         return bool(budget_shapes(tree))
 
     @classmethod

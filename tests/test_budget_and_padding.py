@@ -5,6 +5,7 @@ options, and the raw-text prefilter never hiding a finding."""
 from __future__ import annotations
 
 import ast
+import random
 import textwrap
 from pathlib import Path
 
@@ -302,3 +303,233 @@ def test_facts_gates_apply_the_effective_options() -> None:
     assert _gates_pass(PaddedUnpaddedWidthMismatch, padding, "a.py", {}) == "facts"
     aligned = {"padded-names": ("*_aligned",)}
     assert _gates_pass(PaddedUnpaddedWidthMismatch, padding, "a.py", aligned) is None
+
+
+# -- the gates' reasoning -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("rule", [RepeatedBudgetDivision, PaddedUnpaddedWidthMismatch])
+def test_collector_sees_every_file_the_text_gate_admits(rule: type) -> None:
+    """Names match case-insensitively, so the text gate lower-cases; the
+    collector's needles are that same test, or an upper-case file would
+    reach libcst unjudged by the facts gate."""
+    [name] = rule.facts
+    collector = load_registry().collectors[name]
+    texts = [f.read_text(encoding="utf-8") for d in (BUDGET, PADDING) for f in corpus_files(d)]
+    texts += [t.upper() for t in texts]
+    assert sum(rule.candidate(t) for t in texts) >= 15
+    for t in texts:
+        assert collector.needles.match(t) == rule.candidate(t)
+
+
+def test_upper_case_files_are_judged_by_the_facts_gate() -> None:
+    for rule, d in ((RepeatedBudgetDivision, BUDGET), (PaddedUnpaddedWidthMismatch, PADDING)):
+        text = (d / "edge_gate_upper_case.py").read_text(encoding="utf-8")
+        assert _gates_pass(rule, text, "a.py", {}) is None
+    lookalike = (BUDGET / "edge_gate_upper_case_lookalike.py").read_text(encoding="utf-8")
+    assert _gates_pass(RepeatedBudgetDivision, lookalike, "a.py", {}) == "facts"
+    configured = {"budget-names": ("blocks_per_*",)}
+    assert _gates_pass(RepeatedBudgetDivision, lookalike, "a.py", configured) is None
+
+
+def test_gate_lookalikes_stop_before_libcst() -> None:
+    """Every function of these files has the ingredients the old per-function
+    gates asked for, and none can fire (the corpus markers say so)."""
+    budget = (BUDGET / "edge_gate_lookalikes.py").read_text(encoding="utf-8")
+    assert _gates_pass(RepeatedBudgetDivision, budget, "a.py", {}) == "ast"
+    padding = (PADDING / "edge_gate_lookalikes.py").read_text(encoding="utf-8")
+    assert _gates_pass(PaddedUnpaddedWidthMismatch, padding, "a.py", {}) == "facts"
+    # a padded name pairs through the stems of the pattern it matches
+    paired = padding.replace("m, k = x.shape", "m, hidden = x.shape")
+    assert _gates_pass(PaddedUnpaddedWidthMismatch, paired, "a.py", {}) is None
+
+
+def test_budget_gate_follows_local_derivations() -> None:
+    ok = "def f(num_blocks, dp_size, ep_size):\n    a = num_blocks // dp_size\n{}"
+    # through copies, clamps, sums and branches the split is still seen ...
+    for tail in (
+        "    b = max(1, a)\n    c = b + 1\n    return c // ep_size\n",
+        "    if a:\n        b = -a\n    else:\n        b = 0\n    return cdiv(b, ep_size)\n",
+        "    for _ in range(2):\n        a //= ep_size\n",
+    ):
+        assert _gates_pass(RepeatedBudgetDivision, ok.format(tail), "a.py", {}) is None
+    # ... not through an opaque call, a subscript or a modulo
+    for tail in (
+        "    b = opaque(a)\n    return b // ep_size\n",
+        "    b = [a][0]\n    return b // ep_size\n",
+        "    b = a % 7\n    return b // ep_size\n",
+    ):
+        assert _gates_pass(RepeatedBudgetDivision, ok.format(tail), "a.py", {}) == "ast"
+
+
+def test_gates_read_arguments_as_the_rules_do(tmp_path: Path) -> None:
+    """Spellings where the rule reads an argument by position in the source
+    (``args[0]`` of libcst, keywords and stars included): it fires, so the
+    gates must let the file through."""
+    head = "import torch\n\n\ndef f(x):\n    m, hidden = x.shape\n"
+    stored = (
+        "def f(self, dp_size):\n"
+        "    self.cfg = replace(**self.cfg, num_blocks=self.cfg.num_blocks // dp_size)\n"
+    )
+    copy = "    a.copy_(x)\n"
+    cases = [
+        (PaddedUnpaddedWidthMismatch, f"{head}    a = torch.empty(m, np.int(x=round_up(hidden, 8)))\n{copy}"),
+        (PaddedUnpaddedWidthMismatch, f"{head}    a = torch.empty(size=(m, *hidden_padded))\n{copy}"),
+        (RepeatedBudgetDivision, stored),
+    ]
+    for rule, text in cases:
+        config = Config(root=tmp_path, select=(rule.code,))
+        diags, errors = check_text(text, "m.py", "m", [rule], config, ProjectFacts())
+        assert not errors and [d.code for d in diags] == [rule.code], text
+        assert _gates_pass(rule, text, "a.py", {}) is None, text
+
+
+# Random functions built from the statements and expressions each rule
+# follows (and some it does not): wherever the rule fires with every gate
+# open, the ast and facts gates must let that function through.
+
+
+def _budget_function(r: random.Random) -> str:
+    names = ["num_blocks", "nb", "x", "self.num_blocks", "cfg.num_blocks", "g"]
+    sizes = ["dp_size", "ep_size", "self.tp_size", "get_dp_size()", "k"]
+
+    def expr(d: int = 0) -> str:
+        if d > 2 or r.random() < 0.3:
+            return r.choice([*names, "1", "foo()"])
+        e, s = expr(d + 1), r.choice(sizes)
+        return r.choice([
+            f"{e} // {s}", f"{e} / {s}", f"cdiv({e}, {s})", f"max(1, {e})", f"({e} + 1)",
+            f"({e} * 2)", f"-{e}", f"h({e})", f"({e} % 3)", f"{e}[0]", f"({e} if c else 1)",
+            f"int({e})", f"({e} * {s})", f"{e} // ({s} * 2)",
+        ])
+
+    def block(n: int, ind: str, depth: int) -> list[str]:
+        out: list[str] = []
+        for _ in range(n):
+            t, s, c = r.choice(names), r.choice(sizes), r.randrange(12 if depth < 2 else 8)
+            if c < 3:
+                out.append(f"{ind}{t} = {expr()}")
+            elif c == 3:
+                out.append(f"{ind}{t} //= {s}")
+            elif c == 4:
+                out.append(f"{ind}{t}: int = {expr()}")
+            elif c == 5:
+                out.append(f"{ind}cfg.override(num_blocks={expr()})")
+            elif c == 6:
+                out.append(f"{ind}self.cfg = replace(self.cfg, num_blocks={expr()})")
+            elif c == 7:
+                out.append(f"{ind}use({expr()})")
+            else:
+                out.append(ind + r.choice(["if c:", "for i in r:", "with m:", "def inner():"]))
+                out += block(r.randint(1, 3), ind + "    ", depth + 1)
+        return out
+
+    head = ["    global g"] if r.random() < 0.2 else []
+    body = head + block(r.randint(2, 6), "    ", 0)
+    return "def f(self, cfg, c, r, num_blocks, nb, x, dp_size, ep_size, k):\n" + "\n".join(body)
+
+
+def _padding_function(r: random.Random) -> str:
+    tensors = ["a", "b", "y", "self.buf"]
+    widths = ["h", "h", "h", "h", "hidden", "self.h", "hp", "h_padded", "hidden_padded", "H"]
+
+    def width() -> str:
+        w = r.choice(widths)
+        return r.choice([
+            w, f"round_up({w}, 256)", f"align({w}, 64)", f"cdiv({w}, 64) * 64",
+            f"({w} + 127) // 128 * 128", f"({w} + n - 1) // n * n", f"int(round_up({w}, 8))",
+            f"foo({w}, 3)", "x.shape[-1]",
+        ])
+
+    def alloc(padded: bool = False) -> str:
+        w = width()
+        if padded:
+            base = r.choice(["h", "h", "hidden", "self.h"])
+            w = r.choice([
+                f"round_up({base}, 256)", f"align({base}, 64)", f"cdiv({base}, 64) * 64",
+                f"({base} + 127) // 128 * 128", f"int(round_up({base}, 8))", "h_padded", "hp",
+            ])
+        dims = ", ".join(["m"] * (r.random() < 0.7) + [w])
+        return r.choice([
+            f"torch.empty({dims})", f"torch.zeros({dims})", f"torch.empty(({dims}))",
+            f"torch.empty({dims})", f"torch.zeros({dims})",
+            f"x.new_empty({dims})", f"torch.empty_like({r.choice(tensors)})",
+            f"torch.zeros(size=({dims}))", f"torch.full(({dims}), 0)", f"empty({dims})",
+            f"tl.zeros({dims})",
+        ])
+
+    # mostly one buffer and one other side, so that they meet
+    pad = r.choice(tensors)
+    other = r.choice(["x", "x", *(t for t in tensors if t != pad)])
+
+    def block(n: int, ind: str, depth: int) -> list[str]:
+        out: list[str] = []
+        for _ in range(n):
+            t = pad if r.random() < 0.7 else r.choice(tensors)
+            u = other if r.random() < 0.7 else r.choice([*tensors, "x"])
+            w = r.choice(widths)
+            c = r.randrange(16 if depth < 2 else 15)
+            out.append(ind + [
+                f"{t} = {alloc()}", f"{w} = {width()}", f"m, {w} = {u}.shape",
+                f"{w} = {u}.shape[-1]", f"{w} = {u}.size(1)",
+                f"{t}.{r.choice(['copy_', 'add_', 'mul_'])}({u})",
+                f"{u}.{r.choice(['copy_', 'add_', 'mul_'])}({t})", f"{t} += {u}",
+                f"torch.add({t}, {u}, out={r.choice([t, u])})", f"{t}[:, :{w}] = {u}",
+                f"{t}[..., {w}:] = 0", f"z = torch.matmul({t}, {u})", f"{t}.sum()",
+                f"{t}[:, :{w}].copy_({u})", f"{t} = {u}", "if c:",
+            ][c])
+            if c == 15:
+                out += block(r.randint(1, 2), ind + "    ", depth + 1)
+        return out
+
+    head = [r.choice(["m, h = x.shape", "h = x.shape[-1]", "m, hidden = x.shape", "h = x.size(-1)"])]
+    if other != "x" and r.random() < 0.7:
+        head.append(f"{other} = torch.{r.choice(['empty', 'zeros'])}(m, {r.choice(widths)})")
+    head.append(f"{pad} = {alloc(padded=r.random() < 0.7)}")
+    body = ["    " + s for s in head] + block(r.randint(1, 4), "    ", 0)
+    return "def f(self, x, a, b, c, m, n, h, hidden, hp, h_padded, hidden_padded, H):\n" + "\n".join(body)
+
+
+_RANDOM = {
+    "SHD401": ("g = 1\n", _budget_function, 80, [
+        {"budget-names": ("*blocks*", "nb", "x", "g"), "parallel-size-names": ("*_size", "k")},
+        {"budget-names": ("num_blocks",), "parallel-size-names": ("dp_size", "ep_size")},
+    ]),
+    "SHD501": ("import torch\n", _padding_function, 150, [
+        {},
+        {"padded-names": ("*",), "rounding-functions": ("round_up", "cdiv", "max")},
+        {"padded-names": ("*_*", "h*"), "rounding-functions": ("foo",)},
+        {"padded-names": ("hp", "*_padded"), "rounding-functions": ("align",)},
+    ]),
+}
+
+
+@pytest.mark.parametrize("rule", [RepeatedBudgetDivision, PaddedUnpaddedWidthMismatch])
+def test_gates_are_sound_on_random_functions(rule: type, tmp_path: Path) -> None:
+    head, make, count, option_sets = _RANDOM[rule.code]
+    r = random.Random(rule.code)
+    functions = [make(r) for _ in range(count)]
+    # one file for the rule (one libcst parse per option set), one per
+    # function for the gates
+    text = head + "".join(f"\n\n{f}\n" for f in functions)
+    spans = [(n.lineno, n.end_lineno or n.lineno) for n in ast.parse(text).body[1:]]
+    assert len(spans) == count
+    [name] = rule.facts
+    collector = load_registry().collectors[name]
+    fired = 0
+    for extra in option_sets:
+        options = {k: o.default for k, o in rule.options.items()} | extra
+        config = Config(root=tmp_path, rule_options=((rule.code, tuple(options.items())),))
+        diags, errors = check_text(text, "m.py", "m", [rule], config, ProjectFacts())
+        assert not errors
+        lines = {d.span.line for d in diags if d.code == rule.code}
+        for f, (first, last) in zip(functions, spans):
+            if not any(first <= line <= last for line in lines):
+                continue
+            fired += 1
+            alone = f"{head}\n\n{f}\n"
+            tree = ast.parse(alone)
+            facts = ProjectFacts({name: {"m": collector.collect(tree, alone, "m", "m.py")}})
+            assert rule.candidate_tree(tree, alone), alone
+            assert rule.candidate_facts("m", "m.py", facts, options), (extra, alone)
+    assert fired >= 25, "the random functions must exercise the rule"
