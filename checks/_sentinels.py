@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -183,24 +183,40 @@ def _targets(node: ast.AST) -> list[tuple[ast.AST, ast.AST | None]]:
 
 @dataclass
 class _Pos:
+    """Positions of ast nodes in the file. ``lines`` start at line ``first``;
+    ``dl`` is added to every ast line number (a segment of the file parsed
+    on its own, see ``checks._sentinel_scan``: 0 for the whole file)."""
+
     lines: list[str]
+    dl: int = 0
+    first: int = 1
 
     def col(self, line: int, byte_col: int) -> int:
         """ast columns are UTF-8 byte offsets; diagnostics use code points."""
-        if 1 <= line <= len(self.lines):
-            raw = self.lines[line - 1].encode("utf-8", "surrogatepass")
+        if self.first <= line < self.first + len(self.lines):
+            raw = self.lines[line - self.first].encode("utf-8", "surrogatepass")
             return len(raw[:byte_col].decode("utf-8", "replace"))
         return byte_col
 
+    def line(self, node: ast.AST) -> int:
+        return getattr(node, "lineno", 1) + self.dl
+
     def span(self, node: ast.AST) -> list[int]:
         line = getattr(node, "lineno", 1)
-        end_line = getattr(node, "end_lineno", line) or line
+        end_line = (getattr(node, "end_lineno", line) or line) + self.dl
+        line += self.dl
         return [
             line,
             self.col(line, getattr(node, "col_offset", 0)),
             end_line,
             self.col(end_line, getattr(node, "end_col_offset", 0) or 0),
         ]
+
+    def source(self, node: ast.AST) -> str:
+        """The lines a statement spans, joined."""
+        a = self.line(node) - self.first
+        b = (getattr(node, "end_lineno", None) or node.lineno) + self.dl - self.first + 1  # type: ignore[attr-defined]
+        return "\n".join(self.lines[max(a, 0) : b])
 
 
 @dataclass
@@ -222,35 +238,57 @@ class _ClassFacts:
         return out
 
 
+Event = tuple[int, str, "str | None", list[int], str]
+
+
 def _method_events(
     fn: ast.FunctionDef | ast.AsyncFunctionDef,
     family: bool,
-    events: list[tuple[int, str, str | None, list[int], str]],
+    events: list[Event],
     methods: dict[str, list[str]],
     pos: _Pos,
 ) -> None:
     args = fn.args.posonlyargs + fn.args.args
     self_name = args[0].arg if args else "self"
     for node in _stmts_no_nested(fn):
-        if family and isinstance(node, ast.Assert):
-            for attr in positive_assert(node.test, self_name):
-                events.append((node.lineno, attr, None, pos.span(node), fn.name))
-        if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        _stmt_events(node, fn.name, self_name, family, events, methods, pos)
+
+
+def _stmt_events(
+    node: ast.AST,
+    fn_name: str,
+    self_name: str,
+    family: bool,
+    events: list[Event],
+    methods: dict[str, list[str]],
+    pos: _Pos,
+) -> None:
+    """What one statement of a method says about ``self_name``'s attributes:
+    an event (line, attr, sentinel or None, span, method) for the
+    ``__init__`` family, the late resolvers' ``methods`` otherwise."""
+    if family and isinstance(node, ast.Assert):
+        for attr in positive_assert(node.test, self_name):
+            events.append((pos.line(node), attr, None, pos.span(node), fn_name))
+    if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        return
+    for target, value in _targets(node):
+        if not isinstance(target, ast.Attribute):
             continue
-        for target, value in _targets(node):
-            if not isinstance(target, ast.Attribute):
-                continue
-            obj = ast_dotted(target.value)
-            # __new__ builds the instance under any name (self = super().__new__(cls))
-            if obj != self_name and not (fn.name == "__new__" and obj and "." not in obj):
-                continue
-            rep = sentinel_repr(value) if value is not None else None
-            if family:
-                events.append((node.lineno, target.attr, rep, pos.span(node), fn.name))
-            elif rep is None:
-                methods.setdefault(target.attr, [])
-                if fn.name not in methods[target.attr]:
-                    methods[target.attr].append(fn.name)
+        obj = ast_dotted(target.value)
+        # __new__ builds the instance under any name (self = super().__new__(cls))
+        if obj != self_name and not (fn_name == "__new__" and obj and "." not in obj):
+            continue
+        rep = sentinel_repr(value) if value is not None else None
+        if family:
+            events.append((pos.line(node), target.attr, rep, pos.span(node), fn_name))
+        elif rep is None:
+            add_method(methods, target.attr, fn_name)
+
+
+def add_method(methods: dict[str, list[str]], attr: str, fn_name: str) -> None:
+    methods.setdefault(attr, [])
+    if fn_name not in methods[attr]:
+        methods[attr].append(fn_name)
 
 
 def _class_facts(
@@ -264,13 +302,10 @@ def _class_facts(
             bases.append(qualify(name, module, imports))
     facts = _ClassFacts(pos.span(cls), bases)
     # (line, attr, value-repr or None for a real value, span of the node)
-    events: list[tuple[int, str, str | None, list[int], str]] = []
+    events: list[Event] = []
     later: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
     for stmt in cls.body:
-        for target, value in _targets(stmt):
-            if isinstance(target, ast.Name):
-                rep = sentinel_repr(value) if value is not None else None
-                events.append((0, target.id, rep, pos.span(stmt), "class body"))
+        class_level_events(stmt, events, pos)
         if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         if stmt.name not in INIT_FAMILY:
@@ -282,6 +317,19 @@ def _class_facts(
     if any(rep is not None for _, _, rep, _, _ in events):
         for stmt in later:
             _method_events(stmt, False, events, facts.methods, pos)
+    finish_class(facts, events)
+    return facts
+
+
+def class_level_events(stmt: ast.AST, events: list[Event], pos: _Pos) -> None:
+    for target, value in _targets(stmt):
+        if isinstance(target, ast.Name):
+            rep = sentinel_repr(value) if value is not None else None
+            events.append((0, target.id, rep, pos.span(stmt), "class body"))
+
+
+def finish_class(facts: _ClassFacts, events: list[Event]) -> None:
+    """The last word on each attribute decides: a sentinel, or a real value."""
     # Class-level lines are 0 so that any method-family assignment comes after.
     events.sort(key=lambda e: (e[0], e[3]))
     last: dict[str, tuple[str | None, list[int], str]] = {}
@@ -293,38 +341,41 @@ def _class_facts(
         else:
             facts.sentinel[attr] = [rep, span, where]
     facts.methods = {a: m for a, m in facts.methods.items() if a in facts.sentinel}
-    return facts
 
 
-def _resolvers(
-    func: ast.FunctionDef | ast.AsyncFunctionDef, pos: _Pos
-) -> list[dict[str, Any]]:
+def _resolvers(func: ast.FunctionDef | ast.AsyncFunctionDef, pos: _Pos) -> list[dict[str, Any]]:
     """Sentinel tests whose branch assigns the tested object's attributes
     (``if impl.cp_size == -1: impl.cp_size = ...; impl.cp_rank = ...``)."""
     out: list[dict[str, Any]] = []
     args = func.args.posonlyargs + func.args.args
     self_name = args[0].arg if args else None
     for node in _stmts_no_nested(func):
-        if not isinstance(node, ast.If):
+        if isinstance(node, ast.If):
+            out.extend(if_resolvers(node, self_name, pos))
+    return out
+
+
+def if_resolvers(node: ast.If, self_name: str | None, pos: _Pos) -> list[dict[str, Any]]:
+    """The resolvers one ``if`` statement holds (see :func:`_resolvers`)."""
+    out: list[dict[str, Any]] = []
+    tests = sentinel_test(node.test)
+    if not tests:
+        return out
+    assigned: set[tuple[str, str]] = set()
+    for stmt in node.body:
+        for sub in [stmt, *_stmts_no_nested(stmt)]:
+            for target, _ in _targets(sub):
+                if isinstance(target, ast.Attribute):
+                    obj = ast_dotted(target.value)
+                    if obj:
+                        assigned.add((obj, target.attr))
+    for obj, attr, kind in tests:
+        if obj == self_name or (obj, attr) not in assigned:
             continue
-        tests = sentinel_test(node.test)
-        if not tests:
-            continue
-        assigned: set[tuple[str, str]] = set()
-        for stmt in node.body:
-            for sub in [stmt, *_stmts_no_nested(stmt)]:
-                for target, _ in _targets(sub):
-                    if isinstance(target, ast.Attribute):
-                        obj = ast_dotted(target.value)
-                        if obj:
-                            assigned.add((obj, target.attr))
-        for obj, attr, kind in tests:
-            if obj == self_name or (obj, attr) not in assigned:
-                continue
-            # The branch resolves the whole group (size and rank) at once.
-            for o, a in sorted(assigned):
-                if o == obj:
-                    out.append({"attr": a, "obj": obj, "test": kind, "span": pos.span(node)})
+        # The branch resolves the whole group (size and rank) at once.
+        for o, a in sorted(assigned):
+            if o == obj:
+                out.append({"attr": a, "obj": obj, "test": kind, "span": pos.span(node)})
     return out
 
 
@@ -347,13 +398,11 @@ def _calls(scope: ast.AST, module: str, imports: Mapping[str, str]) -> list[str]
     return sorted(out)
 
 
-def _returned_classes(
-    func: ast.FunctionDef | ast.AsyncFunctionDef, module: str, imports: Mapping[str, str]
-) -> list[str]:
+def annotation_classes(ann: ast.AST | None, module: str, imports: Mapping[str, str]) -> list[str]:
+    """``[X]`` for a return annotation ``type[X]`` (qualified)."""
     names: list[str] = []
-    ann = func.returns
     if isinstance(ann, ast.Subscript) and ast_dotted(ann.value) in ("type", "Type", "typing.Type"):
-        inner = ann.slice
+        inner: ast.AST | None = ann.slice
         if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
             try:
                 inner = ast.parse(inner.value, mode="eval").body
@@ -362,7 +411,16 @@ def _returned_classes(
         name = ast_dotted(inner)
         if name:
             names.append(qualify(name, module, imports))
-    body = [s for s in func.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    return names
+
+
+def _returned_classes(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, module: str, imports: Mapping[str, str]
+) -> list[str]:
+    names = annotation_classes(func.returns, module, imports)
+    body = [
+        s for s in func.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+    ]
     if len(body) == 1 and isinstance(body[0], ast.Return):
         name = ast_dotted(body[0].value)
         if name and name[:1].isupper():
@@ -402,6 +460,96 @@ _SENTINEL_TEST_TEXT = (
 _FACTS_TEXT = r"\bclass[ \t]|\b[tT]ype\s*\[|\breturn[\s(\\]*[^\W\d_a-z]|" + _SENTINEL_TEST_TEXT
 
 
+@dataclass
+class Facts:
+    """One module's facts while they are being collected, in visit order."""
+
+    module: str
+    path: str
+    imports: Mapping[str, str]
+    classes: dict[str, Any] = field(default_factory=dict)
+    resolvers: list[dict[str, Any]] = field(default_factory=list)
+    calls: dict[str, list[str]] = field(default_factory=dict)
+    factories: dict[str, list[str]] = field(default_factory=dict)
+
+    def add_resolvers(
+        self, found: list[dict[str, Any]], qual: str, scope: str, calls_of: Callable[[], list[str]]
+    ) -> None:
+        """``calls_of``: the calls of the scope (the whole class, or the
+        function) that pair with the resolvers, computed when it is new."""
+        for r in found:
+            r["func"] = qual
+            r["scope"] = scope
+        if found:
+            self.resolvers.extend(found)
+            if scope not in self.calls:
+                self.calls[scope] = calls_of()
+
+    def add_factory(self, key: str, names: list[str]) -> None:
+        if names:
+            self.factories.setdefault(key, []).extend(names)
+
+    def merge(self, other: Facts) -> None:
+        """Facts of a later part of the same module (same visit order)."""
+        for k, v in other.classes.items():
+            self.classes[k] = v
+        self.resolvers.extend(other.resolvers)
+        for k, v in other.calls.items():
+            self.calls.setdefault(k, v)
+        for k, names in other.factories.items():
+            self.factories.setdefault(k, []).extend(names)
+
+    def to_json(self) -> Any:
+        if not (self.classes or self.resolvers or self.factories):
+            return None
+        out: dict[str, Any] = {"path": self.path, "classes": self.classes}
+        if self.resolvers:
+            out["resolvers"] = self.resolvers
+            out["calls"] = self.calls
+        if self.factories:
+            out["factories"] = self.factories
+        # Re-exports let the rule follow ``pkg.Name`` to ``pkg.mod.Name``.
+        if self.path.endswith("__init__.py"):
+            out["imports"] = {k: v for k, v in self.imports.items() if k[:1].isupper()}
+        return out
+
+
+def visit(
+    body: list[ast.stmt], prefix: str, owner: ast.ClassDef | None, facts: Facts, pos: _Pos
+) -> None:
+    """Classes and functions directly in ``body`` (and, recursively, directly
+    in their bodies), on CPython ``ast``."""
+    module, imports = facts.module, facts.imports
+    for stmt in body:
+        if isinstance(stmt, ast.ClassDef):
+            qual = f"{prefix}{stmt.name}"
+            facts.classes[qual] = _class_facts(stmt, module, imports, pos).to_json()
+            visit(stmt.body, qual + ".", stmt, facts, pos)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            qual = f"{prefix}{stmt.name}"
+            seg = pos.source(stmt)
+            found = _resolvers(stmt, pos) if "if " in seg and _MAYBE_TEST.search(seg) else []
+            cls_qual = prefix[:-1] if owner is not None else None
+            # The "normal path" is the whole class (a wrapper may
+            # construct in __init__ and resolve lazily in forward).
+            scope = cls_qual or qual
+            key_node = owner if owner is not None else stmt
+            facts.add_resolvers(
+                found, qual, scope, lambda node=key_node: _calls(node, module, imports)
+            )
+            # keyed "Owner.method" so a typed receiver narrows the family
+            key = f"{prefix}{stmt.name}" if owner is not None else stmt.name
+            facts.add_factory(key, _returned_classes(stmt, module, imports))
+            visit(stmt.body, qual + ".", None, facts, pos)
+
+
+def collect_ast(tree: ast.Module, text: str, module: str, path: str) -> Any:
+    """The facts of one module read from its whole CPython ``ast``."""
+    facts = Facts(module, path, _shallow_imports(tree, module, path))
+    visit(tree.body, "", None, facts, _Pos(text.splitlines()))
+    return facts.to_json()
+
+
 class SentinelFacts(FactCollector):
     name = "sentinels"
     # 9: needles now also admit class-less files whose only facts are a
@@ -415,58 +563,19 @@ class SentinelFacts(FactCollector):
     # it cannot stand in for those files. Files without a class are needed
     # only for a resolver's test or a factory's return.
     needles = Needles(regex=_FACTS_TEXT)
+    # The text reader of ``checks._sentinel_scan`` gives the same facts as the
+    # ast walk for a fraction of the cost of compiling the file; it parses
+    # only the few statements it cannot read with certainty (and compiles
+    # the whole file in the rare cases it gives up).
+    needs_ast = False
 
     @classmethod
-    def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
-        imports = _shallow_imports(tree, module, path)
-        pos = _Pos(text.splitlines())
-        classes: dict[str, Any] = {}
-        resolvers: list[dict[str, Any]] = []
-        calls: dict[str, list[str]] = {}
-        factories: dict[str, list[str]] = {}
+    def collect(cls, tree: ast.Module | None, text: str, module: str, path: str) -> Any:
+        if tree is not None:
+            return collect_ast(tree, text, module, path)
+        from checks._sentinel_scan import collect_text
 
-        def visit(body: list[ast.stmt], prefix: str, owner: ast.ClassDef | None) -> None:
-            for stmt in body:
-                if isinstance(stmt, ast.ClassDef):
-                    qual = f"{prefix}{stmt.name}"
-                    classes[qual] = _class_facts(stmt, module, imports, pos).to_json()
-                    visit(stmt.body, qual + ".", stmt)
-                elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    qual = f"{prefix}{stmt.name}"
-                    seg = "\n".join(pos.lines[stmt.lineno - 1 : stmt.end_lineno or stmt.lineno])
-                    found = _resolvers(stmt, pos) if "if " in seg and _MAYBE_TEST.search(seg) else []
-                    cls_qual = prefix[:-1] if owner is not None else None
-                    # The "normal path" is the whole class (a wrapper may
-                    # construct in __init__ and resolve lazily in forward).
-                    scope = cls_qual or qual
-                    for r in found:
-                        r["func"] = qual
-                        r["scope"] = scope
-                    if found:
-                        resolvers.extend(found)
-                        if scope not in calls:
-                            key_node: ast.AST = owner if owner is not None else stmt
-                            calls[scope] = _calls(key_node, module, imports)
-                    ret = _returned_classes(stmt, module, imports)
-                    if ret:
-                        # keyed "Owner.method" so a typed receiver narrows the family
-                        key = f"{prefix}{stmt.name}" if owner is not None else stmt.name
-                        factories.setdefault(key, []).extend(ret)
-                    visit(stmt.body, qual + ".", None)
-
-        visit(tree.body, "", None)
-        if not (classes or resolvers or factories):
-            return None
-        out: dict[str, Any] = {"path": path, "classes": classes}
-        if resolvers:
-            out["resolvers"] = resolvers
-            out["calls"] = calls
-        if factories:
-            out["factories"] = factories
-        # Re-exports let the rule follow ``pkg.Name`` to ``pkg.mod.Name``.
-        if path.endswith("__init__.py"):
-            out["imports"] = {k: v for k, v in imports.items() if k[:1].isupper()}
-        return out
+        return collect_text(text, module, path)
 
     @classmethod
     def build_index(cls, per_module: Mapping[str, Any]) -> SentinelIndex:

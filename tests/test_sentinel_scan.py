@@ -1,0 +1,708 @@
+"""The text reader of the ``sentinels`` facts (``checks._sentinel_scan``)
+must give exactly the facts of the ast walk (``collect_ast``).
+
+Run as a script to compare the two over whole trees (not a test: the real
+trees are not part of the repository)::
+
+    python tests/test_sentinel_scan.py ~/.cache/shardlint-corpus/vllm-0.33.0/vllm ...
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from checks._sentinel_scan import Fallback, _Reader, collect_text
+from checks._sentinels import SentinelFacts, collect_ast
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+
+
+def _ast_facts(text: str, module: str, path: str) -> Any:
+    try:
+        tree = compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return None
+    return collect_ast(tree, text, module, path)
+
+
+def _text_reads(text: str, module: str, path: str) -> bool:
+    """Whether the text reader settles the file without compiling it whole."""
+    try:
+        _Reader(text, module, path).run()
+    except Fallback:
+        return False
+    return True
+
+
+SNIPPETS = {
+    "class_level_sentinels": """
+        from typing import Annotated, Optional
+        from .fields import Field
+        class Plan:
+            size = -1
+            rank: int = None
+            group: Optional["Group"] = None
+            spaced = - 2
+            hexed = -0x10
+            underscored = -1_000
+            zero = -0
+            floaty = -1.0
+            parened = (None)
+            negparen = -(3)
+            both = again = None
+            pair, other = None, -1
+            counted = 0
+            counted += 1
+            declared: int
+            ternary = None if Field else 1
+            guarded: Annotated[int, Field(ge=-1)] = -1
+            wrapped = (
+                -4
+            )
+            called = Field(default=None)
+            listed = [None]
+            star, *rest = [None, None]
+            text = "x = None"  # y = -1
+            def __repr__(self): return "Plan"
+    """,
+    "init_family_resolved_or_not": """
+        import torch
+        class Layer(torch.nn.Module):
+            cp_size: int = -1
+
+            def __init__(self, tp_size: int, cp_rank: int = -1) -> None:
+                super().__init__()
+                self.tp_size = -1
+                self.tp_size = tp_size
+                self.cp_rank = cp_rank
+                self.cp_world = -1
+                self.buffer: torch.Tensor | None = None
+                self.a = self.b = None
+                self.c, self.d = None, -1
+                self.e = -1
+                self.e += 1
+                self.f: int = -2
+                self.g = [None] * 4
+                self.h = {"k": -1}
+                self.items[0] = -1
+                self.sub.attr = None
+                local = self.tp_size
+                other = Layer(1)
+                other.cp_world = -1
+                if tp_size > 1:
+                    self.mode = None
+                else:
+                    self.mode = "x"
+                for i in range(2):
+                    self.last = -1
+                with torch.no_grad():
+                    self.frozen = (
+                        None
+                    )
+                try:
+                    self.maybe = compute(k=1)
+                except ValueError:
+                    self.maybe = None
+
+                def helper(inner):
+                    inner.cp_world = 4
+                    self.not_from_here = None
+
+                class Local:
+                    def __init__(me):
+                        me.size = -1
+
+            def __post_init__(self):
+                self.late = -1
+                assert self.cp_size > 0
+                assert getattr(self, "cp_world", None) != -1
+                assert self.mode is not None, "mode"
+                assert self.tp_size == 2
+
+            def set_world(self, group):
+                self.cp_world = group.size()
+                self.late, self.e = 1, 2
+
+            def reset(self):
+                self.buffer = None
+                self.cp_size: int = 3
+
+            def unrelated(self):
+                return self.tp_size
+    """,
+    "new_and_other_first_arguments": """
+        class Singleton:
+            def __new__(cls, *args):
+                obj = super().__new__(cls)
+                obj.rank = -1
+                obj.size = 2
+                cls.count = None
+                return obj
+
+            def __init__(this, world):
+                this.world = None
+                self.not_this = -1
+
+        class NoArgs:
+            def __init__(*args):
+                self.x = -1
+
+            @staticmethod
+            def build():
+                return NoArgs()
+    """,
+    "one_liners_and_semicolons": """
+        class Packed: x = None; y = -1
+        class Compact:
+            a = 1; b = None
+            def __init__(self, n): self.n = -1; self.m = n
+            def set(self, v):
+                if v: self.n = v
+                else: self.m = None
+        class Chained:
+            def __init__(self, flag):
+                if flag: self.p = -1
+                self.q = -1; self.r = 0
+                first = self.s = None
+                (self.t) = -1
+                [self.u, self.v] = (1, None)
+                self.f = lambda x=1: x
+                self.g = lambda: None
+    """,
+    "resolvers_in_functions": """
+        from .impl import AttnImpl, build
+        from . import helpers as h
+
+        def init_impl(group):
+            impl = AttnImpl()
+            if impl.cp_size == -1:
+                impl.cp_size = group.size()
+                impl.cp_rank = group.rank()
+            if impl.pp_size < 1:
+                impl.pp_size = 1
+            elif impl.pp_rank <= 0:
+                impl.pp_rank = 0
+            else:
+                if impl.dp_size is None:
+                    impl.dp_size = h.default()
+            if -1 == impl.ep_size:
+                impl.ep_size = 4
+            if None is impl.sp:
+                impl.sp = 2
+            if 0 > impl.tp:
+                impl.tp = 1
+            if getattr(impl, "world", None) is None:
+                impl.world = 8
+            if (impl.a == -1  # a comment (with a paren
+                    and impl.b is None):
+                impl.a = impl.b = 0
+            if impl.c == (-1): impl.c = 3
+            if impl.d.e == -1:
+                impl.d.e = 2
+            return impl
+
+        class Wrapper:
+            @classmethod
+            def make(cls, impl):
+                if impl.size == -1:
+                    impl.size = cls.size
+                return build(impl)
+
+            def forward(self, x):
+                if self.cache is None:
+                    self.cache = x
+                if x.meta.size == -1:
+                    x.meta.size = 1
+                values = [v for v in x if v.size == -1]
+                return values
+
+        def not_a_resolver(impl):
+            if impl.size == -1:
+                raise ValueError(f"unresolved {impl.size!r} {len(impl.items)}")
+            if impl.size == 2:
+                impl.size = 3
+    """,
+    "construct_then_assign": """
+        from .impl import Impl
+
+        def normal_path(world):
+            impl = Impl()
+            impl.cp_size = world
+            return impl
+
+        class Engine:
+            def __init__(self):
+                self.impl = Impl()
+                self.impl.cp_size = 2
+
+            def step(self):
+                if self.impl.cp_size == -1:
+                    self.impl.cp_size = 1
+    """,
+    "factories": """
+        import typing
+        from typing import Type
+        from .impl import FlashImpl, Torch
+
+        def get_impl_cls() -> type[FlashImpl]:
+            return FlashImpl
+
+        def get_named() -> Type["FlashImpl"]:
+            ...
+
+        def get_qualified() -> typing.Type[Torch.Impl]:
+            raise NotImplementedError
+
+        def documented():
+            \"\"\"Which class.
+
+            Several lines.
+            \"\"\"
+            return FlashImpl
+
+        def parenthesised():
+            return (
+                Torch.Impl
+            )
+
+        def with_comment():
+            "doc"
+            ...
+            return FlashImpl  # the fast one
+
+        def two_statements():
+            x = 1
+            return FlashImpl
+
+        def a_call():
+            return FlashImpl()
+
+        def lower():
+            return impl_cls
+
+        def none():
+            return None
+
+        def not_implemented():
+            return NotImplemented
+
+        def one_line(): return FlashImpl
+
+        class Backend:
+            @staticmethod
+            def get_impl_cls() -> "type[FlashImpl]":
+                return FlashImpl
+
+            def builder(self):
+                def inner():
+                    return Torch
+                return inner
+    """,
+    "nesting_decorators_and_visibility": """
+        import functools
+        from .base import Base, register
+
+        @register(
+            name="outer",
+            options={"a": (1, 2)},
+        )
+        @functools.total_ordering
+        class Outer(Base, metaclass=type):
+            class Inner(Base):
+                size = -1
+                class Deepest:
+                    rank = None
+            if Base:
+                hidden = -1
+                def hidden_method(self):
+                    self.size = 3
+            @property
+            def size(self):
+                return self._size
+
+            @functools.cache
+            def __init__(self):
+                self._size = None
+
+            async def run(self):
+                class InMethod(Base):
+                    x = -1
+                def helper():
+                    return Outer
+                return InMethod
+
+        def factory():
+            class InFunction(Base):
+                y = None
+                def __init__(self):
+                    self.y = 1
+            return InFunction
+
+        if True:
+            class InIf(Base):
+                z = -1
+        try:
+            class InTry:
+                pass
+        except ImportError:
+            pass
+    """,
+    "multi_line_headers": """
+        from .base import (
+            Base,  # the base (really)
+            Mixin as M,
+        )
+        from .generic import Generic, T
+
+        class Model(
+            Base,
+            M,  # ) not the end
+            Generic[T],
+            metaclass=type,
+        ):
+            def __init__(
+                self,
+                name: str = "a:b)",
+                size: int = -1,
+                *args,
+                **kwargs,
+            ) -> None:
+                self.name = name
+                self.size = size
+                self.default = -1
+
+            def pick(
+                self, other: "Model"
+            ) -> type[M]:
+                return M
+
+        class Spaced (Base) :
+            x = None
+        class Parened((Base)):
+            y = None
+        class Subscripted(Generic[T][0]):
+            pass
+        class Called(Base.with_options(a=1)):
+            pass
+        class Starred(*[Base]):
+            pass
+    """,
+    "strings_and_comments_hold_code": '''
+        """Module doc.
+
+        class Fake:
+            size = -1
+        def fake(impl):
+            if impl.size == -1:
+                impl.size = 1
+        from os import path
+        """
+        # class Commented:
+        #     x = None
+        TEMPLATE = """
+class InString:
+    rank = -1
+"""
+        def real(impl):
+            text = "if impl.size == -1: impl.size = 2"
+            note = 'class X: pass'
+            if impl.size == -1:
+                impl.size = len("""
+    impl.other = 3
+""")
+            return text, note
+
+        class Holder:
+            doc = """
+        left at column zero
+    """
+            after = None
+            quoted = '"""'
+            also = "\'\'\'"
+            joined = "a" "b" 'c' 'd'
+            continued = "one \\
+two"
+            last = -1
+    ''',
+    "imports_shallow_and_not": """
+        import os, sys as system
+        import a.b.c
+        import a.b as ab
+        from . import sibling
+        from .. import parent as P
+        from .mod import (  # comment (
+            Alpha,
+            Beta as B,  # , Gamma
+        )
+        from x.y import \\
+            Delta
+        from typing import TYPE_CHECKING
+        if TYPE_CHECKING:
+            from .types import Epsilon
+        elif system.version_info > (3, 11):
+            from .new import Zeta
+        else:
+            from .old import Zeta
+        try:
+            from fast import Eta
+        except ImportError:
+            from slow import Eta
+        with open(os.devnull):
+            from .hidden import Theta
+        for _ in []:
+            from .loop import Iota
+        def f():
+            from .inner import Kappa
+            return Kappa
+        class Uses(Alpha, B, Delta, Epsilon, Zeta, Eta, ab.Base, sibling.Cls, P.Cls, a.b.c.D):
+            x = -1
+        def make() -> type[Theta]:
+            return Iota
+    """,
+    "calls_paired_with_resolvers": """
+        import functools
+        from .impl import Impl, make
+
+        @functools.lru_cache(maxsize=None)
+        class Runner:
+            def __init__(self):
+                self.impl = make(Impl)(size=-1)
+                self.fn = (self.build)(1)
+                self.items = [Impl][0](2)
+
+            def build(self, n):
+                x = n
+                (a, b) = self.pair()
+                text = f"{len(self.items)!r:>{width(n)}} {{no(call)}}"
+                return text, a, b
+
+            def resolve(self, impl):
+                if impl.size == -1:
+                    impl.size = self.world()
+                    impl.rank = impl.group . rank ()
+
+        def free(impl):
+            if impl.tp is None:
+                impl.tp = compute(
+                    impl
+                )
+            return helper
+            (impl)
+    """,
+    "dedented_continuation_read": """
+        class Wide:
+            x = foo(
+        1)
+            y = None
+    """,
+    "dedented_continuation_in_a_method": """
+        class Wide:
+            def __init__(self):
+                self.x = foo(
+            1)
+                self.y = None
+            z = -1
+    """,
+    "tabs": "class Tabbed:\n\tsize = -1\n\tdef __init__(self):\n\t\tself.rank = None\n",
+    "crlf": "class Windows:\r\n    size = -1\r\n",
+    "non_ascii_names": """
+        class Café:
+            größe = -1
+            def __init__(self):
+                self.länge = None
+    """,
+    "one_line_import_after_colon": """
+        try: from fast import Impl
+        except ImportError: from slow import Impl
+        class Uses(Impl):
+            x = None
+    """,
+    "match_statement_and_soft_keywords": """
+        class Matcher:
+            match = None
+            case = -1
+            def __init__(self, v):
+                match v:
+                    case 1:
+                        self.kind = -1
+                    case _:
+                        self.kind = None
+        def dispatch(impl):
+            match (impl.kind):
+                case -1:
+                    impl.kind = 0
+            if impl.kind == -1:
+                impl.kind = 1
+    """,
+    "no_facts": """
+        x = 1
+        def f(y):
+            return y + 1
+    """,
+}
+
+# shapes the reader leaves to the whole-file ast on purpose
+FALLS_BACK = {
+    "dedented_continuation_in_a_method",
+    "tabs",
+    "crlf",
+    "non_ascii_names",
+    "one_line_import_after_colon",
+}
+
+
+def _src(name: str) -> str:
+    raw = SNIPPETS[name]
+    return raw if name in ("tabs", "crlf") else textwrap.dedent(raw).lstrip("\n")
+
+
+@pytest.mark.parametrize("name", sorted(SNIPPETS))
+@pytest.mark.parametrize("path", ["pkg/mod.py", "pkg/__init__.py"])
+def test_snippet_facts_equal_the_ast_walk(name: str, path: str) -> None:
+    text = _src(name)
+    module = "pkg" if path.endswith("__init__.py") else "pkg.mod"
+    expected = _ast_facts(text, module, path)
+    got = SentinelFacts.collect(None, text, module, path)
+    assert json.dumps(got) == json.dumps(expected)
+    assert _text_reads(text, module, path) == (name not in FALLS_BACK)
+
+
+def test_the_snippets_exercise_the_facts() -> None:
+    """The comparison above is only worth something if the snippets hold facts."""
+    facts = SentinelFacts.collect(None, _src("class_level_sentinels"), "pkg.mod", "pkg/mod.py")
+    plan = facts["classes"]["Plan"]
+    assert plan["sentinel"]["size"] == ["-1", [4, 4, 4, 13], "class body"]
+    assert plan["sentinel"]["hexed"][0] == "-16" and plan["sentinel"]["underscored"][0] == "-1000"
+    assert plan["sentinel"]["parened"][0] == "None" and plan["sentinel"]["negparen"][0] == "-3"
+    assert plan["sentinel"]["both"][0] == plan["sentinel"]["again"][0] == "None"
+    assert plan["sentinel"]["guarded"] == ["-1", [20, 4, 20, 46], "class body"]
+    assert plan["sentinel"]["wrapped"] == ["-4", [21, 4, 23, 5], "class body"]
+    assert {"zero", "floaty", "pair", "other", "counted", "ternary", "called", "star"} <= set(
+        plan["real"]
+    )
+    assert "declared" not in plan["real"] and "declared" not in plan["sentinel"]
+
+    layer = SentinelFacts.collect(
+        None, _src("init_family_resolved_or_not"), "pkg.mod", "pkg/mod.py"
+    )
+    data = layer["classes"]["Layer"]
+    # resolved later in __init__, or proven by an assert in __post_init__
+    assert {"tp_size", "cp_size", "cp_world", "e", "mode"} <= set(data["real"])
+    assert data["sentinel"]["frozen"] == ["None", [31, 12, 33, 13], "__init__"]
+    assert data["sentinel"]["late"][2] == "__post_init__"
+    assert data["methods"] == {"late": ["set_world"]}
+    assert not {"not_from_here", "items", "sub", "local", "other"} & set(data["real"])
+
+    res = SentinelFacts.collect(None, _src("resolvers_in_functions"), "pkg.mod", "pkg/mod.py")
+    tests = {(r["attr"], r["test"]) for r in res["resolvers"]}
+    assert {("cp_size", "-1"), ("cp_rank", "-1"), ("pp_size", "<1"), ("pp_rank", "<=0")} <= tests
+    assert {
+        ("dp_size", "None"),
+        ("ep_size", "-1"),
+        ("sp", "None"),
+        ("tp", "<0"),
+        ("world", "None"),
+    } <= tests
+    assert {("c", "-1"), ("e", "-1")} <= tests
+    assert not any(
+        r["attr"] == "cache" for r in res["resolvers"]
+    )  # ``self`` is not a resolver's object
+    assert "pkg.impl.AttnImpl" in res["calls"]["init_impl"]
+
+    fac = SentinelFacts.collect(None, _src("factories"), "pkg.mod", "pkg/mod.py")["factories"]
+    assert fac["get_impl_cls"] == ["pkg.impl.FlashImpl", "pkg.impl.FlashImpl"]
+    assert fac["documented"] == fac["with_comment"] == fac["one_line"] == ["pkg.impl.FlashImpl"]
+    assert fac["parenthesised"] == fac["get_qualified"] == ["pkg.impl.Torch.Impl"]
+    assert fac["Backend.get_impl_cls"] == ["pkg.impl.FlashImpl"] and fac["inner"] == [
+        "pkg.impl.Torch"
+    ]
+    assert not {"two_statements", "none", "a_call", "lower"} & set(fac)
+
+    imp = SentinelFacts.collect(None, _src("imports_shallow_and_not"), "pkg", "pkg/__init__.py")
+    assert imp["classes"]["Uses"]["bases"][:6] == [
+        "pkg.mod.Alpha",
+        "pkg.mod.Beta",
+        "x.y.Delta",
+        "pkg.types.Epsilon",
+        "pkg.old.Zeta",
+        "slow.Eta",
+    ]
+    assert "Theta" not in imp["imports"] and "Kappa" not in imp["imports"]
+
+
+def test_collect_uses_a_given_tree() -> None:
+    text = _src("init_family_resolved_or_not")
+    tree = ast.parse(text)
+    assert SentinelFacts.needs_ast is False
+    assert SentinelFacts.collect(tree, text, "pkg.mod", "pkg/mod.py") == collect_ast(
+        tree, text, "pkg.mod", "pkg/mod.py"
+    )
+
+
+def test_a_file_that_does_not_compile() -> None:
+    # a broken class body: both give up
+    broken = "class A:\n    x = None\n  y = 1\n"
+    assert SentinelFacts.collect(None, broken, "m", "m.py") is None
+    # Known difference: an error outside anything the reader reads (here a
+    # module-level statement) is not seen, so the reader still reports the
+    # class, while the ast walk has no tree. The check phase reports SHD000
+    # for such a file anyway.
+    odd = "class A:\n    x = None\nx = = 1\n"
+    assert _ast_facts(odd, "m", "m.py") is None
+    assert (
+        SentinelFacts.collect(None, odd, "m", "m.py")["classes"]["A"]["sentinel"]["x"][0] == "None"
+    )
+
+
+def _corpus_files() -> list[Path]:
+    return sorted(CORPUS.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", _corpus_files(), ids=lambda p: str(p.relative_to(CORPUS)))
+def test_corpus_facts_equal_the_ast_walk(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    rel = str(path.relative_to(CORPUS))
+    module = rel[:-3].replace("/", ".")
+    expected = _ast_facts(text, module, rel)
+    got = collect_text(text, module, rel)
+    assert json.dumps(got) == json.dumps(expected)
+
+
+def main(roots: list[str]) -> int:
+    """Compare the text reader with the ast walk over whole trees."""
+    bad = fallbacks = total = 0
+    for root in map(Path, roots):
+        for p in sorted(root.rglob("*.py")):
+            text = p.read_text(encoding="utf-8", errors="surrogateescape")
+            if not SentinelFacts.needles.match(text):
+                continue
+            total += 1
+            rel = str(p.relative_to(root.parent))
+            parts = list(Path(rel).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            module = ".".join(parts)
+            if not _text_reads(text, module, rel):
+                fallbacks += 1
+                print(f"whole-file ast: {rel}")
+            if json.dumps(collect_text(text, module, rel)) != json.dumps(
+                _ast_facts(text, module, rel)
+            ):
+                bad += 1
+                print(f"DIFFERENT: {rel}")
+    print(
+        f"{total} files with the needle, {bad} different, {fallbacks} read from the whole-file ast"
+    )
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    raise SystemExit(main(sys.argv[1:]))
