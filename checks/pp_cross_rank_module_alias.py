@@ -4,19 +4,19 @@ embedding or LM head by reference, with no pipeline-parallel guard."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import libcst as cst
 
 from checks._helpers import (
-    ast_dotted,
+    ast_children,
     call_name,
     dotted,
     last_name,
-    memo_on_tree,
     name_matches,
     walk,
     walk_no_nested,
@@ -71,23 +71,67 @@ _TEXT_NEEDLES = Needles(any_of=(("embed", "wte", "head"),), regex=_CANDIDATE.pat
 
 
 # -- prefilter on CPython ``ast`` --------------------------------------------------
-# Which names are rank-placed, which setters install modules and where the
-# draft runs are options the ast gate cannot see. So the ast pass records,
-# without options, every segment name that *would* make an alias if it were
-# a rank-placed module (a module reached through an object different from
-# the receiver), and the facts gate matches those names against the
-# effective options. Guards are not consulted.
+# Which names are rank-placed, which setters install modules, where the draft
+# runs and which names are guards are options the ast gate cannot see. So the
+# ast pass records, per function, every alias *candidate* (an assignment,
+# ``setattr`` or method call handing over something reached through an
+# object, receiver and source as written) that crosses objects under some
+# options, with the names of the function, of the functions around it and
+# of its class's raising ``if`` tests that match a default guard pattern.
+# The facts gate replays ``_source``, ``_owner``, ``_cross`` and
+# ``_mentions_guard`` on them under the effective options. Where the record
+# is coarser than the rule it errs towards a finding: locals are a superset
+# of what the rule tracks (order and rebinding ignored), guard names are
+# only those matching a default pattern (a guard only a configured pattern
+# matches is not seen) and ``_validated`` is not replayed.
 
 _NESTED_AST = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-# ``embed, head = t.get_embed_and_head()``: both ends at once, whatever the options
+# ``embed, head = t.get_embed_and_head()``: a source ``(PAIR, owner, rank)``
+# whose rank is fixed, whatever the options
 PAIR = "<embed-and-head>"
+# A source is ``(base, *tail)``: the module is the last segment of ``tail``
+# that is rank-placed, its owner ``base`` and the segments before it
+# (``_source`` on a chain, a getattr or a getter call); or a PAIR end.
+_Src = tuple[str, ...]
 
 
-def _ast_sources(
-    expr: ast.AST | None, locals_: Mapping[str, set[tuple[str, str]]]
-) -> set[tuple[str, str]]:
-    """``(owner, name)`` for every module ``expr`` reaches if ``name`` is
-    rank-placed (``PpCrossRankModuleAlias._source`` under any options)."""
+def _cst_dotted(node: ast.AST | None) -> str | None:
+    """``dotted`` (libcst) on ast: ``a.b.c`` for a chain of attributes on a
+    name, the keywords ``None``/``True``/``False`` included (constants in
+    ast, names in libcst)."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    elif isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, bool)):
+        parts.append(str(node.value))
+    else:
+        return None
+    return ".".join(reversed(parts))
+
+
+def _ordered_args(call: ast.Call) -> list[ast.expr]:
+    """The argument values in source order (libcst's ``call.args``), ``*x``
+    and ``**x`` unwrapped."""
+    items: list[ast.expr | ast.keyword] = [*call.args, *call.keywords]
+    if call.keywords and call.args:
+        items.sort(key=lambda a: (a.lineno, a.col_offset))
+    return [a.value if isinstance(a, (ast.Starred, ast.keyword)) else a for a in items]
+
+
+def _str_constant(node: ast.AST) -> str | None:
+    """``str(evaluated_value)`` of a string literal (bytes included, as the
+    rule reads a ``SimpleString``)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
+        return str(node.value)
+    return None
+
+
+def _ast_sources(expr: ast.AST | None, locals_: Mapping[str, set[_Src]]) -> set[_Src]:
+    """Every source ``PpCrossRankModuleAlias._source`` may find in ``expr``
+    under some options (both sides of ``or``/``if else``)."""
     if isinstance(expr, ast.Name):
         return set(locals_.get(expr.id, ()))
     if isinstance(expr, ast.BoolOp) and isinstance(expr.op, ast.Or):
@@ -95,66 +139,63 @@ def _ast_sources(
     if isinstance(expr, ast.IfExp):
         return _ast_sources(expr.body, locals_) | _ast_sources(expr.orelse, locals_)
     if isinstance(expr, ast.Call):
-        fn = ast_dotted(expr.func)
-        if fn == "getattr" and len(expr.args) + len(expr.keywords) >= 2:
-            obj = ast_dotted(expr.args[0]) if expr.args else None
-            key = expr.args[1] if len(expr.args) >= 2 else None
-            if obj and isinstance(key, ast.Constant) and isinstance(key.value, str):
-                return {(obj, key.value)}
-            return set()
-        if not expr.args and not expr.keywords and fn and "." in fn:
+        fn = _cst_dotted(expr.func)
+        args = _ordered_args(expr)
+        if fn == "getattr" and len(args) >= 2:
+            obj, key = _cst_dotted(args[0]), _str_constant(args[1])
+            return {(obj, key)} if obj and key is not None else set()
+        if not args and fn and "." in fn:
             owner, _, leaf = fn.rpartition(".")
             return {(owner, leaf)}
         return set()
-    chain = ast_dotted(expr)
+    chain = _cst_dotted(expr)
     if not chain or "." not in chain:
         return set()
-    parts = chain.split(".")
-    return {(".".join(parts[:i]), parts[i]) for i in range(1, len(parts))}
+    return {tuple(chain.split("."))}
 
 
-def _ast_owners(receiver: str) -> set[str]:
-    """Every object ``receiver`` may replace a module of (``_owner`` under
-    any options)."""
+def _source_owners(src: _Src) -> set[str]:
+    """Every owner the source may resolve to under some options."""
+    if src[0] == PAIR:
+        return {src[1]}
+    return {".".join(src[: j + 1]) for j in range(len(src) - 1)}
+
+
+def _receiver_owners(receiver: str) -> set[str]:
+    """Every object ``_owner(receiver)`` may name under some options."""
     parts = receiver.split(".")
     return {".".join(parts[:i]) for i in range(1, len(parts))} | {receiver.rpartition(".")[0]}
 
 
-def _crossing(owners: set[str], sources: set[tuple[str, str]]) -> set[str]:
-    return {
-        name
-        for src, name in sources
-        for o in owners
-        if not (_is_prefix(o, src) or _is_prefix(src, o))
-    }
+def _may_cross(owners: set[str], src: _Src) -> bool:
+    return any(
+        not (_is_prefix(o, so) or _is_prefix(so, o)) for o in owners for so in _source_owners(src)
+    )
 
 
-def _function_aliases(
-    fn: ast.FunctionDef | ast.AsyncFunctionDef, names: set[str], setters: set[tuple[str, str]]
-) -> None:
-    nodes: list[ast.AST] = []
-    stack: list[ast.AST] = list(fn.body)
-    while stack:
-        n = stack.pop()
-        nodes.append(n)
-        if not isinstance(n, _NESTED_AST):
-            stack.extend(ast.iter_child_nodes(n))
-    # locals bound to a borrowed module anywhere in the function (order and
-    # rebinding ignored: a superset of what the rule tracks)
-    locals_: dict[str, set[tuple[str, str]]] = {}
+def _function_locals(nodes: list[ast.AST]) -> dict[str, set[_Src]]:
+    """Locals bound to a source anywhere in the function (order and
+    rebinding ignored: a superset of what the rule tracks)."""
+    locals_: dict[str, set[_Src]] = {}
+    assigns = [n for n in nodes if isinstance(n, ast.Assign)]
     changed = True
     while changed:  # an alias of an alias, in any order
         changed = False
-        for n in nodes:
-            if not isinstance(n, ast.Assign):
-                continue
+        for n in assigns:
             for t in n.targets:
-                new: set[tuple[str, str]] = set()
+                new: list[tuple[str, set[_Src]]] = []
                 if isinstance(t, ast.Name):
-                    new, bound = _ast_sources(n.value, locals_), [t.id]
+                    new = [(t.id, _ast_sources(n.value, locals_))]
                 elif isinstance(t, ast.Tuple) and isinstance(n.value, ast.Call):
-                    bound = [e.id for e in t.elts if isinstance(e, ast.Name)]
-                    fn_name = ast_dotted(n.value.func)
+                    # ``_unpack_pair``: libcst's names include a starred one
+                    bound = [
+                        e.value.id if isinstance(e, ast.Starred) else e.id  # type: ignore[attr-defined]
+                        for e in t.elts
+                        if isinstance(e, ast.Name)
+                        or isinstance(e, ast.Starred)
+                        and isinstance(e.value, ast.Name)
+                    ]
+                    fn_name = _cst_dotted(n.value.func)
                     leaf = (fn_name or "").rpartition(".")[2]
                     if (
                         len(bound) == 2
@@ -163,64 +204,236 @@ def _function_aliases(
                         and "embed" in leaf
                         and "head" in leaf
                     ):
-                        new = {(fn_name.rpartition(".")[0], PAIR)}
-                else:
-                    continue
-                for name in bound:
-                    if not new <= locals_.get(name, set()):
-                        locals_.setdefault(name, set()).update(new)
+                        owner = fn_name.rpartition(".")[0]
+                        new = [
+                            (bound[0], {(PAIR, owner, FIRST)}),
+                            (bound[1], {(PAIR, owner, LAST)}),
+                        ]
+                for name, srcs in new:
+                    if not srcs <= locals_.get(name, set()):
+                        locals_.setdefault(name, set()).update(srcs)
                         changed = True
+    return locals_
+
+
+def _scope_nodes(roots: Iterable[ast.AST]) -> list[ast.AST]:
+    """``walk_no_nested``: the roots and what is under them, nested
+    functions, classes and lambdas listed but not entered."""
+    out: list[ast.AST] = []
+    stack = list(roots)
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        if not isinstance(n, _NESTED_AST):
+            stack.extend(ast_children(n))
+    return out
+
+
+def _function_candidates(nodes: list[ast.AST]) -> list[list[Any]]:
+    """``_aliases`` before the options, on the nodes of a function's body:
+    ``["=", receiver, source]`` for an attribute assignment or ``setattr``,
+    ``[setter, owner, source]`` for a method call given the source (a
+    setter if the options say so); only those that cross objects under some
+    options."""
+    if not any(isinstance(n, (ast.Assign, ast.Call)) for n in nodes):
+        return []
+    locals_ = _function_locals(nodes)
+    out: set[tuple[str, str, _Src]] = set()
+
+    def assign(receiver: str, value: ast.AST) -> None:
+        owners = _receiver_owners(receiver)
+        for src in _ast_sources(value, locals_):
+            if _may_cross(owners, src):
+                out.add(("=", receiver, src))
+
     for n in nodes:
         if isinstance(n, ast.Assign):
             for t in n.targets:
                 if isinstance(t, (ast.Name, ast.Tuple)):
                     continue
-                receiver = ast_dotted(t)
+                receiver = _cst_dotted(t)
                 if receiver and "." in receiver:
-                    names |= _crossing(_ast_owners(receiver), _ast_sources(n.value, locals_))
+                    assign(receiver, n.value)
         elif isinstance(n, ast.Call):
-            fn_name = ast_dotted(n.func)
-            if fn_name == "setattr" and len(n.args) >= 3:
-                obj = ast_dotted(n.args[0])
-                key = n.args[1]
-                attr = (
-                    key.value
-                    if isinstance(key, ast.Constant) and isinstance(key.value, str)
-                    else "..."
-                )
-                value = n.args[2].value if isinstance(n.args[2], ast.Starred) else n.args[2]
+            fn_name = _cst_dotted(n.func)
+            args = _ordered_args(n)
+            if fn_name == "setattr" and len(args) >= 3:
+                obj = _cst_dotted(args[0])
                 if obj:
-                    names |= _crossing(_ast_owners(f"{obj}.{attr}"), _ast_sources(value, locals_))
+                    key = _str_constant(args[1])
+                    # a literal made of several strings is not a libcst
+                    # SimpleString: the rule then names the attribute "..."
+                    for attr in {"...", key} - {None}:
+                        assign(f"{obj}.{attr}", args[2])
             elif fn_name and "." in fn_name:
                 owner, _, leaf = fn_name.rpartition(".")
-                args = [a.value if isinstance(a, ast.Starred) else a for a in n.args]
-                args += [k.value for k in n.keywords]
                 for a in args:
-                    setters.update(
-                        (leaf, name) for name in _crossing({owner}, _ast_sources(a, locals_))
-                    )
+                    for src in _ast_sources(a, locals_):
+                        if _may_cross({owner}, src):
+                            out.add((leaf, owner, src))
+    return [[kind, where, list(src)] for kind, where, src in sorted(out)]
 
 
-@memo_on_tree
-def alias_shapes(tree: ast.Module) -> dict[str, Any]:
-    """``names``: segment names that make a cross-object alias if rank-placed;
-    ``setters``: ``[setter, name]`` pairs, the same through a method call
-    (memoised on the tree: the ast gate and the collector share one parse)."""
-    names: set[str] = set()
-    setters: set[tuple[str, str]] = set()
-    stack: list[ast.stmt] = list(tree.body)
+# ``get_pp_group().world_size`` (``_mentions_guard``): a guard whatever
+# ``guard-names`` says, recorded as this marker
+PP_GROUP_SIZE = "<pp-group-size>"
+_SIZE_ATTRS = ("world_size", "size", "rank_in_group")
+
+
+def _utf8(line: str) -> bytes:
+    return line.encode("utf-8", "surrogatepass")
+
+
+class _Segments:
+    """Source text of ast nodes (``code_for`` of the rule; libcst adds the
+    node's own parentheses, which hold neither "pp" nor "pipeline"). Lines
+    are split as the ast counts them; columns are UTF-8 offsets."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._lines: list[str] | None = None
+
+    def __call__(self, node: ast.AST) -> str:
+        if self._lines is None:
+            self._lines = re.split(r"\r\n|\r|\n", self.text)
+        lines = self._lines
+        first, last = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
+        if not 1 <= first <= last <= len(lines):
+            return ""
+        start, end = node.col_offset, node.end_col_offset  # type: ignore[attr-defined]
+        if first == last:
+            return _utf8(lines[first - 1])[start:end].decode("utf-8", "replace")
+        parts = [_utf8(lines[first - 1])[start:].decode("utf-8", "replace")]
+        parts += lines[first : last - 1]
+        parts.append(_utf8(lines[last - 1])[:end].decode("utf-8", "replace"))
+        return "\n".join(parts)
+
+
+@functools.lru_cache(maxsize=4096)
+def _default_guard(name: str) -> bool:
+    return name_matches(name, DEFAULT_GUARDS)
+
+
+def _guard_names(nodes: Iterable[ast.AST], segment: _Segments) -> set[str]:
+    """What ``_mentions_guard`` finds among ``nodes`` whatever the options
+    (:data:`PP_GROUP_SIZE`) or may find: identifiers that are libcst
+    ``Name`` nodes as well and match a default guard pattern."""
+    out: set[str] = set()
+    for n in nodes:
+        if isinstance(n, ast.Name):
+            name = n.id
+        elif isinstance(n, ast.Attribute):
+            name = n.attr
+            if name in _SIZE_ATTRS and PP_GROUP_SIZE not in out:
+                owner = segment(n.value).lower()
+                if "pp" in owner or "pipeline" in owner:
+                    out.add(PP_GROUP_SIZE)
+        elif isinstance(n, ast.arg) or isinstance(n, ast.keyword) and n.arg is not None:
+            name = n.arg
+        else:
+            continue
+        if _default_guard(name):
+            out.add(name)
+    return out
+
+
+def _statements(body: list[ast.stmt], nested: bool) -> Iterator[ast.stmt]:
+    """The statements of ``body``, compound ones entered; nested functions
+    and classes entered only with ``nested``."""
+    stack = list(body)
     while stack:
         s = stack.pop()
-        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            _function_aliases(s, names, setters)
+        yield s
+        if not nested and isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
         for name in ("body", "orelse", "finalbody"):
             stack.extend(getattr(s, name, ()) or ())
         for h in getattr(s, "handlers", ()):
             stack.extend(h.body)
         for c in getattr(s, "cases", ()):
             stack.extend(c.body)
-    out = {"names": sorted(names), "setters": sorted(map(list, setters))}
+
+
+def _class_guards(cls: ast.ClassDef, segment: _Segments) -> set[str]:
+    """``_class_refuses_pp``: the tests of every ``if`` in the class (nested
+    scopes included) that raises in its body (nested scopes not)."""
+    out: set[str] = set()
+    for s in _statements(cls.body, nested=True):
+        if isinstance(s, ast.If) and any(
+            isinstance(r, ast.Raise) for r in _statements(s.body, nested=False)
+        ):
+            out |= _guard_names(_scope_nodes([s.test]), segment)
     return out
+
+
+def alias_shapes(tree: ast.Module, text: str) -> dict[str, Any]:
+    """``funcs``: per function with alias candidates, ``{"a": candidates,
+    "g": guards}`` (see :func:`_function_candidates`; the guards of the
+    function, of the functions it is nested in and of the raising tests of
+    its innermost class, see :func:`_guard_names`). Memoised on the tree:
+    the ast gate and the collector share one parse."""
+    memo = getattr(tree, "_shardlint_alias_shapes", None)
+    if memo is None:
+        memo = _alias_shapes(tree, _Segments(text))
+        tree._shardlint_alias_shapes = memo  # type: ignore[attr-defined]
+    return memo
+
+
+def _alias_shapes(tree: ast.Module, segment: _Segments) -> dict[str, Any]:
+    funcs: list[dict[str, Any]] = []
+    body_nodes: dict[int, list[ast.AST]] = {}
+    fn_guards: dict[int, set[str]] = {}
+    cls_guards: dict[int, set[str]] = {}
+
+    def nodes_of(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:
+        if id(fn) not in body_nodes:
+            body_nodes[id(fn)] = _scope_nodes(fn.body)
+        return body_nodes[id(fn)]
+
+    def guards_of(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+        # ``_mentions_guard(fn)``: the function itself entered (name,
+        # parameters, decorators, annotations, body), nested functions,
+        # classes and lambdas not (nor their names)
+        if id(fn) not in fn_guards:
+            header = _scope_nodes(
+                [fn.args, *fn.decorator_list, *([fn.returns] if fn.returns else [])]
+            )
+            names = _guard_names([*header, *nodes_of(fn)], segment)
+            fn_guards[id(fn)] = names | {fn.name} if _default_guard(fn.name) else names
+        return fn_guards[id(fn)]
+
+    def visit(
+        body: list[ast.stmt],
+        enclosing: tuple[ast.FunctionDef | ast.AsyncFunctionDef, ...],
+        cls: ast.ClassDef | None,
+    ) -> None:
+        for s in body:
+            if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                chain = (*enclosing, s)
+                cands = _function_candidates(nodes_of(s))
+                if cands:
+                    guards: set[str] = set()
+                    for f in chain:
+                        guards |= guards_of(f)
+                    if cls is not None:
+                        if id(cls) not in cls_guards:
+                            cls_guards[id(cls)] = _class_guards(cls, segment)
+                        guards |= cls_guards[id(cls)]
+                    funcs.append({"a": cands, "g": sorted(guards)})
+                visit(s.body, chain, cls)
+                continue
+            if isinstance(s, ast.ClassDef):
+                visit(s.body, enclosing, s)
+                continue
+            for name in ("body", "orelse", "finalbody"):
+                visit(getattr(s, name, ()) or [], enclosing, cls)
+            for h in getattr(s, "handlers", ()):
+                visit(h.body, enclosing, cls)
+            for c in getattr(s, "cases", ()):
+                visit(c.body, enclosing, cls)
+
+    visit(tree.body, (), None)
+    return {"funcs": funcs}
 
 
 class PpAliasShapes(FactCollector):
@@ -228,14 +441,14 @@ class PpAliasShapes(FactCollector):
     (see :func:`alias_shapes`). Read only by the gate."""
 
     name = "pp_alias_shapes"
-    version = 1
+    version = 2
     needles = _TEXT_NEEDLES
 
     @classmethod
     def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
         # always something for a file the text gate lets in, so the facts
         # gate can tell "nothing here" from "not collected"
-        return alias_shapes(tree)
+        return alias_shapes(tree, text)
 
 
 @dataclass(frozen=True)
@@ -333,13 +546,18 @@ class PpCrossRankModuleAlias(Rule):
     and looks for the default module names: a file is parsed only when a
     line assigns an attribute chain ending in a default module name, calls
     `getattr` with one, `setattr` with an `*embed*`/`wte`/`*head*` name, or
-    a default getter/setter (see `_CANDIDATE`). The `ast` gate records,
-    without options, every name that would make a cross-object alias if it
-    were rank-placed, and the facts gate matches those names against the
-    effective `first-rank-modules`, `last-rank-modules`, `setter-patterns`
-    and `draft-rank` (guards are not consulted). So configured names work
-    in any file the raw-text gate lets in; a file whose only alias uses
-    custom names, with no default-looking line, is not analysed.
+    a default getter/setter (see `_CANDIDATE`). The `ast` gate records, per
+    function and without options, every assignment, `setattr` or method call
+    that hands over something reached through another object under some
+    options, and the names in the function, in the functions around it and
+    in its class's raising `if` tests that match a default guard pattern;
+    the facts gate replays the rule on them with the effective
+    `first-rank-modules`, `last-rank-modules`, `setter-patterns`,
+    `draft-rank` and `guard-names` (a pipeline group's `world_size` check
+    guards whatever they say). So configured names work in any file the
+    raw-text gate lets in (a guard only a configured pattern matches is
+    seen once the file is parsed); a file whose only alias uses custom
+    names, with no default-looking line, is not analysed.
     """
 
     code = "SHD302"
@@ -368,8 +586,7 @@ class PpCrossRankModuleAlias(Rule):
     def candidate_tree(cls, tree: ast.Module, text: str) -> bool:
         # some function assigns, sets or hands to a method something reached
         # through an object other than the receiver
-        shapes = alias_shapes(tree)
-        return bool(shapes["names"] or shapes["setters"])
+        return bool(alias_shapes(tree, text)["funcs"])
 
     @classmethod
     def candidate_facts(
@@ -381,22 +598,52 @@ class PpCrossRankModuleAlias(Rule):
         draft = options["draft-rank"]
         if draft not in (FIRST, LAST, "any"):
             return False  # the rule reports nothing with an unknown draft rank
+        first, last = options["first-rank-modules"], options["last-rank-modules"]
 
-        def wrong(name: str) -> bool:
-            if name == PAIR:
-                return True  # one end of the pair is always on another rank
-            if name_matches(name, options["first-rank-modules"]):
-                rank = FIRST
-            elif name_matches(name, options["last-rank-modules"]):
-                rank = LAST
-            else:
-                return False
-            return draft == "any" or rank != draft
+        def rank_of(name: str) -> str | None:  # ``_rank_of``
+            if name_matches(name, first):
+                return FIRST
+            if name_matches(name, last):
+                return LAST
+            return None
 
-        setters = options["setter-patterns"]
-        return any(wrong(n) for n in shapes["names"]) or any(
-            wrong(n) and name_matches(leaf, setters) for leaf, n in shapes["setters"]
-        )
+        def resolve(src: Sequence[str]) -> tuple[str, str] | None:  # ``_source``
+            if src[0] == PAIR:
+                return src[1], src[2]
+            for j in range(len(src) - 1, 0, -1):
+                rank = rank_of(src[j])
+                if rank:
+                    return ".".join(src[:j]), rank
+            return None
+
+        def owner_of(receiver: str) -> str:  # ``_owner``
+            parts = receiver.split(".")
+            for i in range(1, len(parts)):
+                if rank_of(parts[i]):
+                    return ".".join(parts[:i])
+            return receiver.rpartition(".")[0]
+
+        for f in shapes["funcs"]:
+            # ``_guarded`` on the function or one around it, or
+            # ``_class_refuses_pp``: the rule reports nothing in it
+            guards = f["g"]
+            if PP_GROUP_SIZE in guards or any(
+                name_matches(g, options["guard-names"]) for g in guards
+            ):
+                continue
+            for kind, where, src in f["a"]:
+                found = resolve(src)
+                if found is None or (draft != "any" and found[1] == draft):
+                    continue  # no rank-placed module, or on the draft's rank
+                if kind == "=":
+                    owner = owner_of(where)
+                elif name_matches(kind, options["setter-patterns"]):
+                    owner = where
+                else:
+                    continue
+                if not (_is_prefix(owner, found[0]) or _is_prefix(found[0], owner)):
+                    return True  # ``_cross``
+        return False
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         aliases = list(self._aliases(node))

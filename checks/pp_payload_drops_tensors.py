@@ -12,7 +12,7 @@ import libcst as cst
 
 from checks._classes import ClassIndex, ClassInfo, NonLiteral
 from checks._helpers import (
-    ast_dotted,
+    ast_children,
     call_name,
     dotted,
     last_name,
@@ -79,30 +79,43 @@ class PpReceiverFacts(FactCollector):
 
 # -- prefilter: the shapes a finding needs, on CPython ``ast`` -------------------
 # Everything here is option-independent (names are recorded, not matched), so
-# the ast gate is sound under any configuration; the facts gate applies the
-# effective options to what is recorded.
+# the ast gate is sound under any configuration; the facts gate replays the
+# rule's per-method decisions on what is recorded, under the effective
+# options. Where the record is coarser than the rule, it errs towards a
+# finding: a payload carries at most the names written in it (the rule also
+# counts the non-last branch and writes into the payload's container), a
+# return whose rank context cannot be enumerated is both a payload and a
+# last-rank return.
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _BLOCKS = ("body", "orelse", "finalbody")
+# accessor candidates of one return whose subsets are enumerated (2**n
+# replays of its path of ``if`` tests); beyond that its context is unknown
+_MAX_LEAVES = 8
 
 
-def _stmts_no_nested(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """Statements of a function body, compound ones entered, nested
-    functions and classes not."""
-    stack = list(reversed(body))
-    while stack:
-        s = stack.pop()
-        yield s
-        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        subs: list[ast.stmt] = []
-        for name in _BLOCKS:
-            subs.extend(getattr(s, name, ()) or ())
-        for h in getattr(s, "handlers", ()):
-            subs.extend(h.body)
-        for c in getattr(s, "cases", ()):
-            subs.extend(c.body)
-        stack.extend(reversed(subs))
+def _cst_name(node: ast.AST | None) -> str | None:
+    """The identifier libcst reads as a ``Name``: ast's names and the
+    keywords ``None``, ``True`` and ``False`` (constants in ast)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, bool)):
+        return str(node.value)
+    return None
+
+
+def _cst_dotted(node: ast.AST | None) -> str | None:
+    """``dotted`` (libcst) on ast: ``a.b.c`` for a chain of attributes on a
+    name, ``None.x`` included."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    name = _cst_name(node)
+    if name is None:
+        return None
+    parts.append(name)
+    return ".".join(reversed(parts))
 
 
 def _classes_ast(body: list[ast.stmt]) -> Iterator[ast.ClassDef]:
@@ -122,18 +135,19 @@ def _classes_ast(body: list[ast.stmt]) -> Iterator[ast.ClassDef]:
 
 
 def _walk_ast_no_nested(node: ast.AST) -> Iterator[ast.AST]:
-    stack = list(ast.iter_child_nodes(node))
+    stack = list(ast_children(node))
     while stack:
         n = stack.pop()
         yield n
         if not isinstance(n, _NESTED):
-            stack.extend(ast.iter_child_nodes(n))
+            stack.extend(ast_children(n))
 
 
 def _carried_names(v: ast.AST | None, out: set[str]) -> None:
     """Names a return hands back as themselves (``_carried_by_last``)."""
-    if isinstance(v, ast.Name):
-        out.add(v.id)
+    name = _cst_name(v)
+    if name is not None:
+        out.add(name)
     elif isinstance(v, ast.Starred):
         _carried_names(v.value, out)
     elif isinstance(v, (ast.Tuple, ast.List)):
@@ -165,43 +179,178 @@ def _literal_keys(elts: Sequence[ast.AST | None]) -> list[str] | None:
     return out
 
 
-def _payload_keys(value: ast.AST | None) -> list[Any] | None:
-    """``[leaf, keys]`` for a return of ``Leaf({"k": ...})``."""
+def _call_leaf(value: ast.AST | None) -> str | None:
+    """``Leaf`` of a return of ``a.b.Leaf(...)`` (``last_name(call_name(...))``)."""
     if not isinstance(value, ast.Call):
         return None
-    leaf = (ast_dotted(value.func) or "").rsplit(".", 1)[-1]
+    return (_cst_dotted(value.func) or "").rsplit(".", 1)[-1] or None
+
+
+def _dict_keys_ast(value: ast.AST | None) -> list[str] | None:
+    """Sorted keys of ``Leaf({"k": ...})`` (``_dict_keys`` of the call's first
+    argument), None when the first argument is not a string-keyed dict."""
+    if not isinstance(value, ast.Call):
+        return None
     first = _first_arg(value)
-    if not leaf or not isinstance(first, ast.Dict):
+    if not isinstance(first, ast.Dict):
         return None
     keys = _literal_keys(first.keys)
-    return [leaf, sorted(set(keys))] if keys is not None else None
+    return sorted(set(keys)) if keys is not None else None
 
 
-def _method_shape(
-    fn: ast.FunctionDef | ast.AsyncFunctionDef,
-) -> tuple[dict[str, list[str]], list[list[Any]]]:
-    """(accumulator candidates, payload-keys candidate) of one method.
+def _has_splat(value: ast.AST) -> bool:
+    """A ``**x`` anywhere in the value (``_carried_by_payload`` gives up)."""
+    for n in ast.walk(value):
+        if isinstance(n, ast.Dict) and None in n.keys:
+            return True
+        if isinstance(n, ast.keyword) and n.arg is None:
+            return True
+    return False
 
-    Candidates are names some return hands back that the method also adds
-    to (``""`` for an append/``+=``/capture keyword, else the name of the
-    helper call that may add to it: whether it is a helper is an option).
-    The payloads are ``[leaf, keys]`` of returns of a call with a
-    string-keyed dict, in a method that branches."""
-    returns = [
-        s for s in _stmts_no_nested(fn.body) if isinstance(s, ast.Return) and s.value is not None
-    ]
-    if not returns:
-        return {}, []
-    keys: list[list[Any]] = []
-    if any(isinstance(s, ast.If) for s in _stmts_no_nested(fn.body)):
-        keys = [k for k in map(_payload_keys, (r.value for r in returns)) if k is not None]
-    if len(returns) < 2:
-        return {}, keys
-    carried: set[str] = set()
-    for r in returns:
-        _carried_names(r.value, carried)
-    if not carried:
-        return {}, keys
+
+def _identifiers(value: ast.AST) -> set[str]:
+    """Identifiers of a value that are libcst ``Name`` nodes too (``_names_in``
+    sees at least these)."""
+    out: set[str] = set()
+    for n in ast.walk(value):
+        name = _cst_name(n)
+        if name is not None:
+            out.add(name)
+        elif isinstance(n, ast.Attribute):
+            out.add(n.attr)
+        elif isinstance(n, ast.keyword) and n.arg is not None:
+            out.add(n.arg)
+    return out
+
+
+def _test_leaf(test: ast.AST) -> str | None:
+    """The name ``_classify`` matches in a test that is not ``not``/``and``/
+    ``or``: ``x.leaf``, ``leaf``, or either called without arguments."""
+    if isinstance(test, ast.Call) and not test.args and not test.keywords:
+        test = test.func
+    if isinstance(test, ast.Attribute):
+        return test.attr
+    return _cst_name(test)
+
+
+def _test_leaves(test: ast.AST, out: list[str]) -> None:
+    """The names ``PpPayloadDropsTensors._classify`` may match against
+    ``last-rank-accessors`` in an ``if`` test."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        _test_leaves(test.operand, out)
+        return
+    if isinstance(test, ast.BoolOp):
+        for v in test.values:
+            _test_leaves(v, out)
+        return
+    leaf = _test_leaf(test)
+    if leaf is not None and leaf not in out:
+        out.append(leaf)
+
+
+# the rank contexts of a return (``_Return.ctx``): LAST, NONLAST or 0 (unknown)
+LAST, NONLAST = 1, -1
+
+
+def _classify_ast(test: ast.AST, matched: frozenset[str]) -> tuple[int, int]:
+    """``PpPayloadDropsTensors._classify`` with the accessors that match
+    given as the set of leaves they match. ``a and b and c`` is one BoolOp
+    here and nested pairs in libcst: "the first non-zero, left to right" is
+    the same either way."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        b, e = _classify_ast(test.operand, matched)
+        return e, b
+    if isinstance(test, ast.BoolOp):
+        parts = [_classify_ast(v, matched) for v in test.values]
+        if isinstance(test.op, ast.And):
+            return next((p[0] for p in parts if p[0]), 0), 0
+        return 0, next((p[1] for p in parts if p[1]), 0)
+    leaf = _test_leaf(test)
+    if leaf is not None and leaf in matched:
+        return LAST, NONLAST
+    return 0, 0
+
+
+_BODY, _ELSE, _AFTER = range(3)
+
+
+def _rank_paths(body: list[ast.stmt]) -> list[tuple[ast.Return, list[tuple[int, ast.expr]]]]:
+    """Every return ``PpPayloadDropsTensors._block`` records, in its order,
+    with the ``if`` tests its rank context depends on: the ``if`` branches
+    it sits in (``_BODY``/``_ELSE``) and, in every block on the way, the
+    earlier ``if <test>: ... return`` without ``else`` that make the rest of
+    that block the other context (``_AFTER``). Mirrors ``_block``/``_if``:
+    ``if``/``for``/``while``/``with``/``try`` are entered (``match`` and
+    ``try/except*`` are not, nor nested functions)."""
+    out: list[tuple[ast.Return, list[tuple[int, ast.expr]]]] = []
+
+    def block(stmts: list[ast.stmt], path: list[tuple[int, ast.expr]]) -> None:
+        for s in stmts:
+            if isinstance(s, ast.Return):
+                out.append((s, path))
+            elif isinstance(s, ast.If):
+                block(s.body, [*path, (_BODY, s.test)])
+                # ``elif`` is an ``if`` alone in ``orelse`` here; libcst's
+                # ``_if`` on it and ``_block`` on an ``else:`` holding one
+                # ``if`` agree: what the inner ``if`` would set for later
+                # statements has none to apply to
+                block(s.orelse, [*path, (_ELSE, s.test)])
+                if not s.orelse and isinstance(s.body[-1], (ast.Return, ast.Raise)):
+                    path = [*path, (_AFTER, s.test)]
+            elif isinstance(s, (ast.For, ast.AsyncFor, ast.While)):
+                block(s.body, path)
+                block(s.orelse, path)
+            elif isinstance(s, (ast.With, ast.AsyncWith)):
+                block(s.body, path)
+            elif isinstance(s, ast.Try):
+                block(s.body, path)
+                for h in s.handlers:
+                    block(h.body, path)
+                block(s.orelse, path)
+                block(s.finalbody, path)
+
+    block(body, [])
+    return out
+
+
+def _path_context(path: Sequence[tuple[int, ast.expr]], matched: frozenset[str]) -> int:
+    """The rank context ``_block``/``_if`` give a return on ``path``."""
+    ctx = 0
+    for op, test in path:
+        b, e = _classify_ast(test, matched)
+        if op == _BODY:
+            ctx = b or ctx
+        elif op == _ELSE:
+            ctx = e or ctx
+        elif e:  # ``_if`` hands back its else context only when there is one
+            ctx = e
+    return ctx
+
+
+def _nonlast_masks(path: Sequence[tuple[int, ast.expr]]) -> tuple[list[str], list[int] | None]:
+    """The accessor candidates a return's context depends on and the masks
+    over them (bit i: ``leaves[i]`` matches) that make it non-last; None
+    when there are too many candidates to enumerate."""
+    leaves: list[str] = []
+    for _, test in path:
+        _test_leaves(test, leaves)
+    if len(leaves) > _MAX_LEAVES:
+        return leaves, None
+    masks = []
+    for mask in range(1, 1 << len(leaves)):  # mask 0: nothing matches, context 0
+        matched = frozenset(k for i, k in enumerate(leaves) if mask >> i & 1)
+        if _path_context(path, matched) == NONLAST:
+            masks.append(mask)
+    return leaves, masks
+
+
+def _accumulator_candidates(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, carried: set[str]
+) -> dict[str, list[str]]:
+    """Names some return hands back that the method also adds to
+    (``_accumulators`` before the options): ``""`` for an append/``+=``/
+    capture keyword, else the name of the call that may add to it (whether it
+    is a helper is an option)."""
     acc: dict[str, set[str]] = {}
 
     def add(name: str | None, how: str | None) -> None:
@@ -211,26 +360,22 @@ def _method_shape(
     for n in _walk_ast_no_nested(fn):
         if isinstance(n, ast.Call):
             f = n.func
-            if (
-                isinstance(f, ast.Attribute)
-                and f.attr in _MUTATORS
-                and isinstance(f.value, ast.Name)
-            ):
-                add(f.value.id, "")
+            if isinstance(f, ast.Attribute) and f.attr in _MUTATORS and _cst_name(f.value):
+                add(_cst_name(f.value), "")
                 continue
-            leaf = (ast_dotted(f) or "").rsplit(".", 1)[-1] or None
+            leaf = (_cst_dotted(f) or "").rsplit(".", 1)[-1] or None
             positional = [a for a in n.args if not isinstance(a, ast.Starred)]
-            if positional and isinstance(positional[0], ast.Name):
-                add(positional[0].id, leaf)
+            if positional:
+                add(_cst_name(positional[0]), leaf)
             for k in n.keywords:
                 if k.arg is None or not name_matches(k.arg, ("*captur*",)):
                     continue
                 v = k.value
                 for c in (v.body, v.orelse) if isinstance(v, ast.IfExp) else (v,):
-                    if isinstance(c, ast.Attribute) and isinstance(c.value, ast.Name):
-                        add(c.value.id, "")
-                    elif isinstance(c, ast.Name):
-                        add(c.id, "")
+                    if isinstance(c, ast.Attribute):
+                        add(_cst_name(c.value), "")
+                    else:
+                        add(_cst_name(c), "")
         elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
             if isinstance(n.value, (ast.List, ast.Tuple)):
                 add(n.target.id, "")
@@ -240,20 +385,124 @@ def _method_shape(
             and isinstance(n.targets[0], ast.Name)
             and isinstance(n.value, ast.Call)
         ):
-            add(n.targets[0].id, (ast_dotted(n.value.func) or "").rsplit(".", 1)[-1] or None)
-    return {k: sorted(v) for k, v in acc.items()}, keys
+            add(n.targets[0].id, (_cst_dotted(n.value.func) or "").rsplit(".", 1)[-1] or None)
+    return {k: sorted(v) for k, v in acc.items()}
+
+
+# One return of a method, as the facts gate replays it:
+#   [leaf, splat, carried, has, keys, k, nonlast]
+# leaf: ``Leaf`` of ``return a.Leaf(...)`` or None; splat: a ``**`` in the
+# value; carried: accumulator candidates it returns as themselves; has: those
+# written anywhere in it; keys: the sorted keys of ``Leaf({"k": ...})`` or
+# None; k: the accessor candidates its rank context depends on; nonlast: the
+# masks over ``k`` (bit i: ``k[i]`` matches ``last-rank-accessors``) under
+# which the rule puts it in the non-last context, or None when not
+# enumerated (either may hold).
+_LEAF, _SPLAT, _CARRIED, _HAS, _KEYS, _K, _NL = range(7)
+
+
+def _method_shape(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Any] | None:
+    """What the facts gate needs to replay ``visit_ClassDef`` on one method,
+    or None when no options can make it report."""
+    paths = [(r, p) for r, p in _rank_paths(fn.body) if r.value is not None]
+    if not paths:
+        return None
+    carried_by: list[set[str]] = [set() for _ in paths]
+    for (r, _), out in zip(paths, carried_by):
+        _carried_names(r.value, out)
+    all_carried = set().union(*carried_by)
+    # a drop needs a payload and another return carrying an accumulator
+    acc = _accumulator_candidates(fn, all_carried) if len(paths) >= 2 and all_carried else {}
+    keys = [_dict_keys_ast(r.value) for r, _ in paths]
+    if not acc and all(k is None for k in keys):
+        return None
+    names = set(acc)
+    rets: list[list[Any]] = []
+    for (r, path), c, k in zip(paths, carried_by, keys):
+        assert r.value is not None
+        leaf = _call_leaf(r.value)
+        carried = sorted(c & names)
+        leaves, nl = _nonlast_masks(path)
+        # a return that is never a payload (no call, never non-last) and
+        # returns no accumulator changes nothing the rule decides
+        if leaf is None and nl == [] and not carried:
+            continue
+        has = sorted(_identifiers(r.value) & names) if names else []
+        rets.append([leaf, _has_splat(r.value), carried, has, k, leaves, nl])
+    shape = {"acc": acc, "rets": rets}
+    return shape if _could_drop(shape) or _could_mismatch(shape) else None
+
+
+def _maybe_payload(ret: Sequence[Any]) -> bool:
+    nl = ret[_NL]
+    return ret[_LEAF] is not None or nl is None or bool(nl)
+
+
+def _could_drop(m: Mapping[str, Any]) -> bool:
+    """Under some options: a payload with no ``**`` misses an accumulator
+    another return hands back (every return is a last-rank one when no
+    accessor matches and its call is not a payload class)."""
+    if not m["acc"]:
+        return False
+    rets = m["rets"]
+    for i, rl in enumerate(rets):
+        if not rl[_CARRIED]:
+            continue
+        for j, rp in enumerate(rets):
+            if (
+                i != j
+                and not rp[_SPLAT]
+                and _maybe_payload(rp)
+                and set(rl[_CARRIED]) - set(rp[_HAS])
+            ):
+                return True
+    return False
+
+
+def _could_mismatch(m: Mapping[str, Any]) -> bool:
+    """Under some options: a keyed payload returned on a non-last rank."""
+    return any(r[_KEYS] is not None and (r[_NL] is None or r[_NL]) for r in m["rets"])
+
+
+def _receiver_shape(node: ast.ClassDef) -> dict[str, Any]:
+    """What ``_own_receiver`` reads, before the options: calls given a
+    list/tuple first (``[leaf, keys]``, keys None when not all literal), and
+    per function defined anywhere in the class the ``[leaf, keys]`` of its
+    returns, or None when one cannot be a keyed payload under any options
+    (the rule then finds the receiver opaque)."""
+    calls: list[list[Any]] = []
+    defs: dict[str, list[list[Any]] | None] = {}
+    for stmt in node.body:
+        for n in ast.walk(stmt):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                layouts: list[list[Any]] | None = []
+                for s in n.body:
+                    for r in ast.walk(s):
+                        if not isinstance(r, ast.Return) or layouts is None:
+                            continue
+                        leaf, keys = _call_leaf(r.value), _dict_keys_ast(r.value)
+                        layouts = None if leaf is None or keys is None else [*layouts, [leaf, keys]]
+                prev = defs.get(n.name, [])
+                defs[n.name] = None if prev is None or layouts is None else prev + layouts
+            elif isinstance(n, ast.Call):
+                first = _first_arg(n)
+                leaf = (_cst_dotted(n.func) or "").rsplit(".", 1)[-1]
+                if leaf and isinstance(first, (ast.List, ast.Tuple)):
+                    keys = _literal_keys(first.elts)
+                    rec = [leaf, sorted(set(keys)) if keys is not None else None]
+                    if rec not in calls:
+                        calls.append(rec)
+    return {"calls": calls, "defs": defs}
 
 
 def _class_shape(node: ast.ClassDef) -> dict[str, Any] | None:
-    acc: dict[str, set[str]] = {}
-    payloads: list[list[Any]] = []
+    methods = []
     for stmt in node.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            a, k = _method_shape(stmt)
-            for name, hows in a.items():
-                acc.setdefault(name, set()).update(hows)
-            payloads.extend(p for p in k if p not in payloads)
-    if not acc and not payloads:
+            m = _method_shape(stmt)
+            if m is not None:
+                methods.append(m)
+    if not methods:
         return None
     own: dict[str, bool] = {}
     for stmt in node.body:
@@ -268,32 +517,12 @@ def _class_shape(node: ast.ClassDef) -> dict[str, Any] | None:
             own[target.id] = isinstance(value, ast.Constant) and value.value is True
     bases = []
     for b in node.bases:
-        d = ast_dotted(b.value if isinstance(b, ast.Starred) else b)
+        d = _cst_dotted(b.value if isinstance(b, ast.Starred) else b)
         if d:
             bases.append(d)
-    out: dict[str, Any] = {"bases": bases, "own": own}
-    if acc:
-        out["acc"] = {k: sorted(v) for k, v in acc.items()}
-    if payloads:
-        # what an own receiver can allocate: ``[leaf, keys]`` of calls whose
-        # first argument is a list/tuple of string literals (a receiver with
-        # any other argument is opaque and silences the check), and every
-        # function defined in the class (a hand-written allocator)
-        calls: list[list[Any]] = []
-        defs: set[str] = set()
-        for n in ast.walk(node):
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                defs.add(n.name)
-            elif isinstance(n, ast.Call):
-                first = _first_arg(n)
-                if isinstance(first, (ast.List, ast.Tuple)):
-                    leaf = (ast_dotted(n.func) or "").rsplit(".", 1)[-1]
-                    keys = _literal_keys(first.elts)
-                    if leaf and keys is not None and [leaf, sorted(set(keys))] not in calls:
-                        calls.append([leaf, sorted(set(keys))])
-        out["payloads"] = payloads
-        out["receivers"] = calls
-        out["defs"] = sorted(defs)
+    out: dict[str, Any] = {"bases": bases, "own": own, "methods": methods}
+    if any(_could_mismatch(m) for m in methods):
+        out["recv"] = _receiver_shape(node)
     return out
 
 
@@ -319,7 +548,7 @@ class PpPayloadShapes(FactCollector):
     accumulator candidates, receiver candidates). Read only by the gate."""
 
     name = "pp_payload_shapes"
-    version = 1
+    version = 2
     needles = _TEXT_NEEDLES
 
     @classmethod
@@ -360,9 +589,6 @@ def _root(node: cst.CSTNode) -> str | None:
     return node.value if isinstance(node, cst.Name) else None
 
 
-LAST, NONLAST = 1, -1
-
-
 @dataclass
 class _Return:
     node: cst.Return
@@ -390,30 +616,97 @@ class _LazyMro:
         return self._mro
 
 
-def _may_accumulate(acc: Mapping[str, Sequence[str]], options: Mapping[str, Any]) -> bool:
+def _nonlast(ret: Sequence[Any], options: Mapping[str, Any]) -> bool | None:
+    """Whether the rule puts ``ret`` in the non-last context under these
+    options (None: not enumerated, either may hold)."""
+    nl = ret[_NL]
+    if nl is None:
+        return None
+    if not nl:
+        return False
+    accessors = options["last-rank-accessors"]
+    mask = sum(1 << i for i, k in enumerate(ret[_K]) if name_matches(k, accessors))
+    return mask in nl
+
+
+def _may_drop(m: Mapping[str, Any], options: Mapping[str, Any]) -> bool:
+    """``_dropped`` on the record: an accumulator (``_accumulators``) that a
+    last-rank return hands back and a payload without ``**`` does not name."""
     pats, helpers = options["accumulator-patterns"], options["accumulator-helpers"]
-    return any(
-        name_matches(name, pats) and any(h == "" or name_matches(h, helpers) for h in hows)
-        for name, hows in acc.items()
-    )
+    accs = {
+        name
+        for name, hows in m["acc"].items()
+        if name_matches(name, pats) and any(h == "" or name_matches(h, helpers) for h in hows)
+    }
+    if not accs:
+        return False
+    classes = options["payload-classes"]
+    last: set[str] = set()
+    payloads: list[set[str]] = []
+    for ret in m["rets"]:
+        call = ret[_LEAF] in classes
+        nonlast = _nonlast(ret, options)
+        if not call and nonlast is not True:  # ``_is_payload_return`` may be false
+            last |= set(ret[_CARRIED]) & accs
+        if (call or nonlast is not False) and not ret[_SPLAT]:
+            payloads.append(set(ret[_HAS]))
+    return bool(last) and any(last - has for has in payloads)
+
+
+def _payload_keys(m: Mapping[str, Any], options: Mapping[str, Any]) -> list[set[str]]:
+    """Key sets ``_report_key_mismatch`` compares: keyed payload calls in
+    the non-last context."""
+    return [
+        set(ret[_KEYS])
+        for ret in m["rets"]
+        if ret[_KEYS] is not None
+        and ret[_LEAF] in options["payload-classes"]
+        and _nonlast(ret, options) is not False
+    ]
+
+
+def _own_layouts(recv: Mapping[str, Any], options: Mapping[str, Any]) -> list[set[str]] | None:
+    """``_own_receiver`` on the record: ``[]`` for an opaque receiver, None
+    for none. A factory given something other than a list or tuple is not
+    recorded (the rule finds it opaque: here its siblings still count, or
+    the bases are read; either way the gate only lets more through)."""
+    factories, methods = options["receiver-factories"], options["receiver-methods"]
+    classes = options["payload-classes"]
+    layouts: list[set[str]] = []
+    opaque = False
+    for leaf, keys in recv["calls"]:
+        if leaf in factories:
+            if keys is None:
+                opaque = True
+            else:
+                layouts.append(set(keys))
+    for name, rets in recv["defs"].items():
+        if name not in methods:
+            continue
+        if rets is None:
+            opaque = True
+            continue
+        for leaf, keys in rets:
+            if leaf in classes:
+                layouts.append(set(keys))
+            else:
+                opaque = True
+    if opaque:
+        return []
+    return layouts or None
 
 
 def _may_mismatch(
-    shape: Mapping[str, Any],
+    payloads: list[set[str]],
+    recv: Mapping[str, Any],
     bases_mro: _LazyMro,
     receivers: Mapping[str, Any],
     options: Mapping[str, Any],
 ) -> bool:
     """Whether a payload's keys can differ from what the receiver allocates
-    (``PpPayloadDropsTensors._receiver`` on the facts; over-approximated
-    where the class writes its own allocator)."""
-    payloads = [set(k) for leaf, k in shape["payloads"] if leaf in options["payload-classes"]]
-    if not payloads:
-        return False
-    if set(shape["defs"]) & set(options["receiver-methods"]):
-        return True
-    layouts = [set(k) for leaf, k in shape["receivers"] if leaf in options["receiver-factories"]]
-    if not layouts:
+    (``PpPayloadDropsTensors._receiver``, on the facts)."""
+    layouts = _own_layouts(recv, options)
+    if layouts is None:
         for _, info in bases_mro():
             if any(name_matches(m, options["receiver-methods"]) for m in info.methods):
                 return False
@@ -522,17 +815,20 @@ class PpPayloadDropsTensors(Rule):
     Prefilter and options: a file is parsed only when (1) its text holds one
     of the default payload or last-rank names (`IntermediateTensors`,
     `PPProxyTensors`, `is_last_rank`, `last_stage`, `last_pp_rank`), (2) a
-    class in it has a method that returns a name it also adds to (and
-    returns something else too) or returns a call with a string-keyed dict,
-    and (3) after the project's facts are merged, with the effective options:
-    a name matching `accumulator-patterns` is added to by `append`/`+=`/a
-    capture keyword or by a call matching `accumulator-helpers`, and the
-    class claims one of `capability-flags` (own or inherited; any class when
-    `require-claim = false`); or a `payload-classes` payload's keys differ
-    from what `receiver-factories` allocate in the class or a base (any class
-    defining one of `receiver-methods` is parsed). Steps 2 and 3 honour
-    configured names; step 1 does not (it runs on raw text before options
-    are known): a project that renames the payload class *and* the
+    class in it has a method where, under some options, a return without
+    `**` may be the other ranks' payload while another return hands back a
+    name the method adds to, or a string-keyed payload may be returned on a
+    non-last rank, and (3) after the project's facts are merged, the rule's
+    decision on that method holds under the effective options: the rank
+    context of each return under `last-rank-accessors`, the accumulators
+    under `accumulator-patterns` and `accumulator-helpers`, the payloads
+    under `payload-classes` (counted as carrying only the names written in
+    them), and a claim through `capability-flags` (own or inherited; any
+    class when `require-claim = false`); or a non-last payload's keys differ
+    from what the receiver allocates (`receiver-factories` calls or
+    `receiver-methods` returns in the class, else in a base). Steps 2 and 3
+    honour configured names; step 1 does not (it runs on raw text before
+    options are known): a project that renames the payload class *and* the
     last-rank accessor to names containing none of the five default strings
     is not analysed.
     """
@@ -558,8 +854,9 @@ class PpPayloadDropsTensors(Rule):
     # -- prefilter -----------------------------------------------------------
     @classmethod
     def candidate_tree(cls, tree: ast.Module, text: str) -> bool:
-        # a class with a method that returns a name it also adds to (and
-        # returns something else too), or returns a string-keyed payload
+        # a class with a method where, under some options, a payload misses
+        # an accumulator another return hands back, or a keyed payload is
+        # returned on a non-last rank (see ``_method_shape``)
         return bool(payload_shapes(tree))
 
     @classmethod
@@ -575,13 +872,20 @@ class PpPayloadDropsTensors(Rule):
         receivers = facts.raw("pp_receivers")
         for shape in shapes.get("classes", ()):
             bases_mro = _LazyMro(index, module, shape["bases"])
-            if (
-                shape.get("acc")
-                and _may_accumulate(shape["acc"], options)
-                and (not options["require-claim"] or _may_claim(shape, bases_mro, index, options))
+            methods = shape["methods"]
+            # ``visit_ClassDef``: a method drops taps and the class claims
+            # the capability (any class when ``require-claim`` is off) ...
+            if any(_may_drop(m, options) for m in methods) and (
+                not options["require-claim"] or _may_claim(shape, bases_mro, index, options)
             ):
                 return True
-            if "payloads" in shape and _may_mismatch(shape, bases_mro, receivers, options):
+            # ... or a keyed non-last payload differs from the receiver
+            keys = [k for m in methods for k in _payload_keys(m, options)]
+            if (
+                keys
+                and "recv" in shape
+                and _may_mismatch(keys, shape["recv"], bases_mro, receivers, options)
+            ):
                 return True
         return False
 
