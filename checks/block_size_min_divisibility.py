@@ -4,16 +4,26 @@ must divide ``X`` or be a power of two."""
 from __future__ import annotations
 
 import ast
+import bisect
+import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import libcst as cst
 
 from checks._helpers import ast_dotted, call_name, dotted, function_params, int_literal, walk
-from checks._imports import follow_reexports, imports_from_cst, qualify
-from checks._kernels import KernelFacts, KernelIndex, Need, _module_statements, collect_text
+from checks._imports import (
+    _import_nodes,
+    follow_reexports,
+    imports_from_cst,
+    is_package_path,
+    qualify,
+    resolve_relative,
+)
+from checks._kernels import KernelFacts, KernelIndex, Need, TritonKernels, collect_text
+from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule
 from linter.types import Applicability, Fixability, Note, Severity, Span
@@ -28,9 +38,11 @@ _BUILTIN_POW2 = ("triton.next_power_of_2", "next_power_of_2", "next_power_of_two
 
 # -- prefilter ------------------------------------------------------------------
 #
-# Two gates, both supersets of what the rule reports (see ``candidate`` and
-# ``candidate_tree``). The text gate is regex only; the tree gate runs on the
-# CPython ``ast`` the engine builds once per file and shares.
+# Three gates, each a superset of what the rule reports: ``candidate`` (regex
+# only), ``candidate_tree`` (the rule's analysis replayed on the CPython
+# ``ast`` the engine builds once per file and shares) and ``candidate_facts``
+# (the replay's open questions, answered under the options and the project's
+# kernel facts).
 
 # Whatever may sit between two tokens of one expression: whitespace, a
 # backslash continuation, a comment (inside brackets). ``_PGAP`` also lets
@@ -156,7 +168,9 @@ def _text_may_fire(text: str) -> bool:
             return True
     if not names:
         return False
-    in_range = re.compile(r"," + _PGAP + alt + _GAP + r"[,)]")
+    # the rule reads the third argument as written, so also ``step=B`` and
+    # ``*B`` (which ``range`` itself would refuse)
+    in_range = re.compile(r"[,=*]" + _PGAP + alt + _GAP + r"[,)]")
     for m in _RANGE_OPEN.finditer(text):
         if m.start() and (text[m.start() - 1].isalnum() or text[m.start() - 1] in "._"):
             continue  # ``tl.range(``, ``arange(``: not the builtin
@@ -165,120 +179,258 @@ def _text_may_fire(text: str) -> bool:
     return False
 
 
+# the last text asked about and the answer: the rule's text gate and the
+# ``block_min_sites`` collector ask in turn about the same text
+_TEXT_GATE_MEMO: list[object] = [None, False]
+
+
 def _text_gate(text: str) -> bool:
-    return (
+    if _TEXT_GATE_MEMO[0] is text:
+        return bool(_TEXT_GATE_MEMO[1])
+    hit = (
         "min" in text
         and _MIN_BINDING.search(text) is not None
         and _CONSUMER_HINT.search(text) is not None
         and _text_may_fire(text)
     )
+    _TEXT_GATE_MEMO[:] = [text, hit]
+    return hit
 
 
-def _ast_pow2(e: ast.AST, consts: dict[str, object]) -> bool:
-    """A power of two whatever the options say: a literal, a built-in
-    power-of-two call, ``1 << k``, or a name bound once, in this scope or at
-    module level, to a literal. A subset of ``_Values.pow2``."""
-    if isinstance(e, ast.Constant):
-        return isinstance(e.value, int) and not isinstance(e.value, bool) and _is_pow2(e.value)
-    if isinstance(e, ast.Call):
-        return _matches(ast_dotted(e.func), _BUILTIN_POW2)
-    if isinstance(e, ast.BinOp) and isinstance(e.op, ast.LShift):
-        return isinstance(e.left, ast.Constant) and e.left.value == 1
-    if isinstance(e, ast.Name):
-        v = consts.get(e.id)
-        return isinstance(v, int) and not isinstance(v, bool) and _is_pow2(v)
-    return False
+# -- the ast gate: the rule's analysis replayed on ``ast`` ---------------------------
+#
+# ``_replay`` runs what ``_analyse`` does (sites, repairs, pins, host
+# consumers, guards) on CPython's ``ast``, with the built-in power-of-two
+# functions only. What it cannot settle without options and project facts it
+# keeps as open questions (``_Replay``): the calls whose power-of-two-ness the
+# ``power-of-two-functions`` option could change, and the kernel launches a
+# block reaches. ``candidate_tree`` passes a file with any finding or open
+# question; the ``block_min_sites`` collector stores them and
+# ``candidate_facts`` answers them under the effective options. Each helper
+# below names the libcst code it mirrors; they must decide alike.
 
 
-def _ast_literal_names(nodes: Iterable[ast.AST], params: set[str]) -> dict[str, object]:
-    """Names bound exactly once, to an int literal (``None`` marks a name bound
-    in any other way, which shadows a module constant)."""
-    out: dict[str, object] = {}
-    for n in nodes:
-        if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For)):
-            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-            value = (
-                getattr(n, "value", None)
-                if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr))
-                else None
-            )
-            for t in targets:
-                for name in (x.id for x in ast.walk(t) if isinstance(x, ast.Name)):
-                    if (
-                        name in out
-                        or not isinstance(t, ast.Name)
-                        or not isinstance(value, ast.Constant)
-                    ):
-                        out[name] = None
-                    else:
-                        out[name] = value.value
-        elif isinstance(
-            n, (ast.With, ast.AsyncWith, ast.comprehension, ast.Import, ast.ImportFrom)
-        ):
-            out.update(
-                {
-                    x.id: None
-                    for x in ast.walk(n)
-                    if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store)
-                }
-            )
-            if isinstance(n, (ast.Import, ast.ImportFrom)):
-                out.update({(a.asname or a.name).split(".")[0]: None for a in n.names})
-    for p in params:
-        out[p] = None
-    return out
+class _Unsure(Exception):
+    """The replay cannot tell what the rule decides (code equality that
+    depends on parentheses ``ast`` does not keep): the scope is kept."""
 
 
-def _ast_module_statements(tree: ast.Module) -> list[ast.stmt]:
-    """Module-level statements, also under top-level ``if``/``try``: where
-    ``_top_level_bindings`` looks for module constants (and a little more)."""
-    return _module_statements(tree.body)
-
-
-def _ast_params(scope: ast.AST) -> set[str]:
-    if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return set()
-    a = scope.args
-    names = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
-    names |= {x.arg for x in (a.vararg, a.kwarg) if x is not None}
-    return names
-
-
-
-
-_OTHER_AST = None  # an ast binding that is not ``name = expr``
+_A_OTHER = object()  # ``_OTHER``: a binding that is not ``name = expr``
+_A_KNOB = object()  # ``_KNOB``: a knob parameter's incoming value
 _SCOPE_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
-# nested contexts of a ``%``: may it be an asserted (or ``if ...: raise``)
-# check? Only under an ``assert`` or ``if`` test.
-_PLAIN, _TESTED = 0, 1
+_COMPOUND = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.If,
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.With,
+    ast.AsyncWith,
+    ast.Try,
+    ast.TryStar,
+    ast.Match,
+)
 
 
-@dataclass
-class _AstScope:
-    """What the tree gate needs of one function (or the module), gathered the
-    way the rule's traversal gathers it: decorators, defaults and annotations
-    belong to the function; lambdas and comprehensions belong to the
-    enclosing function."""
+class _Source:
+    """The text around ``ast`` nodes: what ``_code`` would print for a node,
+    and which blocks libcst holds as a one-line suite (``if c: x = 1``)."""
 
-    node: ast.AST
-    params: set[str] = field(default_factory=set)
-    defaults: set[str] = field(default_factory=set)  # parameters with a default
-    nodes: list[ast.AST] = field(default_factory=list)
-    binds: dict[str, list[ast.expr | None]] = field(default_factory=dict)
-    ops: list[tuple[ast.BinOp, int]] = field(default_factory=list)
-    loops: list[ast.For | ast.AsyncFor] = field(default_factory=list)
-    launches: list[ast.Call] = field(default_factory=list)
-    has_min: bool = False
+    def __init__(self, text: str) -> None:
+        # the tokenizer's lines (``str.splitlines`` also breaks at \f, \v, ...)
+        self.lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        self._enc: dict[int, bytes] = {}
+
+    def line(self, lineno: int) -> bytes:
+        b = self._enc.get(lineno)
+        if b is None:
+            b = (
+                self.lines[lineno - 1].encode("utf-8", "surrogatepass")
+                if lineno <= len(self.lines)
+                else b""
+            )
+            self._enc[lineno] = b
+        return b
+
+    def inline_suite(self, body: list[ast.stmt]) -> bool:
+        """The block follows its header on the same line (libcst's
+        ``SimpleStatementSuite``)."""
+        st = body[0]
+        return bool(self.line(st.lineno)[: st.col_offset].strip())
+
+    def _parens_before(self, lineno: int, col: int) -> int | None:
+        """How many ``(`` immediately precede the position (``None``: a
+        comment may sit in between)."""
+        n = 0
+        b = self.line(lineno)[:col]
+        while True:
+            s = b.rstrip(b" \t\f")
+            while s.endswith((b"(", b"\\")):
+                n += s.endswith(b"(")
+                s = s[:-1].rstrip(b" \t\f")
+            if s:
+                return n
+            lineno -= 1
+            if lineno < 1:
+                return n
+            b = self.line(lineno)
+            if b"#" in b:
+                return None
+
+    def _parens_after(self, lineno: int, col: int) -> int | None:
+        """How many ``)`` immediately follow the position."""
+        n = 0
+        b = self.line(lineno)[col:]
+        while True:
+            s = b.lstrip(b" \t\f")
+            while s.startswith(b")"):
+                n += 1
+                s = s[1:].lstrip(b" \t\f")
+            if s.startswith(b"#"):
+                return None
+            if s and s != b"\\":
+                return n
+            lineno += 1
+            if lineno > len(self.lines):
+                return n
+            b = self.line(lineno)
+
+    def code(self, node: ast.expr, sole_arg: bool = False) -> str | None:
+        """``_code`` of the libcst node for ``node`` (its text, whitespace
+        runs made one space), or ``None`` when the node may carry its own
+        parentheses, which libcst prints and ``ast`` drops. ``sole_arg``: the
+        node is a call's only, positional argument (one pair of parentheses
+        around it is the call's)."""
+        if (
+            isinstance(node, ast.GeneratorExp)
+            or node.end_lineno is None
+            or node.end_col_offset is None
+        ):
+            return None
+        before = self._parens_before(node.lineno, node.col_offset)
+        after = self._parens_after(node.end_lineno, node.end_col_offset)
+        if before is None or after is None or min(before, after) > (1 if sole_arg else 0):
+            return None
+        if node.lineno == node.end_lineno:
+            seg = self.line(node.lineno)[node.col_offset : node.end_col_offset]
+        else:
+            parts = [self.line(node.lineno)[node.col_offset :]]
+            parts += [self.line(i) for i in range(node.lineno + 1, node.end_lineno)]
+            parts.append(self.line(node.end_lineno)[: node.end_col_offset])
+            seg = b"\n".join(parts)
+        return " ".join(seg.decode("utf-8", "surrogatepass").split())
 
 
-def _ast_bind(out: dict[str, list[ast.expr | None]], target: ast.AST, value: ast.expr | None) -> None:
+def _dump(node: ast.AST) -> str:
+    return ast.dump(node, annotate_fields=False)
+
+
+def _same_code(src: _Source, a: ast.expr, b: ast.expr) -> bool:
+    """``_code(a) == _code(b)``: different trees never print alike; equal
+    trees print alike unless spacing, comments or parentheses differ."""
+    if _dump(a) != _dump(b):
+        return False
+    ca, cb = src.code(a), src.code(b)
+    if ca is None or cb is None:
+        raise _Unsure
+    return ca == cb
+
+
+def _a_bind(out: dict[str, list[object]], target: ast.AST, value: object) -> None:
+    """``_bind``."""
     if isinstance(target, ast.Name):
         out.setdefault(target.id, []).append(value)
     elif isinstance(target, (ast.Tuple, ast.List)):
         for el in target.elts:
-            _ast_bind(out, el, _OTHER_AST)
+            _a_bind(out, el, _A_OTHER)
     elif isinstance(target, ast.Starred):
-        _ast_bind(out, target.value, _OTHER_AST)
+        _a_bind(out, target.value, _A_OTHER)
+
+
+def _a_top_level_bindings(tree: ast.Module, src: _Source) -> dict[str, list[object]]:
+    """``_top_level_bindings``: the module body and the blocks of top-level
+    ``if``/``try`` (not ``try*``), except one-line suites, which it skips."""
+    out: dict[str, list[object]] = {}
+    stack: list[list[ast.stmt]] = [tree.body]
+    while stack:
+        body = stack.pop()
+        if not body or (body is not tree.body and src.inline_suite(body)):
+            continue
+        for st in body:
+            if isinstance(st, ast.Assign):
+                for t in st.targets:
+                    _a_bind(out, t, st.value)
+            elif isinstance(st, ast.AnnAssign) and st.value is not None:
+                _a_bind(out, st.target, st.value)
+            elif isinstance(st, ast.AugAssign):
+                _a_bind(out, st.target, _A_OTHER)
+            elif isinstance(st, ast.If):
+                # an ``elif`` is a one-statement block whose ``If`` starts its
+                # line (at the keyword): never taken for a one-line suite
+                stack += [st.body, st.orelse]
+            elif isinstance(st, ast.Try):
+                stack += [st.body, *(h.body for h in st.handlers), st.orelse, st.finalbody]
+    return out
+
+
+def _a_raise_only(body: list[ast.stmt]) -> bool:
+    """``_raise_only``: one logical line (statements joined by ``;``) that
+    raises."""
+    for prev, st in itertools.pairwise(body):
+        if st.lineno != prev.end_lineno:
+            return False
+    return not any(isinstance(st, _COMPOUND) for st in body) and any(
+        isinstance(st, ast.Raise) for st in body
+    )
+
+
+def _a_int_literal(node: ast.AST | None) -> int | None:
+    """``int_literal``."""
+    if isinstance(node, ast.Constant):
+        v = node.value
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = _a_int_literal(node.operand)
+        return -v if v is not None else None
+    return None
+
+
+def _a_upper_name(e: ast.AST) -> bool:
+    """``_upper_name``."""
+    name = ast_dotted(e)
+    if not name:
+        return False
+    leaf = name.rsplit(".", 1)[-1]
+    return leaf.isupper() and any(ch.isalpha() for ch in leaf)
+
+
+def _a_params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """``function_params``."""
+    a = fn.args
+    names = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    names |= {x.arg for x in (a.vararg, a.kwarg) if x is not None}
+    return frozenset(names)
+
+
+def _a_knobs(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """``_knobs``."""
+    a = fn.args
+    pos = [*a.posonlyargs, *a.args]
+    pairs = list(zip(pos[len(pos) - len(a.defaults) :], a.defaults))
+    pairs += [(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+    out = set()
+    for p, d in pairs:
+        v = _a_int_literal(d)
+        if (v is not None and _is_pow2(v)) or (v is None and _a_upper_name(d)):
+            out.add(p.arg)
+    return frozenset(out)
+
+
+def _is_call_to(e: object, name: str) -> bool:
+    """``call_name(e) == name`` for a one-word name."""
+    return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == name
 
 
 def _scope_start(st: ast.stmt) -> int:
@@ -315,320 +467,740 @@ def _innermost_scope(tree: ast.Module, line: int) -> ast.AST:
         body = nxt
 
 
-def _ast_scope(node: ast.AST) -> _AstScope:
-    """One scope's own nodes (not those of nested functions and classes), with
-    an explicit stack: deep expression trees must not hit the recursion
-    limit."""
-    scope = _AstScope(node)
-    if isinstance(node, _SCOPE_DEFS):
-        scope.params = _ast_params(node)
-        a = node.args
-        pos = [*a.posonlyargs, *a.args]
-        scope.defaults = {p.arg for p in pos[len(pos) - len(a.defaults) :]}
-        scope.defaults |= {p.arg for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None}
-    stack: list[tuple[ast.AST, int]] = [(c, _PLAIN) for c in ast.iter_child_nodes(node)]
-    while stack:
-        node, ctx = stack.pop()
-        scope.nodes.append(node)
-        if isinstance(node, (*_SCOPE_DEFS, ast.ClassDef)):
-            continue
-        if isinstance(node, ast.Assign):
-            for t in node.targets:
-                _ast_bind(scope.binds, t, node.value)
-        elif isinstance(node, ast.AnnAssign):
-            if node.value is not None:
-                _ast_bind(scope.binds, node.target, node.value)
-        elif isinstance(node, ast.AugAssign):
-            _ast_bind(scope.binds, node.target, _OTHER_AST)
-        elif isinstance(node, ast.NamedExpr):
-            _ast_bind(scope.binds, node.target, node.value)
-        elif isinstance(node, (ast.For, ast.AsyncFor)):
-            _ast_bind(scope.binds, node.target, _OTHER_AST)
-            it = node.iter
-            if (
-                isinstance(it, ast.Call)
-                and isinstance(it.func, ast.Name)
-                and it.func.id == "range"
-                and len(it.args) + len(it.keywords) == 3
-            ):
-                scope.loops.append(node)
-        elif isinstance(node, ast.comprehension):
-            _ast_bind(scope.binds, node.target, _OTHER_AST)
-        elif isinstance(node, ast.withitem):
-            if node.optional_vars is not None:
-                _ast_bind(scope.binds, node.optional_vars, _OTHER_AST)
-        elif isinstance(node, ast.BinOp):
-            if isinstance(node.op, (ast.Mod, ast.FloorDiv)) and isinstance(node.right, ast.Name):
-                scope.ops.append((node, ctx))
-        elif isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Name) and node.func.id == "min":
-                scope.has_min = True
-            elif isinstance(node.func, ast.Subscript):
-                scope.launches.append(node)
-        if isinstance(node, (ast.Assert, ast.If)):
-            stack.append((node.test, _TESTED))
-            stack.extend((c, _PLAIN) for c in ast.iter_child_nodes(node) if c is not node.test)
-        elif isinstance(node, ast.stmt):
-            stack.extend((c, _PLAIN) for c in ast.iter_child_nodes(node))
-        else:
-            stack.extend((c, ctx) for c in ast.iter_child_nodes(node))
-    return scope
+@dataclass
+class _AScope:
+    """``_Scope``, gathered the way the rule's traversal gathers it:
+    decorators, defaults and annotations belong to the function; lambdas and
+    comprehensions to the enclosing function; ``where`` as ``self._where``."""
+
+    node: ast.AST
+    params: frozenset[str] = frozenset()
+    knobs: frozenset[str] = frozenset()
+    bindings: dict[str, list[object]] = field(default_factory=dict)
+    pins: list[tuple[ast.Compare, bool]] = field(default_factory=list)
+    has_min: bool = False
+    ops: list[tuple[ast.BinOp, str]] = field(default_factory=list)
+    cdiv_calls: list[ast.Call] = field(default_factory=list)
+    launches: list[ast.Call] = field(default_factory=list)
+    loops: list[ast.For | ast.AsyncFor] = field(default_factory=list)
+    pow2_checks: list[ast.AST] = field(default_factory=list)
 
 
-def _module_binds(tree: ast.Module) -> dict[str, list[ast.expr | None]]:
-    """Module-level bindings as the rule sees them from a function
-    (``_top_level_bindings``: the module body and top-level ``if``/``try``)."""
-    out: dict[str, list[ast.expr | None]] = {}
-    for st in _ast_module_statements(tree):
-        if isinstance(st, ast.Assign):
-            for t in st.targets:
-                _ast_bind(out, t, st.value)
-        elif isinstance(st, ast.AnnAssign) and st.value is not None:
-            _ast_bind(out, st.target, st.value)
-        elif isinstance(st, ast.AugAssign):
-            _ast_bind(out, st.target, _OTHER_AST)
+# per node type, the fields that may hold nodes, less the operator and
+# context leaves (``Load``, ``Add``, ``Eq``): half of all nodes, none of
+# them of interest
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """``ast.iter_child_nodes`` without operator and context leaves."""
+    fields = _CHILD_FIELDS.get(type(node))
+    if fields is None:
+        fields = tuple(f for f in node._fields if f not in ("ctx", "op", "ops"))
+        _CHILD_FIELDS[type(node)] = fields
+    out: list[ast.AST] = []
+    for f in fields:
+        v = getattr(node, f, None)
+        if isinstance(v, ast.AST):
+            out.append(v)
+        elif isinstance(v, list):
+            out += [x for x in v if isinstance(x, ast.AST)]
     return out
 
 
-def _ast_key(node: object) -> object:
-    """A structural key of an expression that ignores string contents: equal
-    for any two expressions whose code is equal up to whitespace (what the
-    rule compares), and for some more."""
-    if isinstance(node, ast.AST):
-        if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
-            return ("S",)
-        return (type(node).__name__, *(_ast_key(getattr(node, f, None)) for f in node._fields))
-    if isinstance(node, list):
-        return tuple(_ast_key(x) for x in node)
-    return node
+def _a_scope(node: ast.AST) -> _AScope:
+    """One scope's own nodes (not those of nested functions and classes),
+    with an explicit stack: deep expression trees must not hit the
+    recursion limit."""
+    scope = _AScope(node)
+    if isinstance(node, _SCOPE_DEFS):
+        scope.params, scope.knobs = _a_params(node), _a_knobs(node)
+    stack: list[tuple[ast.AST, str]] = [(c, "") for c in _children(node)]
+    while stack:
+        n, where = stack.pop()
+        if isinstance(n, (*_SCOPE_DEFS, ast.ClassDef)):
+            continue
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                _a_bind(scope.bindings, t, n.value)
+        elif isinstance(n, ast.AnnAssign):
+            if n.value is not None:
+                _a_bind(scope.bindings, n.target, n.value)
+        elif isinstance(n, ast.AugAssign):
+            _a_bind(scope.bindings, n.target, _A_OTHER)
+        elif isinstance(n, ast.NamedExpr):
+            _a_bind(scope.bindings, n.target, n.value)
+        elif isinstance(n, (ast.For, ast.AsyncFor)):
+            _a_bind(scope.bindings, n.target, _A_OTHER)
+            it = n.iter
+            if (
+                isinstance(it, ast.Call)
+                and _is_call_to(it, "range")
+                and len(it.args) + len(it.keywords) == 3
+            ):
+                scope.loops.append(n)
+        elif isinstance(n, ast.comprehension):
+            _a_bind(scope.bindings, n.target, _A_OTHER)
+        elif isinstance(n, ast.withitem):
+            if n.optional_vars is not None:
+                _a_bind(scope.bindings, n.optional_vars, _A_OTHER)
+        elif isinstance(n, ast.Compare):
+            if where in ("check", "raise"):
+                scope.pins.append((n, where == "check"))
+        elif isinstance(n, ast.BinOp):
+            if isinstance(n.op, (ast.Mod, ast.FloorDiv)) and isinstance(n.right, ast.Name):
+                scope.ops.append((n, where))
+            elif isinstance(n.op, ast.BitAnd) and where:
+                scope.pow2_checks.append(n)
+        elif isinstance(n, ast.Call):
+            name = ast_dotted(n.func)
+            if name == "min":
+                scope.has_min = True
+            elif isinstance(n.func, ast.Subscript):
+                scope.launches.append(n)
+            elif _matches(name, _CDIV_NAMES):
+                scope.cdiv_calls.append(n)
+            elif name and where and "pow" in name.lower():
+                scope.pow2_checks.append(n)
+        if isinstance(n, ast.Assert):
+            stack.append((n.test, "check"))
+            if n.msg is not None:
+                stack.append((n.msg, where))
+        elif isinstance(n, ast.If):
+            stack.append((n.test, "raise" if _a_raise_only(n.body) else "test"))
+            stack.extend((c, where) for c in (*n.body, *n.orelse))
+        elif isinstance(n, (ast.While, ast.IfExp)):
+            stack.append((n.test, "test"))
+            stack.extend((c, where) for c in _children(n) if c is not n.test)
+        else:
+            stack.extend((c, where) for c in _children(n))
+    return scope
 
 
-def _upper(name: str) -> bool:
-    return name.isupper() and any(ch.isalpha() for ch in name)
+@dataclass
+class _AEnv:
+    """``_Env``."""
+
+    local: dict[str, list[object]]
+    params: frozenset[str]
+    module: dict[str, list[object]]
+    is_module: bool = False
+    knobs: frozenset[str] = frozenset()
+
+    def bindings(self, name: str) -> tuple[list[object] | None, bool]:
+        if name in self.local:
+            binds = self.local[name]
+            if name in self.params:
+                binds = [_A_KNOB if name in self.knobs else _A_OTHER, *binds]
+            return binds, self.is_module
+        if name in self.params:
+            return [_A_KNOB if name in self.knobs else _A_OTHER], False
+        if name in self.module:
+            return self.module[name], True
+        return None, False
+
+    def at_module(self) -> _AEnv:
+        return _AEnv(self.module, frozenset(), self.module, True)
 
 
-class _TreeGate:
-    """The rule's structure, judged loosely enough on ``ast`` to be a superset
-    of what it reports: a ``min`` of two arguments, one of which may be the
-    cap (a constant, a power of two, an UPPER_CASE name; any call, since the
-    ``power-of-two-functions`` option can name it) and the other of which is
-    not certainly a power of two or a constant, bound to a name whose family
-    (the name and its plain aliases) reaches ``X % B`` in an assert or ``if``
-    test, ``X // B``, ``range(.., X, B)`` without tail handling, where ``X``
-    may be the same width as the ``min`` argument, or a launch
-    ``kernel[grid](..)``; or a launch with an inline ``KW=min(..)``."""
+class _AValues:
+    """``_Values`` with the built-in power-of-two functions only; ``sens``
+    collects every other call name it asked about: the option could make
+    one of those a power of two and change the answer."""
 
-    def __init__(self, tree: ast.Module, text: str) -> None:
-        self.tree = tree
-        self.text = text
-        self._module_binds: dict[str, list[ast.expr | None]] | None = None
-        self.module_consts = _ast_literal_names(_ast_module_statements(tree), set())
+    def __init__(self, env: _AEnv, src: _Source, sens: set[str]) -> None:
+        self.env = env
+        self.src = src
+        self.sens = sens
+        self._assumed: set[tuple[str, bool]] = set()
 
-    def may_fire(self) -> bool:
-        """Only the scopes holding a ``min(`` call are looked at: where the
-        call sits is where the rule would analyse it."""
-        lines = {
-            self.text.count("\n", 0, m.start()) + 1 for m in re.finditer(_MIN_CALL, self.text)
-        }
-        seen: set[int] = set()
-        for line in sorted(lines):
-            node = _innermost_scope(self.tree, line)
-            if id(node) in seen or isinstance(node, ast.ClassDef):
-                continue  # class bodies are never analysed (their methods are)
-            seen.add(id(node))
-            scope = _ast_scope(node)
-            if scope.has_min and self._scope_may_fire(scope):
-                return True
-        return False
-
-    # -- the cap and the width ----------------------------------------------------
-    def _lookup(self, scope: _AstScope, name: str) -> list[ast.expr | None]:
-        """Local and module-level bindings of ``name`` (the rule looks at one
-        or the other; "any of both" is a superset)."""
-        binds = list(scope.binds.get(name, ()))
-        if not isinstance(scope.node, ast.Module):
-            if self._module_binds is None:
-                self._module_binds = _module_binds(self.tree)
-            binds += self._module_binds.get(name, ())
-        return binds
-
-    def _maybe_cap(self, e: ast.AST, scope: _AstScope, seen: set[str], depth: int = 0) -> bool:
-        """Possibly a constant, a power of two or a constant-like name for the
-        rule (a superset of ``_Values.const``, ``_Values.pow2`` and
-        ``_constant_like``)."""
-        if depth > _MAX_DEPTH:
-            return True
+    def const(self, e: object, env: _AEnv | None = None, depth: int = 0) -> int | None:
+        env = env or self.env
+        if depth > _MAX_DEPTH or not isinstance(e, ast.expr):
+            return None
         if isinstance(e, ast.Constant):
-            return True
-        if isinstance(e, ast.UnaryOp):
-            return self._maybe_cap(e.operand, scope, seen, depth + 1)
+            # libcst's ``Integer``; ``True`` is a ``Name`` there, bound nowhere
+            v = e.value
+            return v if isinstance(v, int) and not isinstance(v, bool) else None
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+            v = self.const(e.operand, env, depth + 1)
+            return -v if v is not None else None
         if isinstance(e, ast.BinOp):
-            if isinstance(e.op, ast.BitAnd):
-                return True  # x & -x
-            if isinstance(e.op, (ast.LShift, ast.Pow)):
-                return self._maybe_cap(e.left, scope, seen, depth + 1)
-            if isinstance(e.op, (ast.Mult, ast.FloorDiv, ast.Add, ast.Sub)):
-                return self._maybe_cap(e.left, scope, seen, depth + 1) and self._maybe_cap(
-                    e.right, scope, seen, depth + 1
-                )
-            return False
-        if isinstance(e, ast.Call):
-            # any named call: the option may list it; ``x.element_size()``
-            return isinstance(e.func, (ast.Name, ast.Attribute))
-        if isinstance(e, ast.IfExp):
-            return self._maybe_cap(e.body, scope, seen, depth + 1) and self._maybe_cap(
-                e.orelse, scope, seen, depth + 1
-            )
-        if isinstance(e, ast.Attribute):
-            return e.attr == "itemsize" or (_upper(e.attr) and ast_dotted(e) is not None)
-        if isinstance(e, ast.Name):
-            if _upper(e.id) and e.id not in scope.params:
-                return True
-            if e.id in scope.defaults:
-                return True  # a knob parameter
-            if e.id in seen:
-                return True
-            seen = seen | {e.id}
-            return any(
-                b is not None and self._maybe_cap(b, scope, seen, depth + 1)
-                for b in self._lookup(scope, e.id)
-            )
-        return False
-
-    def _surely_fixed(self, e: ast.AST, consts: dict[str, object]) -> bool:
-        """Certainly a constant or a power of two for the rule: never the width."""
-        if isinstance(e, ast.Constant) and isinstance(e.value, int) and not isinstance(e.value, bool):
-            return True
-        if isinstance(e, ast.Name):
-            v = consts.get(e.id)
-            if isinstance(v, int) and not isinstance(v, bool):
-                return True
-        return _ast_pow2(e, consts)
-
-    def _widths(self, call: ast.AST, scope: _AstScope, consts: dict[str, object]) -> list[ast.expr]:
-        """The arguments that may be the width ``X`` of a site ``min(X, C)``
-        (empty: not a site)."""
-        if not (
-            isinstance(call, ast.Call)
-            and isinstance(call.func, ast.Name)
-            and call.func.id == "min"
-            and len(call.args) == 2
-            and not call.keywords
-            and not any(isinstance(a, ast.Starred) for a in call.args)
-        ):
-            return []
-        a, b = call.args
-        for arg in (a, b):
-            for n in ast.walk(arg):
-                if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub)):
-                    return []  # end-index arithmetic, not a block
-        out = []
-        for c, x in ((a, b), (b, a)):
-            if self._maybe_cap(c, scope, set()) and not self._surely_fixed(x, consts):
-                out.append(x)
-        return out
-
-    def _forms(self, e: ast.AST, scope: _AstScope, depth: int = 0) -> set[object]:
-        """Keys of what ``e`` may canonicalise to in ``_SameX``: itself, what a
-        local name is bound to (any binding, not only a single one), the
-        argument of ``int(..)``."""
-        out = {_ast_key(e)}
-        if isinstance(e, ast.Name) and depth < 4:
-            for b in scope.binds.get(e.id, ()):
-                if isinstance(b, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)) and not (
-                    isinstance(b, ast.Call) and isinstance(b.func, ast.Name) and b.func.id == "min"
-                ):
-                    out |= self._forms(b, scope, depth + 1)
+            a = self.const(e.left, env, depth + 1)
+            b = self.const(e.right, env, depth + 1)
+            if a is None or b is None:
+                return None
+            op = e.op
+            try:
+                if isinstance(op, ast.Add):
+                    return a + b
+                if isinstance(op, ast.Sub):
+                    return a - b
+                if isinstance(op, ast.Mult):
+                    return a * b
+                if isinstance(op, ast.FloorDiv) and b:
+                    return a // b
+                if isinstance(op, ast.LShift) and 0 <= b < 64:
+                    return a << b
+                if isinstance(op, ast.Pow) and 0 <= b < 64:
+                    return a**b
+            except (ValueError, OverflowError):
+                return None
+            return None
         if (
             isinstance(e, ast.Call)
             and isinstance(e.func, ast.Name)
-            and e.func.id == "int"
-            and len(e.args) + len(e.keywords) == 1
+            and e.func.id in ("int", "min", "max")
+            and (e.args or e.keywords)
         ):
-            arg = e.args[0] if e.args else e.keywords[0].value
-            out |= self._forms(arg.value if isinstance(arg, ast.Starred) else arg, scope, depth)
-        return out
-
-    # -- one scope -------------------------------------------------------------------
-    def _scope_may_fire(self, scope: _AstScope) -> bool:
-        consts = {} if isinstance(scope.node, ast.Module) else dict(self.module_consts)
-        consts.update(_ast_literal_names(scope.nodes, scope.params))
-        for call in scope.launches:
-            if not _ast_launch_target(call):
-                continue
-            if any(self._widths(k.value, scope, consts) for k in call.keywords if k.arg):
-                return True
-        for name, binds in scope.binds.items():
-            for b in binds:
-                widths = self._widths(b, scope, consts) if b is not None else []
-                if widths and self._consumed(name, widths, scope):
-                    return True
-        return False
-
-    def _consumed(self, name: str, widths: list[ast.expr], scope: _AstScope) -> bool:
-        family = {name}
-        changed = True
-        while changed:
-            changed = False
-            for n, binds in scope.binds.items():
-                if n not in family and any(
-                    isinstance(b, ast.Name) and b.id in family for b in binds
-                ):
-                    family.add(n)
-                    changed = True
-        for call in scope.launches:
-            if _ast_launch_target(call) and any(
-                isinstance(v, ast.Name) and v.id in family
-                for v in (*call.args, *(k.value for k in call.keywords))
-            ):
-                return True
-        x_forms: set[object] = set()
-        for x in widths:
-            x_forms |= self._forms(x, scope)
-
-        def same_x(e: ast.AST) -> bool:
-            return not self._forms(e, scope).isdisjoint(x_forms)
-
-        for op, ctx in scope.ops:
-            if not (isinstance(op.right, ast.Name) and op.right.id in family):
-                continue
-            if isinstance(op.op, ast.Mod) and ctx != _TESTED:
-                continue
-            if same_x(op.left):
-                return True
-        for loop in scope.loops:
-            it = loop.iter
-            assert isinstance(it, ast.Call)
-            values = [a.value if isinstance(a, ast.Starred) else a for a in it.args]
-            values += [k.value for k in it.keywords]
+            values = [a.value if isinstance(a, ast.Starred) else a for a in e.args]
+            vals = [
+                self.const(v, env, depth + 1) for v in (*values, *(k.value for k in e.keywords))
+            ]
             if (
-                any(isinstance(v, ast.Name) and v.id in family for v in values)
-                and any(same_x(v) for v in values)
-                and not _ast_loop_handles_tail(loop)
+                any(v is None for v in vals)
+                or e.keywords
+                or any(isinstance(a, ast.Starred) for a in e.args)
             ):
+                return None
+            ints = [v for v in vals if v is not None]
+            if e.func.id == "int":
+                return ints[0] if len(ints) == 1 else None
+            return min(ints) if e.func.id == "min" else max(ints)
+        if isinstance(e, ast.Name):
+            binds, at_module = env.bindings(e.id)
+            if not binds:
+                return None
+            sub = env.at_module() if at_module else env
+            vals = {self.const(b, sub, depth + 1) for b in binds}
+            if len(vals) == 1:
+                return vals.pop()
+        return None
+
+    def pow2(self, e: object, env: _AEnv | None = None, depth: int = 0) -> bool:
+        env = env or self.env
+        if depth > _MAX_DEPTH or not isinstance(e, ast.expr):
+            return False
+        v = self.const(e, env, depth + 1)
+        if v is not None:
+            return _is_pow2(v)
+        if isinstance(e, ast.Call):
+            name = ast_dotted(e.func)
+            if _matches(name, _BUILTIN_POW2):
                 return True
+            hit = self._call_pow2(e, name, env, depth)
+            if not hit and name is not None:
+                # listed in the option, the call would be a power of two
+                # (where it already is, the option changes nothing)
+                self.sens.add(name)
+            return hit
+        if isinstance(e, ast.BinOp):
+            op = e.op
+            if isinstance(op, ast.LShift):
+                return self.pow2(e.left, env, depth + 1)
+            if isinstance(op, ast.BitAnd):
+                for a, b in ((e.left, e.right), (e.right, e.left)):
+                    if (
+                        isinstance(b, ast.UnaryOp)
+                        and isinstance(b.op, ast.USub)
+                        and _same_code(self.src, b.operand, a)
+                    ):
+                        return True
+                return False
+            if isinstance(op, (ast.Mult, ast.FloorDiv)):
+                return self.pow2(e.left, env, depth + 1) and self.pow2(e.right, env, depth + 1)
+            if isinstance(op, ast.Pow):
+                return self.pow2(e.left, env, depth + 1)
+            return False
+        if isinstance(e, ast.Attribute) and e.attr == "itemsize":
+            return True
+        if isinstance(e, ast.IfExp):
+            return self.pow2(e.body, env, depth + 1) and self.pow2(e.orelse, env, depth + 1)
+        if isinstance(e, ast.Name):
+            key = (e.id, env.is_module)
+            if key in self._assumed:
+                return True
+            binds, at_module = env.bindings(e.id)
+            if not binds or any(b is _A_OTHER for b in binds):
+                return False
+            sub = env.at_module() if at_module else env
+            self._assumed.add(key)
+            try:
+                return all(b is _A_KNOB or self.pow2(b, sub, depth + 1) for b in binds)
+            finally:
+                self._assumed.discard(key)
+        return False
+
+    def _call_pow2(self, e: ast.Call, name: str | None, env: _AEnv, depth: int) -> bool:
+        if isinstance(e.func, ast.Attribute) and e.func.attr == "element_size":
+            return True
+        args = [a for a in e.args if not isinstance(a, ast.Starred)]
+        if name == "int" and len(args) == 1:
+            return self.pow2(args[0], env, depth + 1)
+        if name in ("min", "max") and len(args) == len(e.args) and not e.keywords and args:
+            return all(self.pow2(a, env, depth + 1) for a in args)
         return False
 
 
-def _ast_launch_target(call: ast.Call) -> bool:
-    """``kernel[grid](..)`` whose kernel is a dotted name, not reached
-    through ``self``/``cls`` (the rule cannot resolve those)."""
-    assert isinstance(call.func, ast.Subscript)
-    name = ast_dotted(call.func.value)
-    return name is not None and name.split(".", 1)[0] not in ("self", "cls")
+def _a_constant_like(e: ast.expr, env: _AEnv) -> bool:
+    """``_constant_like``."""
+    name = ast_dotted(e)
+    if not name:
+        return False
+    leaf = name.rsplit(".", 1)[-1]
+    if not (leaf.isupper() and any(ch.isalpha() for ch in leaf)):
+        return False
+    head = name.split(".", 1)[0]
+    return head not in env.params and (head not in env.local or env.is_module)
 
 
-def _ast_loop_handles_tail(loop: ast.For | ast.AsyncFor) -> bool:
-    """``_loop_handles_tail`` on ``ast``: the same node kinds."""
+@dataclass
+class _ASite:
+    """``_MinSite``."""
+
+    call: ast.Call
+    x: ast.expr
+    c_value: int | None
+    name: str
+    family: set[str] = field(default_factory=set)
+
+
+def _a_min_site(value: object, name: str, values: _AValues) -> _ASite | None:
+    """``_min_site``."""
+    if not _is_call_to(value, "min"):
+        return None
+    assert isinstance(value, ast.Call)
+    if (
+        len(value.args) != 2
+        or value.keywords
+        or any(isinstance(a, ast.Starred) for a in value.args)
+    ):
+        return None
+    a, b = value.args
+    for arg in (a, b):
+        for n in ast.walk(arg):
+            if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub)):
+                return None  # ``_has_offset_arith``
+    va, vb = values.const(a), values.const(b)
+    if va is not None and vb is not None:
+        return None
+    pa, pb = values.pow2(a), values.pow2(b)
+    env = values.env
+    if (
+        va is not None
+        or (pa and vb is None and not pb)
+        or (not pa and not pb and _a_constant_like(a, env) and not _a_constant_like(b, env))
+    ):
+        x, cv = b, va
+    elif (
+        vb is not None
+        or (pb and not pa)
+        or (not pa and not pb and _a_constant_like(b, env) and not _a_constant_like(a, env))
+    ):
+        x, cv = a, vb
+    else:
+        return None
+    if values.pow2(x) or values.const(x) is not None:
+        return None
+    return _ASite(value, x, cv, name, {name})
+
+
+def _a_family(name: str, local: Mapping[str, list[object]]) -> set[str]:
+    """``_family``."""
+    fam = {name}
+    changed = True
+    while changed:
+        changed = False
+        for n, binds in local.items():
+            if n in fam or not binds:
+                continue
+            if all(isinstance(b, ast.Name) and b.id in fam for b in binds):
+                fam.add(n)
+                changed = True
+    return fam
+
+
+def _a_repaired(family: set[str], local: Mapping[str, list[object]]) -> bool:
+    """``BlockSizeMinDivisibility._repaired``."""
+    for n in family:
+        for b in local.get(n, ()):
+            if b is _A_OTHER:
+                return True
+            if _is_call_to(b, "min"):
+                continue
+            if isinstance(b, ast.Name) and b.id in family:
+                continue
+            if (
+                isinstance(b, ast.Constant)
+                and isinstance(b.value, int)
+                and not isinstance(b.value, bool)
+            ):
+                continue
+            return True
+    return False
+
+
+class _ASameX:
+    """``_SameX``. The rule compares code; ``ast`` keeps the tree, which is
+    equal whenever the code is: ``maybe`` (a superset) serves where a match
+    makes a finding, ``surely`` (a subset) where it silences one."""
+
+    def __init__(self, x: ast.expr, env: _AEnv, src: _Source) -> None:
+        self.env = env
+        self.src = src
+        self.target = self._canon(x)
+        self._target_dump = _dump(self.target[0])
+
+    def _canon(self, e: ast.expr, depth: int = 0, sole: bool = False) -> tuple[ast.expr, bool]:
+        if isinstance(e, ast.Name) and depth < 4:
+            binds = self.env.local.get(e.id)
+            if binds and len(binds) == 1 and isinstance(binds[0], ast.expr):
+                b = binds[0]
+                if isinstance(
+                    b, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)
+                ) and not _is_call_to(b, "min"):
+                    return self._canon(b, depth + 1)
+        if isinstance(e, ast.Call) and _is_call_to(e, "int") and len(e.args) + len(e.keywords) == 1:
+            if e.args:
+                arg = e.args[0]
+                if isinstance(arg, ast.Starred):
+                    return self._canon(arg.value, depth)
+                return self._canon(arg, depth, sole=True)
+            return self._canon(e.keywords[0].value, depth)
+        return e, sole
+
+    def _codes(self, e: ast.expr) -> tuple[str | None, str | None] | None:
+        """Both codes (``None`` where the text cannot tell), or ``None``
+        when the trees differ."""
+        node, sole = self._canon(e)
+        if _dump(node) != self._target_dump:
+            return None
+        return self.src.code(node, sole), self.src.code(*self.target)
+
+    def maybe(self, e: ast.expr) -> bool:
+        codes = self._codes(e)
+        return codes is not None and (None in codes or codes[0] == codes[1])
+
+    def surely(self, e: ast.expr) -> bool:
+        codes = self._codes(e)
+        return codes is not None and None not in codes and codes[0] == codes[1]
+
+
+def _a_pinned(site: _ASite, scope: _AScope, same_x: _ASameX, values: _AValues) -> bool:
+    """``_pinned``, only where it surely holds."""
+    for cmp, holds in scope.pins:
+        if len(cmp.ops) != 1:
+            continue
+        op = cmp.ops[0]
+        left, right = cmp.left, cmp.comparators[0]
+        if not isinstance(op, (ast.Eq, ast.In) if holds else (ast.NotEq, ast.NotIn)):
+            continue
+        for a, b in ((left, right), (right, left)):
+            if not same_x.surely(a):
+                continue
+            if isinstance(op, (ast.Eq, ast.NotEq)) and values.const(b) is not None:
+                return True
+            if (
+                isinstance(op, (ast.In, ast.NotIn))
+                and b is right
+                and isinstance(b, (ast.Tuple, ast.List, ast.Set))
+                and b.elts
+                and all(values.const(el) is not None for el in b.elts)
+            ):
+                return True
+    return False
+
+
+def _a_names_block(e: ast.AST, family: set[str]) -> bool:
+    return isinstance(e, ast.Name) and e.id in family
+
+
+def _a_call_values(call: ast.Call) -> list[ast.expr]:
+    """The argument values of a call in source order, as libcst lists them
+    (``*x`` gives ``x``; keywords interleave with ``*args``)."""
+    items: list[tuple[tuple[int, int], ast.expr]] = []
+    for a in call.args:
+        items.append(((a.lineno, a.col_offset), a.value if isinstance(a, ast.Starred) else a))
+    for k in call.keywords:
+        items.append(((k.lineno, k.col_offset), k.value))
+    return [v for _, v in sorted(items, key=lambda kv: kv[0])]
+
+
+def _a_guards(site: _ASite, scope: _AScope) -> tuple[bool, bool, bool]:
+    """``_guards``; the power-of-two guard only where it surely holds (libcst
+    also counts attribute and keyword names as ``Name``)."""
+    div_guard = any(
+        isinstance(n.op, ast.Mod)
+        and where not in ("check", "raise")
+        and _a_names_block(n.right, site.family)
+        for n, where in scope.ops
+    )
+    cdiv = any(
+        any(_a_names_block(v, site.family) for v in _a_call_values(c)) for c in scope.cdiv_calls
+    )
+    pow2_guard = any(
+        any(isinstance(n, ast.Name) and n.id in site.family for n in ast.walk(chk))
+        for chk in scope.pow2_checks
+    )
+    return div_guard, cdiv, pow2_guard
+
+
+def _a_loop_handles_tail(loop: ast.For | ast.AsyncFor) -> bool:
+    """``_loop_handles_tail``."""
     for st in loop.body:
         for n in ast.walk(st):
             if isinstance(n, (ast.Slice, ast.Compare, ast.If, ast.IfExp)):
                 return True
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("min", "max"):
+            if (
+                isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Name)
+                and n.func.id in ("min", "max")
+            ):
                 return True
             if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod):
                 return True
     return False
+
+
+@dataclass
+class _Replay:
+    """What the replay leaves for the facts gate: a finding on the host for
+    sure (``host``), the option-sensitive call names (``opt``), and the
+    launches a live block reaches: (kernel as written, kinds of need that
+    would not be silenced, keyword parameters, positional indices)."""
+
+    host: bool = False
+    opt: set[str] = field(default_factory=set)
+    launches: list[tuple[str, str, tuple[str, ...], tuple[int, ...]]] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.host or self.opt or self.launches)
+
+
+def _a_launch(
+    call: ast.Call,
+    kinds: str,
+    out: _Replay,
+    family: set[str] | None = None,
+    inline: str | None = None,
+) -> None:
+    """A launch ``_kernel_consumers`` would look up: the kernel's dotted name
+    (not through ``self``/``cls``), and where the block goes."""
+    assert isinstance(call.func, ast.Subscript)
+    kname = ast_dotted(call.func.value)
+    if not kname or kname.split(".", 1)[0] in ("self", "cls"):
+        return
+    if inline is not None:
+        keywords: tuple[str, ...] = (inline,)
+        indices: tuple[int, ...] = ()
+    else:
+        assert family is not None
+        keywords = tuple(k.arg for k in call.keywords if k.arg and _a_names_block(k.value, family))
+        found = []
+        for i, a in enumerate(call.args):
+            if isinstance(a, ast.Starred):
+                break  # ``_launch_args``: positions end at the first ``*args``
+            if _a_names_block(a, family):
+                found.append(i)
+        indices = tuple(found)
+    if keywords or indices:
+        out.launches.append((kname, kinds, keywords, indices))
+
+
+def _a_consumed(family: set[str], scope: _AScope) -> bool:
+    """Something in the scope could be a consumer of the block whatever the
+    width is: a launch it is passed to (as ``_a_launch`` reads it), ``% B``
+    in an assert or raise test, ``// B`` outside a test, ``range(.., .., B)``
+    without tail handling."""
+    for call in scope.launches:
+        probe = _Replay()
+        _a_launch(call, "dp", probe, family=family)
+        if probe.launches:
+            return True
+    for node, where in scope.ops:
+        if _a_names_block(node.right, family) and (
+            (isinstance(node.op, ast.Mod) and where in ("check", "raise"))
+            or (isinstance(node.op, ast.FloorDiv) and where != "test")
+        ):
+            return True
+    return any(
+        _a_names_block(_a_call_values(loop.iter)[2], family)  # type: ignore[arg-type]
+        and not _a_loop_handles_tail(loop)
+        for loop in scope.loops
+    )
+
+
+def _a_analyse(scope: _AScope, env: _AEnv, src: _Source, out: _Replay) -> None:
+    """``_analyse`` and ``_decide``."""
+    values = _AValues(env, src, out.opt)
+    sites = []
+    for name, binds in env.local.items():
+        for b in binds:
+            if not _is_call_to(b, "min"):
+                continue
+            # the family, the repairs and whether anything consumes the block
+            # do not depend on which argument is the cap: a binding that
+            # fails there is no finding under any option, and its calls are
+            # not asked about (they would only widen ``opt``)
+            family = _a_family(name, env.local)
+            if _a_repaired(family, env.local) or not _a_consumed(family, scope):
+                continue
+            site = _a_min_site(b, name, values)
+            if site is not None:
+                site.family = family
+                sites.append(site)
+    for site in sites:
+        same_x = _ASameX(site.x, env, src)
+        if _a_pinned(site, scope, same_x, values):
+            continue
+        div_guard, cdiv, pow2_guard = _a_guards(site, scope)
+        cv = site.c_value
+        div_ok = not div_guard and not (cv is not None and cv <= 1)
+        pow2_ok = not pow2_guard and not (cv is not None and _is_pow2(cv) and cv <= 2)
+        if div_ok:
+            for node, where in scope.ops:
+                if not _a_names_block(node.right, site.family) or not same_x.maybe(node.left):
+                    continue
+                checked = isinstance(node.op, ast.Mod) and where in ("check", "raise")
+                # a floor count, unless a ``cdiv`` next to it covers the tail
+                floor = isinstance(node.op, ast.FloorDiv) and where != "test" and not cdiv
+                if checked or floor:
+                    out.host = True
+            for loop in scope.loops:
+                args = _a_call_values(loop.iter)  # type: ignore[arg-type]
+                if (
+                    same_x.maybe(args[1])
+                    and _a_names_block(args[2], site.family)
+                    and not _a_loop_handles_tail(loop)
+                ):
+                    out.host = True
+        kinds = ("d" if div_ok else "") + ("p" if pow2_ok else "")
+        if kinds:
+            for call in scope.launches:
+                _a_launch(call, kinds, out, family=site.family)
+    for call in scope.launches:
+        for k in call.keywords:
+            inline = _a_min_site(k.value, k.arg, values) if k.arg else None
+            if inline is not None:
+                # ``_decide`` without a scope: no guards
+                cv = inline.c_value
+                kinds = ("" if cv is not None and cv <= 1 else "d") + (
+                    "" if cv is not None and _is_pow2(cv) and cv <= 2 else "p"
+                )
+                _a_launch(call, kinds, out, inline=k.arg)
+
+
+# the last text replayed, its tree and the replay: the ast gate and then the
+# collector ask about the same text object (the collector is a text collector,
+# handed no tree: the engine would otherwise build an ast for every file that
+# merely binds a ``min(``, several times more than pass the text gate)
+_REPLAY_MEMO: list[Any] = [None, None, None]
+
+
+def _replay_tree(tree: ast.Module, text: str) -> _Replay:
+    """The replay over the scopes that hold a ``min(`` call (where the call
+    sits is where the rule analyses it)."""
+    if _REPLAY_MEMO[0] is text:
+        return _REPLAY_MEMO[2]  # type: ignore[no-any-return]
+    out = _Replay()
+    src = _Source(text)
+    module_binds: dict[str, list[object]] | None = None
+    # line numbers as ``ast`` counts them (a lone \r ends a line too)
+    starts = list(itertools.accumulate((len(ln) + 1 for ln in src.lines), initial=0))
+    flat = "\n".join(src.lines)
+    lines = {bisect.bisect_right(starts, m.start()) for m in re.finditer(_MIN_CALL, flat)}
+    seen: set[int] = set()
+    for line in sorted(lines):
+        node = _innermost_scope(tree, line)
+        if id(node) in seen or isinstance(node, ast.ClassDef):
+            continue  # class bodies are never analysed (their methods are)
+        seen.add(id(node))
+        scope = _a_scope(node)
+        if not scope.has_min:
+            continue
+        if isinstance(node, ast.Module):
+            env = _AEnv(scope.bindings, frozenset(), scope.bindings, True)
+        else:
+            if module_binds is None:
+                module_binds = _a_top_level_bindings(tree, src)
+            env = _AEnv(scope.bindings, scope.params, module_binds, knobs=scope.knobs)
+        try:
+            _a_analyse(scope, env, src, out)
+        except _Unsure:
+            out.host = True
+    _REPLAY_MEMO[:] = [text, tree, out]
+    return out
+
+
+def _replay_text(text: str) -> tuple[ast.Module, _Replay] | None:
+    """The tree and the replay of ``text``: those the ast gate just made, or
+    made here (a file only scanned for facts); ``None`` if it does not parse."""
+    if _REPLAY_MEMO[0] is not text:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        _replay_tree(tree, text)
+    return _REPLAY_MEMO[1], _REPLAY_MEMO[2]
+
+
+def _qualified(kname: str, tree: ast.Module, module: str, path: str) -> list[str]:
+    """What ``qualify`` may make of a launched kernel's name: through every
+    import binding its head (the rule takes the last in its own traversal
+    order), else in this module."""
+    head, _, rest = kname.partition(".")
+    pkg = is_package_path(path)
+    out: set[str] = set()
+    for node in _import_nodes(tree.body):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                local = a.asname or a.name.split(".")[0]
+                if local == head:
+                    base = a.name if a.asname else a.name.split(".")[0]
+                    out.add(f"{base}.{rest}" if rest else base)
+        elif isinstance(node, ast.ImportFrom):
+            frm = resolve_relative(module, pkg, node.level, node.module)
+            for a in node.names:
+                if a.name != "*" and (a.asname or a.name) == head:
+                    base = f"{frm}.{a.name}" if frm else a.name
+                    out.add(f"{base}.{rest}" if rest else base)
+    if not out:
+        out.add(f"{module}.{kname}" if module else kname)
+    return sorted(out)
+
+
+class BlockMinSites(FactCollector):
+    """Per module, what SHD101's facts gate decides (read by nothing else):
+    the open questions of the replay, with each launched kernel's possible
+    qualified names, and whether the module's text holds kernels of its own.
+    ``{"host": true}`` when the replay found a host finding."""
+
+    name = "block_min_sites"
+    version = 1
+    needles = Needles(all_of=("min",), regex=_MIN_BINDING.pattern)
+    needs_ast = False
+
+    @classmethod
+    def collect(cls, tree: ast.Module | None, text: str, module: str, path: str) -> Any:
+        if not _text_gate(text):
+            return None  # the rule's text gate stops the file before any facts gate
+        replayed = _replay_text(text)
+        if replayed is None:
+            return None  # unparsable: the facts gate lets the file through
+        tree, rep = replayed
+        if not rep:
+            return None  # the ast gate stops it
+        if rep.host:
+            return {"path": path, "host": True}
+        return {
+            "path": path,
+            "opt": sorted(rep.opt),
+            "launches": [
+                [_qualified(kname, tree, module, path), kinds, list(keywords), list(indices)]
+                for kname, kinds, keywords, indices in dict.fromkeys(rep.launches)
+            ],
+            "tk": TritonKernels.needles.match(text),
+        }
 
 
 def _is_pow2(v: int) -> bool:
@@ -979,7 +1551,7 @@ class BlockSizeMinDivisibility(Rule):
     severity = Severity.ERROR
     fixable = Fixability.SOMETIMES
     needles = Needles(all_of=("min",))
-    facts = ("triton_kernels", "facade_imports")
+    facts = ("triton_kernels", "facade_imports", "block_min_sites")
     tags = ("correctness", "triton")
     options: ClassVar[Mapping[str, Option]] = {
         "power-of-two-functions": Option(
@@ -1003,13 +1575,57 @@ class BlockSizeMinDivisibility(Rule):
 
     @classmethod
     def candidate_tree(cls, tree: ast.Module, text: str) -> bool:
-        """On the shared ``ast``: a ``min`` that may be a site (a cap-like
-        argument and a width that is not certainly fixed) bound in a function
-        (or at module level) that also holds a consumer of the name or an
-        alias: ``X % B`` asserted or raised on, ``X // B``, ``range`` without
-        tail handling (``X`` possibly the same width), or a launch; or an
-        inline ``KW=min(..)`` in a launch."""
-        return _TreeGate(tree, text).may_fire()
+        """The rule's analysis replayed on the shared ``ast`` (see
+        ``_replay_tree``): a host finding, a launch a live block reaches, or
+        a call that the ``power-of-two-functions`` option could turn into a
+        power of two."""
+        return bool(_replay_tree(tree, text))
+
+    @classmethod
+    def candidate_facts(
+        cls, module: str, path: str, facts: ProjectFacts, options: Mapping[str, Any]
+    ) -> bool:
+        """The replay's open questions answered (``block_min_sites``): does
+        the option name one of the calls the replay asked about, and does a
+        launch reach a kernel (with a ``kernel-decorators`` decorator) that
+        needs the parameter the block is passed as, with a kind of need the
+        site's guards do not silence? Resolved as ``_kernel`` resolves it."""
+        rec = facts.raw("block_min_sites").get(module)
+        if rec is None or rec.get("path") != path or rec.get("host"):
+            return True  # not collected (or another file's), or a host finding
+        extra = tuple(options["power-of-two-functions"])
+        if any(_matches(n, extra) for n in rec.get("opt", ())):
+            return True  # the replay assumed only the built-in functions
+        launches = rec.get("launches", ())
+        if not launches:
+            return False
+        if rec.get("tk"):
+            # the rule also reads this file's own kernels from its text: the
+            # facts must hold them (they do when collected from this text)
+            own = facts.raw("triton_kernels").get(module)
+            if own is None or own.get("path") != path:
+                return True
+        index = facts.index("triton_kernels")
+        if not isinstance(index, KernelIndex):
+            return True
+        facades = facts.raw("facade_imports")
+
+        def imports(m: str) -> Mapping[str, str] | None:
+            return index.imports.get(m) or facades.get(m)
+
+        def defined(q: str) -> bool:
+            return q in index.kernels
+
+        decorators = options["kernel-decorators"]
+        for quals, kinds, keywords, indices in launches:
+            for q in quals:
+                k = index.kernels.get(follow_reexports(q, defined, imports))
+                if k is None or not any(_matches(d, decorators) for d in k.decorators):
+                    continue
+                params = [*keywords, *(k.params[i] for i in indices if i < len(k.params))]
+                if any(n.kind[:1] in kinds for p in params for n in k.needs.get(p, ())):
+                    return True
+        return False
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]

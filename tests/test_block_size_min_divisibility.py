@@ -14,9 +14,11 @@ from hypothesis import strategies as st
 
 from checks._kernels import TritonKernels
 from checks.block_size_min_divisibility import (
+    BlockMinSites,
     BlockSizeMinDivisibility,
     _div_example,
     _pow2_example,
+    _replay_tree,
 )
 from linter.config import Config, ConfigError, load_config
 from linter.engine import Engine
@@ -440,16 +442,45 @@ def programs(draw: st.DrawFn) -> str:
     return _KERNEL + f"CAP = {cap_value}\n\n\n{deco}def f(x, n, h, m):\n" + body
 
 
+def gated_and_open(
+    tmp_path: Path, text: str, options: str = "", extra: dict[str, str] | None = None
+) -> tuple[bool, list[tuple[int, int, str]], list[tuple[int, int, str]]]:
+    """Whether ``mod.py`` reaches libcst through all three gates (under the
+    options), the findings through the gates and those with every gate open."""
+    (tmp_path / "pyproject.toml").write_text(
+        f"[tool.shardlint.rules.SHD101]\n{options}\n", encoding="utf-8"
+    )
+    for name, body in (extra or {}).items():
+        (tmp_path / name).write_text(body, encoding="utf-8")
+    (tmp_path / "mod.py").write_text(text, encoding="utf-8")
+    registry = load_registry()
+    config = load_config([tmp_path], registry).with_overrides(select=(CODE,))
+    engine = Engine(config, registry, jobs=1)
+    facts = engine.project_facts()
+    scan = engine.scan_one(text, "mod.py", True)
+    reaches = CODE in engine.facts_gate("mod.py", scan.rules or [], facts)
+    gated, errors = engine.lint_text(text, tmp_path / "mod.py")
+    assert not errors, errors
+    opened = engine.check_one(text, "mod.py", facts, [CODE]).diagnostics
+
+    def key(d: Diagnostic) -> tuple[int, int, str]:
+        return (d.span.line, d.span.column, d.message)
+
+    return reaches, sorted(map(key, gated)), sorted(map(key, opened))
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs())
 def test_gates_are_sound(tmp_path_factory: pytest.TempPathFactory, text: str) -> None:
-    """Wherever the rule fires, the text gate and the ``ast`` gate both pass."""
+    """Through the three gates the rule finds what it finds with every gate
+    open; where it fires, each gate passes."""
     assert parses(text), text
-    tmp = tmp_path_factory.mktemp("p")
-    fires = bool(lint(text, tmp))
-    if fires:
+    reaches, gated, opened = gated_and_open(tmp_path_factory.mktemp("p"), text)
+    assert gated == opened, text
+    if opened:
         assert BlockSizeMinDivisibility.candidate(text), text
         assert BlockSizeMinDivisibility.candidate_tree(ast.parse(text), text), text
+        assert reaches, text
 
 
 def test_generated_programs_do_fire(tmp_path: Path) -> None:
@@ -458,3 +489,254 @@ def test_generated_programs_do_fire(tmp_path: Path) -> None:
     for consumer in ("assert n % blk == 0", "k = n // blk", "_k[(1,)](x, n, BLK=blk)"):
         text = _KERNEL + f"def f(x, n):\n    blk = min(n, 1024)\n    {consumer}\n"
         assert lint(text, tmp_path), consumer
+
+
+# -- the replay and the facts gate -------------------------------------------------
+
+EDGE_GATES = (RULE_DIR / "edge_gates.py").read_text(encoding="utf-8")
+
+
+def _edge_function(name: str) -> str:
+    """``edge_gates.py`` cut down to its header (imports, constants, the
+    kernel) and one function."""
+    tree = ast.parse(EDGE_GATES)
+    first = next(
+        n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name != "_rows_kernel"
+    )
+    header = "\n".join(EDGE_GATES.splitlines()[: first.lineno - 1])
+    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
+    return header + "\n" + (ast.get_source_segment(EDGE_GATES, fn) or "") + "\n"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "warps_are_a_launch_option",  # facts: the kernel has no such parameter
+        "warps_from_a_power_of_two",  # ast: max(pow2 // 256, 1) is a power of two
+        "remainder_padded",  # facts: the only need left is silenced by the guard
+        "width_pinned",  # ast: `if n not in (..): raise` pins the width
+        "block_rebuilt",  # ast: gcd rebinds the block
+        "group_is_a_constant",  # ast: the one-line suite's binding is not read
+    ],
+)
+def test_gates_stop_the_look_alikes(tmp_path: Path, name: str) -> None:
+    reaches, gated, opened = gated_and_open(tmp_path, _edge_function(name))
+    assert opened == [] and gated == []
+    assert not reaches
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "chunk_asserted_by_the_kernel",
+        "splits_from_a_guarded_constant",
+        "lowest_set_bit_in_parentheses",
+    ],
+)
+def test_gates_pass_what_fires(tmp_path: Path, name: str) -> None:
+    reaches, gated, opened = gated_and_open(tmp_path, _edge_function(name))
+    assert reaches and len(opened) == 1 and gated == opened
+
+
+def test_ast_gate_reaches_the_facts_gate_only_with_open_questions() -> None:
+    # the whole corpus file: launches and host findings are open questions;
+    # the look-alikes settled on ``ast`` alone leave nothing behind
+    tree = ast.parse(EDGE_GATES)
+    rep = _replay_tree(tree, EDGE_GATES)
+    assert rep.host  # the parenthesised ``(w) & -w``: the replay cannot tell
+    for name in (
+        "warps_from_a_power_of_two",
+        "width_pinned",
+        "block_rebuilt",
+        "group_is_a_constant",
+    ):
+        text = _edge_function(name)
+        assert not BlockSizeMinDivisibility.candidate_tree(ast.parse(text), text), name
+
+
+_CAP_CALL = _KERNEL + textwrap.dedent(
+    """
+    def f(x, n, m):
+        blk = min(n, my_cap(m))
+        _k[(1,)](x, n, BLK=blk)
+    """
+)
+
+
+def test_option_sensitive_call_is_left_to_the_facts_gate(tmp_path: Path) -> None:
+    # with my_cap a power of two, `min(n, my_cap(m))` is a site: the ast gate
+    # cannot know the option, the facts gate does
+    assert BlockSizeMinDivisibility.candidate_tree(ast.parse(_CAP_CALL), _CAP_CALL)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    reaches, gated, opened = gated_and_open(tmp_path / "a", _CAP_CALL)
+    assert not reaches and opened == []
+    option = 'power-of-two-functions = ["my_cap"]'
+    reaches, gated, opened = gated_and_open(tmp_path / "b", _CAP_CALL, option)
+    assert reaches and len(gated) == 1 and gated == opened
+
+
+def test_facts_gate_follows_kernel_decorators_and_imports(tmp_path: Path) -> None:
+    kernels = _KERNEL.replace("@triton.jit", "@my_jit")
+    launch = textwrap.dedent(
+        """
+        from kmod import _k as kernel
+
+
+        def f(x, n):
+            blk = min(n, 1024)
+            kernel[(1,)](x, n, blk)
+        """
+    )
+    for sub, option, fires in (("a", "", False), ("b", 'kernel-decorators = ["my_jit"]', True)):
+        (tmp_path / sub).mkdir()
+        reaches, gated, opened = gated_and_open(
+            tmp_path / sub, launch, option, extra={"kmod.py": kernels}
+        )
+        assert reaches is fires and bool(opened) is fires and gated == opened
+
+
+def test_text_gate_sees_a_step_keyword() -> None:
+    # `range` refuses keywords, but the rule reads the third argument as written
+    text = "def f(n):\n    blk = min(n, 96)\n    for i in range(0, n, step=blk):\n        pass\n"
+    assert BlockSizeMinDivisibility.candidate(text)
+    assert BlockSizeMinDivisibility.candidate_tree(ast.parse(text), text)
+
+
+def test_collector_records_the_open_questions() -> None:
+    text = _KERNEL + textwrap.dedent(
+        """
+        def f(x, n, m):
+            blk = min(n, my_cap(m))  # a site only if my_cap is a power of two
+            _k[(1,)](x, n, BLK=blk)
+
+
+        def g(x, n):
+            blk = min(n, 1024)
+            _k[(1,)](x, n, 4, blk)
+        """
+    )
+    data = BlockMinSites.collect(ast.parse(text), text, "pkg.mod", "pkg/mod.py")
+    assert data == {
+        "path": "pkg/mod.py",
+        "opt": ["my_cap"],
+        "launches": [[["pkg.mod._k"], "dp", [], [3]]],
+        "tk": True,
+    }
+    host = "def f(n):\n    blk = min(n, 1024)\n    assert n % blk == 0\n"
+    assert BlockMinSites.collect(ast.parse(host), host, "m", "m.py") == {
+        "path": "m.py",
+        "host": True,
+    }
+    silent = (
+        "def f(n):\n    blk = min(n, 1024)\n    blk = math.gcd(blk, n)\n    assert n % blk == 0\n"
+    )
+    assert BlockMinSites.collect(ast.parse(silent), silent, "m", "m.py") is None
+
+
+# A denser grammar than ``programs``: what the replay must decide as the rule
+# decides (caps and widths the power-of-two proof and constant folding see
+# through or not, pins, guards, repairs, module constants bound in blocks and
+# suites, consumers of every kind, options).
+_WIDTHS = [
+    "n",
+    "x.shape[1]",
+    "int(h)",
+    "next_power_of_2(n)",
+    "n & -n",
+    "(n) & -n",
+    "knob",
+    "KN",
+    "my_pow2(n)",
+    "w",
+    "max(n, 16)",
+    "n // 2",
+    "1 << m",
+    "h.size(0)",
+]
+_CAPS = [
+    "1024",
+    "96",
+    "1",
+    "2",
+    "CAP",
+    "cfg.CAP",
+    "m",
+    "KN",
+    "triton.next_power_of_2(m)",
+    "my_pow2(m)",
+    "64 // x.element_size()",
+    "16 if m else 32",
+    "min(CAP, 64)",
+    "LOCAL",
+]
+_PRELUDES = [
+    "CAP = 512",
+    "CAP = 96",
+    "if flag:\n    CAP = 96\nelse:\n    CAP = 512",
+    "if flag: CAP = 96\nCAP = 512",
+    "try:\n    CAP = 256\nexcept E:\n    CAP = 96",
+    "CAP = 512\nCAP += 1",
+    "CAP, OTHER = 64, 96",
+]
+_EXTRAS = [
+    "assert {W} == 256",
+    "if {W} not in (64, 128): raise ValueError",
+    "if {W} != 64:\n        y = 2\n        raise ValueError",
+    "if {W} % {B}:\n        pass",
+    "while {W} % {B}:\n        {B} //= 2",
+    "if is_power_of_2({B}):\n        pass",
+    "g = triton.cdiv({W}, {B})",
+    "{B} = math.gcd({B}, {W})",
+    "w = x.shape[1]",
+    "LOCAL = 128",
+]
+_USES = [
+    "assert {W} % {B} == 0",
+    "if {W} % {B}: raise ValueError",
+    "k = {W} // {B}",
+    "for i in range(0, {W}, {B}):\n        x.narrow(0, i, {B})",
+    "_k[(1,)](x, {W}, BLK={B})",
+    "_k[(1,)](x, {W}, {B})",
+    "_k[(1,)](x, {W}, BLK=min({A}, {C}))",
+    "kmod.far[(1,)](x, {W}, {B})",
+    "k = ({W}) // {B}",
+    "_k[(1,)](*args, {B})",
+]
+_OPTIONS = [
+    "",
+    'power-of-two-functions = ["my_pow2"]',
+    'power-of-two-functions = ["size", "max"]',
+    'kernel-decorators = ["my_jit"]',
+]
+_FAR = _KERNEL.replace("def _k(x_ptr, n, BLK", "def far(x_ptr, n, BLK")
+
+
+@st.composite
+def dense_programs(draw: st.DrawFn) -> tuple[str, str]:
+    a, c = draw(st.sampled_from(_WIDTHS)), draw(st.sampled_from(_CAPS))
+    if draw(st.booleans()):
+        a, c = c, a
+    w = draw(st.sampled_from([a, c]))
+    lines = [draw(st.sampled_from(["", *_EXTRAS])), "blk = min({A}, {C})"]
+    lines += draw(st.lists(st.sampled_from(_EXTRAS), max_size=2))
+    lines += draw(st.lists(st.sampled_from(_USES), min_size=1, max_size=2))
+    body = "\n".join("    " + ln for ln in lines if ln)
+    body = body.replace("{B}", "blk").replace("{W}", w).replace("{A}", a).replace("{C}", c)
+    head = f"import math\nimport kmod\n{draw(st.sampled_from(_PRELUDES))}\n"
+    return head + _KERNEL + "def f(x, n, h, m, knob=64, KN=CAP, *args):\n" + body + "\n", draw(
+        st.sampled_from(_OPTIONS)
+    )
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(dense_programs())
+def test_replay_decides_as_the_rule(
+    tmp_path_factory: pytest.TempPathFactory, program: tuple[str, str]
+) -> None:
+    text, options = program
+    reaches, gated, opened = gated_and_open(
+        tmp_path_factory.mktemp("d"), text, options, extra={"kmod.py": _FAR}
+    )
+    assert gated == opened, (options, text)
+    assert reaches or not opened, (options, text)

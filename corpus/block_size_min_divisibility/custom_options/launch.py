@@ -43,3 +43,10 @@ def triton_jit_no_longer_a_kernel_here(x: torch.Tensor) -> None:
     n = x.shape[-1]
     blk = min(n, 1024)
     _plain_kernel[(1,)](x, n, BLOCK=blk)
+
+
+def custom_helper_makes_the_cap(x: torch.Tensor) -> None:
+    # with the option, round_up_pow2(..) is a power-of-two cap: a site
+    n = x.shape[-1]
+    blk = min(n, round_up_pow2(x.shape[0]))  # error: SHD101
+    _scale_kernel[(1,)](x, n, BLOCK=blk)
