@@ -154,6 +154,11 @@ _MT_EQ = re.compile("==" + _MT_TAIL)
 _MT_LT = re.compile("<=?" + _MT_TAIL)
 _MT_IS = re.compile("is" + _MT_TAIL)
 _TYPE_ANN = re.compile(r"[tT]ype\s*\[")
+# ``return`` of something that may start with a capital (comments allowed)
+_ATTR_TARGET = re.compile(
+    r"\.[\s\\]*(" + _ID + r")[\s\\]*(?:(?:[-+*/%&|^@]|//|\*\*|>>|<<)?=(?!=)|[:,)\]])"
+)
+_RETURN_UPPER = re.compile(r"return[\s(\\]*(?:#[^\n]*\n[\s(\\]*)*[^\W\d_a-z]")
 _RETURN_NAME = re.compile(
     r"return[ \t(]*(" + _ID + r"(?:[ \t]*\.[ \t]*" + _ID + r")*)[ \t)]*(?:#.*)?"
 )
@@ -1090,11 +1095,15 @@ class _Reader:
                 later.append(c)
         if any(e[2] is not None for e in events):
             attrs = {e[1] for e in events if e[2] is not None}
+            # a method can only resolve an attribute it names as a target
+            # (``.x =``, ``.x +=``, ``.x:``; ``.x,`` ``.x)`` ``.x]`` in a tuple)
             text = self.text
             for c in later:
-                seg = text[c.ls : c.end]
-                if any(x in seg for x in attrs):
-                    self.method(c, False, events, facts.methods)
+                if not c.oneliner and not any(
+                    m.group(1) in attrs for m in _ATTR_TARGET.finditer(text, c.body_ls, c.end)
+                ):
+                    continue
+                self.method(c, False, events, facts.methods)
         finish_class(facts, events)
         return facts
 
@@ -1537,23 +1546,22 @@ class _Reader:
             out.setdefault(owner.ls, []).append((ls, bool(mp.group(2)), hend, len(mp.group(1))))
         return out
 
-    def func_source(self, h: _Hdr) -> str:
-        """The lines from the def line to its last code line (``pos.source``)."""
-        a, _ = self.last_code(h.end)
-        le = self.text.find("\n", a)
-        return self.text[h.ls : self.n if le < 0 else le]
-
     def _maybe_test(self, h: _Hdr) -> bool:
         """``"if " in seg and _MAYBE_TEST.search(seg)`` (the ast walk's test
-        before it looks for resolvers), with literal-led searches."""
-        seg = self.func_source(h)
-        if "if " not in seg:
+        before it looks for resolvers; ``seg`` runs from the def line to the
+        end of its last code line), with literal-led searches."""
+        text = self.text
+        a, _ = self.last_code(h.end)
+        end = text.find("\n", a)
+        if end < 0:
+            end = self.n
+        if text.find("if ", h.ls, end) < 0:
             return False
-        if _MT_EQ.search(seg) or _MT_LT.search(seg):
+        if _MT_EQ.search(text, h.ls, end) or _MT_LT.search(text, h.ls, end):
             return True
-        for m in _MT_IS.finditer(seg):
+        for m in _MT_IS.finditer(text, h.ls, end):
             i = m.start()
-            if not i or not (seg[i - 1].isalnum() or seg[i - 1] == "_"):
+            if i == h.ls or not (text[i - 1].isalnum() or text[i - 1] == "_"):
                 return True
         return False
 
@@ -1709,7 +1717,9 @@ class _Reader:
                 raise _Slow
 
     def factory(self, h: _Hdr) -> list[str]:
-        if h.oneliner or self._single_return(h):
+        if h.oneliner or (
+            _RETURN_UPPER.search(self.text, h.body_ls, h.end) and self._single_return(h)
+        ):
             node, _ = self.parse(h)
             return _returned_classes(node, self.module, self.imports)
         hb = h.hb

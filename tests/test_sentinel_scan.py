@@ -661,6 +661,57 @@ def test_a_file_that_does_not_compile() -> None:
     )
 
 
+# the needle as first written (every alternative led by ``\b`` or a class)
+_NEEDLE_SPEC = (
+    r"\bclass[ \t]|\b[tT]ype\s*\[|\breturn[\s(\\]*[^\W\d_a-z]"
+    r"|(?:==|\bis\b|<=?)[\s\\(]*(?:-[\s\\(]*\d|None\b|[01]\b)"
+    r"|(?:-[\s\\]*\d|\bNone|\b[01])[\s\\)]*(?:==|\bis\b|>=?)"
+)
+_NEEDLE_EDGES = [
+    "class A:",
+    "subclass A",
+    "x = myclass\tB",
+    "def f() -> Type [X]: ...",
+    "dtype[x]",
+    "Type[X]",
+    "return Foo",
+    "areturn Foo",
+    "return (\\\n Bar)",
+    "return foo",
+    "return _Foo",
+    "return Été",
+    "if x.a == - 1: pass",
+    "if x.a is(None): pass",
+    "if this None",
+    "xis None",
+    "if x.a <= 0:",
+    "if x.a < 10:",
+    "if x.a < 1:",
+    "if 0 > x.a:",
+    "if 10 > x.a:",
+    "if a0 > x",
+    "if -1 == x.a:",
+    "if None is x.a:",
+    "if NoneType is x:",
+    "if aNone == x:",
+    "y = 1",
+    "x >= 1",
+    "",
+]
+
+
+@pytest.mark.parametrize(
+    "text",
+    _NEEDLE_EDGES
+    + [_src(n) for n in sorted(SNIPPETS)]
+    + [p.read_text() for p in sorted(CORPUS.rglob("*.py"))],
+)
+def test_needle_matches_the_files_the_spec_matches(text: str) -> None:
+    import re
+
+    assert SentinelFacts.needles.match(text) == bool(re.search(_NEEDLE_SPEC, text, re.MULTILINE))
+
+
 def _corpus_files() -> list[Path]:
     return sorted(CORPUS.rglob("*.py"))
 
