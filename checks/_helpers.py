@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import functools
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
@@ -60,6 +61,18 @@ def ast_children(node: ast.AST) -> list[ast.AST]:
         elif isinstance(v, ast.AST):
             out.append(v)
     return out
+
+
+def ast_walk(node: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk`` (breadth first, ``node`` included) over
+    :func:`ast_children`: the same nodes in the same order, less the
+    expression contexts, at about half the cost."""
+    todo = deque([node])
+    pop, extend = todo.popleft, todo.extend
+    while todo:
+        n = pop()
+        extend(ast_children(n))
+        yield n
 
 
 def memo_on_tree(fn: Callable[[ast.Module], T]) -> Callable[[ast.Module], T]:

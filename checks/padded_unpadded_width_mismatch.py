@@ -13,6 +13,7 @@ from typing import Any
 import libcst as cst
 
 from checks._helpers import (
+    ast_children,
     ast_dotted,
     call_name,
     child_nodes,
@@ -175,7 +176,7 @@ def _function_bodies(tree: ast.Module) -> Iterator[list[ast.AST]]:
             if isinstance(n, ast.Lambda):
                 continue
             nodes.append(n)
-            stack.extend(ast.iter_child_nodes(n))
+            stack.extend(ast_children(n))
         if isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)):
             yield nodes
 

@@ -13,6 +13,7 @@ import libcst as cst
 from checks._classes import ClassIndex, ClassInfo, NonLiteral
 from checks._helpers import (
     ast_children,
+    ast_walk,
     call_name,
     dotted,
     last_name,
@@ -42,7 +43,7 @@ def _receiver_keys_ast(node: ast.AST, factories: Sequence[str]) -> list[list[str
     """String key lists of every ``factory(["a", "b"], ...)`` under ``node``
     (a class may allocate one layout per mode)."""
     out: list[list[str]] = []
-    for n in ast.walk(node):
+    for n in ast_walk(node):
         if not isinstance(n, ast.Call) or not n.args:
             continue
         f = n.func
@@ -200,7 +201,7 @@ def _dict_keys_ast(value: ast.AST | None) -> list[str] | None:
 
 def _has_splat(value: ast.AST) -> bool:
     """A ``**x`` anywhere in the value (``_carried_by_payload`` gives up)."""
-    for n in ast.walk(value):
+    for n in ast_walk(value):
         if isinstance(n, ast.Dict) and None in n.keys:
             return True
         if isinstance(n, ast.keyword) and n.arg is None:
@@ -212,7 +213,7 @@ def _identifiers(value: ast.AST) -> set[str]:
     """Identifiers of a value that are libcst ``Name`` nodes too (``_names_in``
     sees at least these)."""
     out: set[str] = set()
-    for n in ast.walk(value):
+    for n in ast_walk(value):
         name = _cst_name(n)
         if name is not None:
             out.add(name)
@@ -473,11 +474,11 @@ def _receiver_shape(node: ast.ClassDef) -> dict[str, Any]:
     calls: list[list[Any]] = []
     defs: dict[str, list[list[Any]] | None] = {}
     for stmt in node.body:
-        for n in ast.walk(stmt):
+        for n in ast_walk(stmt):
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 layouts: list[list[Any]] | None = []
                 for s in n.body:
-                    for r in ast.walk(s):
+                    for r in ast_walk(s):
                         if not isinstance(r, ast.Return) or layouts is None:
                             continue
                         leaf, keys = _call_leaf(r.value), _dict_keys_ast(r.value)
