@@ -1,35 +1,43 @@
 """Text reader for the ``sentinels`` facts of :mod:`checks._sentinels`.
 
-The facts are those of the ast walk (``collect_ast``), exactly, but compiling
+The facts are exactly those of the ast walk (``collect_ast``), but compiling
 every file with a class (nearly all of them) cost more than the rest of the
-facts phase together. This reader finds the parts of a module that can hold
-facts on the raw text and reads the common shapes itself:
+facts phase together. This reader finds on the raw text the few places that
+can hold facts and reads the common shapes itself:
 
-* the structure: ``def``/``class`` headers (raw-text search, checked against
-  the multi-line strings found first), their blocks by indentation, and which
-  of them the ast walk visits (directly in the module, a class or a function);
-* per class: bases, class-level assignments, the ``self.x = ...`` statements
-  of ``__init__``/``__post_init__`` (blanked, statement by statement), and the
-  other methods only when the class has a sentinel and their text names it;
-* resolvers: only ``if``/``elif`` statements whose test compares an attribute
-  of something other than ``self`` with a sentinel-shaped literal, and whose
-  function mentions that attribute again, are parsed (the statement alone);
-* factories: a ``type[...]`` return annotation or a body whose first
-  statement is ``return Capitalised``: parsed, the rest never is;
-* imports at module level (also under ``if``/``try``), for qualifying.
+* structure: the strings that span lines and the backslash continuations
+  first, then ``def``/``class`` headers (a literal-led search), their blocks
+  by indentation, and which of them the ast walk visits (directly in the
+  module, in a class or in a function body);
+* per class: its bases, the class-level statements (read one by one, with
+  their brackets counted), the ``self.x = ...`` statements of the
+  ``__init__``/``__post_init__`` bodies (blanked, statement by statement), and
+  another method only when the class has a sentinel and the method names one
+  as an assignment target;
+* resolvers: only ``if``/``elif`` headers that compare an attribute of
+  something other than the first argument with a sentinel-shaped literal, in
+  a function that passes the ast walk's own text test, are parsed (the ``if``
+  with its ``elif``/``else`` parts, on its own); the calls paired with them
+  are read from the text (f-string fields included);
+* factories: a def is parsed only for a ``type[...]`` return annotation (the
+  annotation alone) or a body that may be a lone ``return Capitalised``;
+* imports at module level (also under ``if``/``try``), for qualifying: only
+  the text between top-level blocks can hold them.
 
-Whatever it cannot read with certainty it hands to CPython's ``ast`` at the
-smallest scope that settles it: a statement, a method, a class (``_Slow``), or
-the whole file (:class:`Fallback`: tabs or form feeds in indentation, ``\\r``,
-a line break ``str.splitlines`` sees and the compiler does not, an
-unterminated string, a one-line ``import`` after a colon or a semicolon...).
+Whatever it cannot read with certainty goes to CPython's ``ast`` at the
+smallest scope that settles it: a statement (``_Stmt``), an ``if``, a method
+or a class (``_Slow``), or the whole file (:class:`Fallback`: tabs or form
+feeds in indentation, ``\\r``, a line break ``str.splitlines`` sees and the
+compiler does not, an unterminated string, a one-line ``import`` after a colon
+or a semicolon, a continuation line dedented to the level of the statements
+being read...).
 
-Known limits (documented in ``tests/test_sentinel_scan.py``): a file that does
-not compile gets no facts from the ast walk, while this reader may still read
-some (it checks brackets and strings, not the whole grammar); and a
-continuation line dedented to or below its statement's indentation (never
-produced by black or ruff) is found by bracket counting, so brackets inside
-strings or comments of the same block could in theory hide it.
+Known limits (see ``tests/test_sentinel_scan.py``): a file that does not
+compile has no facts from the ast walk, while this reader may still read some
+(it checks brackets and strings, not the whole grammar); and a bracketed
+continuation dedented to or below its ``def``'s own indentation ends that
+def early when its first dedented line balances its brackets on its own
+(no formatter writes that; neither vLLM nor SGLang has one).
 """
 
 from __future__ import annotations
@@ -1848,8 +1856,12 @@ def collect_text(text: str, module: str, path: str) -> Any:
     """The ``sentinels`` facts of one module, read from its text."""
     try:
         return _Reader(text, module, path).run()
-    except (Fallback, _Slow, _Stmt, RecursionError):
-        pass
+    except Exception:  # noqa: BLE001 - Fallback, or a shape the reader did not expect
+        return _whole_file(text, module, path)
+
+
+def _whole_file(text: str, module: str, path: str) -> Any:
+    """The ast walk over the whole file (None when it does not compile)."""
     try:
         tree = compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
