@@ -146,7 +146,9 @@ _COMPOUND = frozenset(
         "class",
     )
 )
-_ODD_WS = "\t\x0b\x0c\r\x1c\x1d\x1e"
+# characters that make a line's start unreadable by indentation (tabs, form feeds, a
+# line that is only a backslash continuation...): the whole file goes to the ast
+_ODD_WS = "\t\x0b\x0c\r\x1c\x1d\x1e\\"
 # sentinel comparisons, written loosely: every test ``sentinel_test`` accepts
 # matches one of them (or names ``getattr``)
 _CONST_OP = r"(?:-[\s\\(]*\d\w*|\bNone\b|\b\d\w*)[\s\\)]*(?:==|>=?|\bis\b)"
@@ -185,6 +187,8 @@ _BRACKET = re.compile(r"[()\[\]{}]")
 _CALL_OF_GROUP = re.compile(r"\)([\s\\]*)\(")
 _FSTRING = re.compile(r"(?<!\w)(?:[rR][fF]|[fF][rR]?)(?=['\"])")
 _SHALLOW: dict[int, re.Pattern[str]] = {}
+_CASE_LINE = re.compile(r"(?m)^[ \t]*case\b")
+_TRAILING = re.compile(r"[\s\\]+$")
 # one assignment whose value holds no other ``=``: ``self.x: T = value``
 _FAST_ATTR = re.compile(
     r" *(" + _ID + r")[ \t]*\.[ \t]*(" + _ID + r")[ \t]*(?::([^=]*))?=(?!=)([^=]*)", re.DOTALL
@@ -806,37 +810,61 @@ class _Reader:
             seg = text[a:b]
             st = seg.lstrip()
             if st and not (st[0] == "#" and not self.in_region(a)):
-                break
+                if self.in_region(a):
+                    k = bisect_right(self.rstarts, a) - 1
+                    r_end = self.rends[k]
+                    return a, (r_end - a) + len(_TRAILING.sub("", blank(text[r_end:b])))
+                col = len(_TRAILING.sub("", blank(seg)))
+                if col:
+                    return a, col
             if a == 0:
                 raise Fallback
             b = a - 1
-        if self.in_region(a):
-            k = bisect_right(self.rstarts, a) - 1
-            r_end = self.rends[k]
-            return a, (r_end - a) + len(blank(text[r_end:b]).rstrip())
-        return a, len(blank(seg).rstrip())
 
     def decorated_start(self, h: _Hdr) -> int:
-        """Offset of the first decorator line of ``h`` (or of ``h``)."""
+        """Offset of the first decorator line of ``h`` (or of ``h``): the
+        ``@`` lines at ``h``'s indentation whose statements lead to ``h``."""
         text = self.text
-        start = h.ls
+        cands: list[int] = []
         b = h.ls - 1
+        stop = -1
         while b > 0:
             a = text.rfind("\n", 0, b) + 1
             seg = text[a:b]
             st = seg.lstrip(" ")
+            b = a - 1
             if not st.strip() or (st[0] == "#" and not self.in_region(a)):
-                b = a - 1
                 continue
             k = len(seg) - len(st)
             if self.in_region(a) or a in self.cont or st[0] in ")]}" or k > h.indent:
-                b = a - 1
                 continue
             if k == h.indent and st[0] == "@":
-                start = a
-                b = a - 1
+                cands.append(a)
                 continue
+            stop = a
             break
+        # the decorators chain, statement by statement, down to ``h``
+        start = h.ls
+        for d in cands:
+            pos = d
+            while pos != h.ls:
+                r = self.logical(pos)
+                if r is None or text[pos : pos + h.indent + 1].lstrip(" ")[:1] != "@":
+                    raise Fallback
+                m = _BODY.search(text, r[0])
+                if m is None or m.start() + 1 > h.ls:
+                    raise Fallback
+                pos = m.start() + 1
+            start = d
+        # what precedes is a block's header, or a statement that ends right there
+        if stop >= 0:
+            r = self.logical(stop)
+            if r is None:
+                raise Fallback
+            if not r[1].rstrip().endswith(":"):
+                m = _BODY.search(text, r[0])
+                if m is None or m.start() + 1 != start:
+                    raise Fallback
         return start
 
     def parse(self, h: _Hdr, decorators: bool = False) -> tuple[Any, _Pos]:
@@ -923,8 +951,13 @@ class _Reader:
             if a == 0 and _LINE_IMPORT.match(text):
                 hits.insert(0, 0)
             for ls in hits:
-                if self.in_region(ls) or ls in self.cont:
+                if self.in_region(ls):
                     continue
+                if ls in self.cont:
+                    prev = text[text.rfind("\n", 0, ls - 1) + 1 : ls].lstrip()
+                    if prev.startswith("from") and "import" not in prev:
+                        continue  # ``from x \`` then ``import y``
+                    raise Fallback
                 le = text.find("\n", ls)
                 if le < 0:
                     le = n
@@ -1204,6 +1237,10 @@ class _Reader:
         if not s or s[0] == "@":
             return
         w = _WORD.match(s)
+        if w and w.group(1) in _COMPOUND:
+            return
+        if ";" in t:
+            raise _Stmt  # several statements
         if w and keyword.iskeyword(w.group(1)):
             return
         top = _toplevel(t)
@@ -1245,9 +1282,9 @@ class _Reader:
                 raise _Stmt
 
     def _span(self, line: int, k: int, t: str) -> list[int]:
+        t = _TRAILING.sub("", t)  # a statement ends before ``\`` and blank lines
         i = t.rfind("\n")
-        last = t[i + 1 :].rstrip()
-        return [line, k, line + t.count("\n"), len(last)]
+        return [line, k, line + t.count("\n"), len(t) - i - 1]
 
     # -- methods ---------------------------------------------------------------
 
@@ -1375,7 +1412,7 @@ class _Reader:
         w = _WORD.match(s)
         word = w.group(1) if w else ""
         try:
-            if word == "assert":
+            if word == "assert" and ";" not in t:
                 if family and (">" in t or "!=" in t or re.search(r"\bis\s+not\b", t)):
                     raise _Stmt
                 return
@@ -1383,6 +1420,8 @@ class _Reader:
                 if t.rstrip().endswith(":") or ("=" not in t and not (family and "assert" in t)):
                     return
                 raise _Slow  # a one-line compound statement that may assign
+            if ";" in t:
+                raise _Stmt  # several statements
             if "=" not in t or (word and keyword.iskeyword(word)):
                 return
             top = _toplevel(t)
@@ -1659,8 +1698,8 @@ class _Reader:
     def _calls_text(self, h: _Hdr) -> list[str]:
         raw = self.text[self.decorated_start(h) : h.end]
         b = blank(raw)
-        if not b.isascii():
-            raise _Slow
+        if not b.isascii() or _CASE_LINE.search(b):
+            raise _Slow  # (``case Cls(...):`` is a pattern, not a call)
         out: set[str] = set()
         self._calls_in(b, out)
         for m in _FSTRING.finditer(b):
@@ -1758,6 +1797,8 @@ class _Reader:
             if le < 0:
                 le = self.n
             s = text[pos + indent : le]
+            if ";" in s:
+                return True  # statements on one line: let the ast decide
             if s.startswith("return") and (len(s) == 6 or not (s[6].isalnum() or s[6] == "_")):
                 if seen_return:
                     return True
@@ -1773,7 +1814,7 @@ class _Reader:
                     if r is None:
                         return True
                     e = r[0]
-                    v = r[1].strip()[6:].replace("\\\n", " ").strip(" \t\n()")
+                    v = r[1].strip()[6:].replace("\\\n", " ").strip(" \t\n()\\")
                     if not _DOTTED.fullmatch(v):
                         return False
                     name = v

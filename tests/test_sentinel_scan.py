@@ -520,6 +520,58 @@ two"
             if impl.size == -1:
                 impl.size = x
     """,
+    "statements_after_a_semicolon": """
+        class Packed:
+            pass; ready = None
+            def __init__(self):
+                pass; self.rank = -1
+                assert self.rank; self.size = None
+    """,
+    "backslash_before_a_blank_line": """
+        class Tail:
+            size = -1
+            count: int = 2 \\
+
+        def get_impl():
+            return Tail \\
+
+        def get_other():
+            return Tail;
+    """,
+    "match_patterns_are_not_calls": """
+        from .impl import Done, Failed
+
+        class Runner:
+            def step(self, impl, event):
+                match event:
+                    case Failed(reason=r):
+                        impl.state = r
+                    case Done():
+                        pass
+                if impl.size == -1:
+                    impl.size = event.size()
+    """,
+    "import_continued_from_a_compound_header": """
+        from typing import TYPE_CHECKING
+        if TYPE_CHECKING: \\
+            from .config import Config
+        class Uses(Config):
+            pass
+    """,
+    "line_of_only_a_backslash": "class Odd:\\n    x = 1\\n \\\\\\n    y = None\\n",
+    "decorator_continued_at_column_zero": """
+        from .registry import REGISTRY
+        from .impl import Impl
+
+        @REGISTRY.register(
+        Impl,
+            name="x",
+        )
+        class Registered:
+            def resolve(self, impl):
+                if impl.size == -1:
+                    impl.size = 2
+    """,
     "tabs": "class Tabbed:\n\tsize = -1\n\tdef __init__(self):\n\t\tself.rank = None\n",
     "crlf": "class Windows:\r\n    size = -1\r\n",
     "non_ascii_names": """
@@ -566,12 +618,19 @@ FALLS_BACK = {
     "crlf",
     "non_ascii_names",
     "one_line_import_after_colon",
+    "import_continued_from_a_compound_header",
+    "line_of_only_a_backslash",
+    "decorator_continued_at_column_zero",
 }
 
 
 def _src(name: str) -> str:
     raw = SNIPPETS[name]
-    return raw if name in ("tabs", "crlf") else textwrap.dedent(raw).lstrip("\n")
+    return (
+        raw
+        if name in ("tabs", "crlf", "line_of_only_a_backslash")
+        else textwrap.dedent(raw).lstrip("\n")
+    )
 
 
 @pytest.mark.parametrize("name", sorted(SNIPPETS))
