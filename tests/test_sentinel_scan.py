@@ -1,10 +1,11 @@
 """The text reader of the ``sentinels`` facts (``checks._sentinel_scan``)
 must give exactly the facts of the ast walk (``collect_ast``).
 
-Run as a script to compare the two over whole trees (not a test: the real
-trees are not part of the repository)::
+Run as a script to compare the two over whole trees, or to time them (not
+tests: the real trees are not part of the repository)::
 
     python tests/test_sentinel_scan.py ~/.cache/shardlint-corpus/vllm-0.33.0/vllm ...
+    python tests/test_sentinel_scan.py --bench ~/.cache/shardlint-corpus/vllm-0.33.0/vllm ...
 """
 
 from __future__ import annotations
@@ -833,5 +834,63 @@ def main(roots: list[str]) -> int:
     return 1 if bad else 0
 
 
+def bench(roots: list[str], reps: int = 3) -> None:
+    """CPU (``process_time``, median of ``reps``) per tree: before, the first
+    needle, then compile and the ast walk on every file it admits; now, the
+    needle and the text reader."""
+    import re
+    import statistics
+    import time
+
+    spec = re.compile(_NEEDLE_SPEC, re.MULTILINE)
+    for root in map(Path, roots):
+        files = [
+            (
+                str(p.relative_to(root.parent)),
+                p.read_text(encoding="utf-8", errors="surrogateescape"),
+            )
+            for p in sorted(root.rglob("*.py"))
+        ]
+        runs: dict[str, list[float]] = {
+            k: [] for k in ("needle0", "compile", "walk", "needle", "text")
+        }
+        for _ in range(reps):
+            t = time.process_time()
+            hits = [(r, x) for r, x in files if spec.search(x)]
+            runs["needle0"].append(time.process_time() - t)
+            compile_s = walk_s = 0.0
+            for r, x in hits:
+                t0 = time.process_time()
+                try:
+                    tree = compile(x, r, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+                except SyntaxError:
+                    continue
+                t1 = time.process_time()
+                collect_ast(tree, x, "m", r)
+                walk_s += time.process_time() - t1
+                compile_s += t1 - t0
+                del tree
+            runs["compile"].append(compile_s)
+            runs["walk"].append(walk_s)
+            t = time.process_time()
+            hits = [(r, x) for r, x in files if SentinelFacts.needles.match(x)]
+            runs["needle"].append(time.process_time() - t)
+            t = time.process_time()
+            for r, x in hits:
+                collect_text(x, "m", r)
+            runs["text"].append(time.process_time() - t)
+        m = {k: statistics.median(v) for k, v in runs.items()}
+        before = m["needle0"] + m["compile"] + m["walk"]
+        now = m["needle"] + m["text"]
+        print(
+            f"{root.name}: {len(files)} files, {len(hits)} through the needle | before "
+            f"{before:.2f} s (needle {m['needle0']:.2f} + compile {m['compile']:.2f} + ast walk "
+            f"{m['walk']:.2f}) | now {now:.2f} s (needle {m['needle']:.2f} + text {m['text']:.2f})"
+        )
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--bench"]:
+        bench(sys.argv[2:])
+        raise SystemExit(0)
     raise SystemExit(main(sys.argv[1:]))
