@@ -18,6 +18,20 @@ from dataclasses import dataclass, field
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+def _class_end(pattern: str, i: int) -> int:
+    """Index just past the character class opening at ``i`` (a ']' right
+    after '[' or '[^' is a literal)."""
+    n = len(pattern)
+    j = i + 1
+    if j < n and pattern[j] == "^":
+        j += 1
+    if j < n and pattern[j] == "]":
+        j += 1
+    while j < n and pattern[j] != "]":
+        j += 2 if pattern[j] == "\\" else 1
+    return j + 1
+
+
 def split_top(pattern: str) -> list[str]:
     """The top-level alternatives of ``pattern`` (``a|b(c|d)`` -> ``a``, ``b(c|d)``)."""
     out: list[str] = []
@@ -28,16 +42,7 @@ def split_top(pattern: str) -> list[str]:
             i += 2
             continue
         if ch == "[":
-            # a character class: skip to its closing bracket (a ']' right
-            # after '[' or '[^' is a literal)
-            j = i + 1
-            if j < n and pattern[j] == "^":
-                j += 1
-            if j < n and pattern[j] == "]":
-                j += 1
-            while j < n and pattern[j] != "]":
-                j += 2 if pattern[j] == "\\" else 1
-            i = j + 1
+            i = _class_end(pattern, i)
             continue
         if ch == "(":
             depth += 1
@@ -63,14 +68,7 @@ def _leading_group(branch: str) -> tuple[list[str], str] | None:
             i += 2
             continue
         if ch == "[":
-            j = i + 1
-            if j < n and branch[j] == "^":
-                j += 1
-            if j < n and branch[j] == "]":
-                j += 1
-            while j < n and branch[j] != "]":
-                j += 2 if branch[j] == "\\" else 1
-            i = j + 1
+            i = _class_end(branch, i)
             continue
         if ch == "(":
             depth += 1
@@ -169,6 +167,4 @@ class Needles:
         for group in self.any_of:
             if not any(s in text for s in group):
                 return False
-        if self._search is not None and not self._search(text):
-            return False
-        return True
+        return self._search is None or self._search(text)
