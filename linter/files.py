@@ -13,7 +13,6 @@ import fnmatch
 import os
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from linter.config import Config
@@ -26,7 +25,7 @@ class SourceFile:
     (when inside it), whether it was named on the command line. The ``Path``
     is built on first use: a warm run over a big tree never needs most."""
 
-    __slots__ = ("_path", "_abs", "relpath", "explicit")
+    __slots__ = ("_abs", "_path", "explicit", "relpath")
 
     def __init__(self, path: Path | str, relpath: str, explicit: bool) -> None:
         self._path = path if isinstance(path, Path) else None

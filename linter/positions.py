@@ -25,7 +25,7 @@ Pos = tuple[int, int, int, int]  # start line (1-based), start column, end line,
 class _Syntactic:
     """``record_syntactic_position`` as a cheap context manager."""
 
-    __slots__ = ("state", "node", "start_node", "end_node", "line", "col")
+    __slots__ = ("col", "end_node", "line", "node", "start_node", "state")
 
     def __init__(self, state: _State, node: Any, start_node: Any, end_node: Any) -> None:
         self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
@@ -33,7 +33,7 @@ class _Syntactic:
     def __enter__(self) -> None:
         self.line, self.col = self.state.line, self.state.col
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         st = self.state
         pos = st.pos
         if self.start_node is not None:
@@ -49,7 +49,7 @@ class _Syntactic:
 
 class _State(CodegenState):
     # the slots of CodegenState plus ours (CodegenState is a slotted dataclass)
-    __slots__ = ("line", "col", "stack", "pos")
+    __slots__ = ("col", "line", "pos", "stack")
 
     def __init__(self, default_indent: str, default_newline: str) -> None:
         super().__init__(default_indent=default_indent, default_newline=default_newline)
