@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 
 # Below this many files the pool costs more than it saves.
 POOL_MIN_FILES = 24
+# libcst checks of at least this much source go to the pool even when few
+# (~60 µs a line: 256 KB is about half a second of work)
+HEAVY_CHECK_BYTES = 256 * 1024
 
 
 # -- reading -----------------------------------------------------------------
@@ -879,8 +882,10 @@ class Engine:
             out[module_name_of(s.relpath)] = value
         return out
 
-    def _pool(self, n: int, state: dict[str, Any]) -> ProcessPoolExecutor | None:
-        if self.jobs <= 1 or n < POOL_MIN_FILES:
+    def _pool(self, n: int, state: dict[str, Any], heavy: bool = False) -> ProcessPoolExecutor | None:
+        """A pool for many files, or for a few ``heavy`` ones (libcst checks
+        of big files: a fork costs less than one of them)."""
+        if self.jobs <= 1 or n < (2 if heavy else POOL_MIN_FILES):
             return None
         try:
             ctx = multiprocessing.get_context("fork")
@@ -891,13 +896,14 @@ class Engine:
         )
 
     def _map(
-        self, fn: Callable[[Any], Any], jobs: list[Any], state: dict[str, Any], phase: str = ""
+        self, fn: Callable[[Any], Any], jobs: list[Any], state: dict[str, Any], phase: str = "",
+        heavy: bool = False,
     ) -> list[Any]:
         """``fn`` over ``jobs`` in order, in the pool when there are many;
         reports progress to ``self.progress(phase, done, total)`` if set."""
         progress = self.progress
         out: list[Any] = []
-        pool = self._pool(len(jobs), state)
+        pool = self._pool(len(jobs), state, heavy)
         if pool is None:
             saved = dict(_W)
             _init_worker(state)
@@ -982,9 +988,10 @@ class Engine:
                     self.cache.mark_dirty(key, sf.relpath)
                 continue
             todo.append((sf.abspath, sf.relpath, codes))
-        if len(todo) >= POOL_MIN_FILES and self.jobs > 1:
-            todo.sort(key=lambda j: -_size(j[0]))  # the longest jobs first
-        outs = self._map(_check_job, todo, {"engine": self}, "checking") if todo else []
+        sizes = {j[0]: _size(j[0]) for j in todo} if self.jobs > 1 else {}
+        todo.sort(key=lambda j: -sizes.get(j[0], 0))  # the longest jobs first
+        heavy = sum(sizes.values()) >= HEAVY_CHECK_BYTES
+        outs = self._map(_check_job, todo, {"engine": self}, "checking", heavy) if todo else []
         for (path, rel, _), out in zip(todo, outs):
             diags.extend(out.diagnostics)
             result.errors.extend(out.errors)
