@@ -817,7 +817,7 @@ class Engine:
                 )
             else:
                 todo.append(sf)
-        for res in self._scan(todo, checked):
+        for res in self._scan(todo, checked, {rel: st[1] for rel, st in stats.items()}):
             scans[res.relpath] = res
             if self.cache is not None and stats[res.relpath][0] >= 0:
                 old = entries.get(res.relpath)
@@ -926,7 +926,14 @@ class Engine:
                     progress(phase, len(out), len(jobs))
             return out
 
-    def _scan(self, files: Sequence[SourceFile], report_errors: bool | set[str]) -> list[ScanResult]:
+    def _scan(
+        self,
+        files: Sequence[SourceFile],
+        report_errors: bool | set[str],
+        sizes: Mapping[str, int] | None = None,
+    ) -> list[ScanResult]:
+        """``sizes``: bytes per relpath, when the caller has stat'ed the files."""
+
         def want(sf: SourceFile) -> bool:
             return report_errors if isinstance(report_errors, bool) else sf.relpath in report_errors
 
@@ -934,7 +941,8 @@ class Engine:
             return []
         jobs = [(sf.abspath, sf.relpath, want(sf)) for sf in files]
         if len(jobs) >= POOL_MIN_FILES and self.jobs > 1:
-            jobs.sort(key=lambda j: -_size(j[0]))  # the longest jobs first
+            # the longest jobs first
+            jobs.sort(key=lambda j: -(sizes[j[1]] if sizes and j[1] in sizes else _size(j[0])))
         self._real()
         return self._map(_scan_job, jobs, {"engine": self}, "reading")
 

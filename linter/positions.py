@@ -76,12 +76,7 @@ class _State(CodegenState):
         if not self.tokens:
             # Module asks whether anything was generated; nothing else reads them
             self.tokens.append(value)
-        if "\n" in value or "\r" in value:
-            parts = _NEWLINE.split(value)
-            self.line += len(parts) - 1
-            self.col = len(parts[-1])
-        else:
-            self.col += len(value)
+        self._advance(value)
 
     def before_codegen(self, node: Any) -> None:
         self.stack.append((self.line, self.col))
