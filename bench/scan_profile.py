@@ -1,0 +1,135 @@
+"""Where the scan phase's CPU goes, per needle, gate and fact collector: the
+table to read before making a cold run faster.
+
+    python bench/scan_profile.py [--spec vllm==0.33.0] [--top 30]
+
+Replays the engine's scan (``linter.engine.scan_text``) file by file in one
+process, with the cyclic GC off as in a real run, and charges CPU seconds
+(``time.process_time``) to each step: reading, hashing, each collector's
+needles and facts, each rule's text gate and CPython-``ast`` gate, the
+compile of the files some gate or collector needs an ``ast`` for, and the
+facts hashes. Below the table: how many files pass each step and, per
+consumer, the lines compiled because of it (``solo``: compiled for it alone)
+— a whole file is compiled when any consumer needs it, so the compiled
+lines of the loosest needle are what a tighter one can save.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import gc
+import hashlib
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+from speed import engine_tree  # noqa: E402
+
+from linter.config import Config  # noqa: E402
+from linter.engine import Engine, _has_tree_gate, _text_gate, facts_hash, read_source  # noqa: E402
+from linter.files import discover, module_name_of  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--spec", default="vllm==0.33.0")
+    ap.add_argument("--top", type=int, default=30)
+    args = ap.parse_args()
+    base = engine_tree(args.spec)
+    pkg = base / args.spec.split("==")[0].replace("-", "_")
+    config = Config(root=base)
+    eng = Engine(config, jobs=1)
+    rules, collectors = eng.rules, eng.collectors
+    files = discover([pkg], config, None)
+
+    cpu: dict[str, float] = defaultdict(float)
+    passed: dict[str, int] = defaultdict(int)
+    lines: dict[str, int] = defaultdict(int)
+    clock = time.process_time
+    gc.disable()
+    for sf in files:
+        t = clock()
+        text, _ = read_source(Path(sf.abspath), sf.relpath)
+        cpu["read"] += clock() - t
+        if text is None:
+            continue
+        n = text.count("\n") + 1
+        t = clock()
+        hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        cpu["hash"] += clock() - t
+        wanted = []
+        for c in collectors:
+            t = clock()
+            hit = c.needles.match(text)
+            cpu[f"needle:{c.name}"] += clock() - t
+            if hit:
+                wanted.append(c)
+                passed[f"needle:{c.name}"] += 1
+        cands = []
+        for r in rules:
+            t = clock()
+            hit = _text_gate(r, text)
+            cpu[f"text gate:{r.code}"] += clock() - t
+            if hit:
+                cands.append(r)
+                passed[f"text gate:{r.code}"] += 1
+        gated = [r for r in cands if _has_tree_gate(r)]
+        need = [c.name for c in wanted if c.needs_ast] + [r.code for r in gated]
+        tree = None
+        if need:
+            t = clock()
+            try:
+                tree = compile(text, sf.relpath, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            except (SyntaxError, ValueError):
+                tree = None
+            cpu["compile"] += clock() - t
+            passed["compile"] += 1
+            lines["compile (all)"] += n
+            for k in need:
+                lines[k] += n
+            if len(need) == 1:
+                lines[f"solo {need[0]}"] += n
+        for r in gated:
+            if tree is None:
+                continue
+            t = clock()
+            try:
+                keep = r.candidate_tree(tree, text)
+            except Exception:
+                keep = True
+            cpu[f"tree gate:{r.code}"] += clock() - t
+            passed[f"tree gate:{r.code}"] += int(bool(keep))
+        module = module_name_of(sf.relpath)
+        for c in wanted:
+            if c.needs_ast and tree is None:
+                continue
+            t = clock()
+            data = c.collect(tree if c.needs_ast else None, text, module, sf.relpath)
+            cpu[f"collect:{c.name}"] += clock() - t
+            if data is not None:
+                t = clock()
+                facts_hash(data)
+                cpu["facts hashes"] += clock() - t
+    gc.enable()
+
+    total = sum(cpu.values())
+    print(f"{args.spec}: {len(files)} files, scan CPU {total:.2f} s (one process)\n")
+    print(f"{'step':<34} {'CPU s':>7} {'share':>6}")
+    for k, v in sorted(cpu.items(), key=lambda kv: -kv[1])[: args.top]:
+        print(f"{k:<34} {v:7.3f} {v / total:6.1%}")
+    print(f"\n{'files passing':<34} {'files':>7}")
+    for k, v in sorted(passed.items()):
+        print(f"{k:<34} {v:7d}")
+    print(f"\n{'lines compiled because of':<34} {'lines':>9}")
+    for k, v in sorted(lines.items(), key=lambda kv: -kv[1]):
+        print(f"{k:<34} {v:9d}")
+
+
+if __name__ == "__main__":
+    main()
