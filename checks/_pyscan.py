@@ -432,6 +432,11 @@ class _NeedsFullBlank(Exception):
 
 _TOKEN_START = re.compile(r"[#'\"]")
 _IMPORT_HEAD = re.compile(r"[ \t]*(import|from)[ \t]")
+# a ``from`` import on one line with no string, comment, parenthesis or
+# backslash (blanking leaves it as it is): ``_FROM`` reads it the same
+_SIMPLE_FROM = re.compile(
+    r"[ \t]*from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]+([^\n#'\"(\\]*)(?![^\n])"
+)
 _WIDTH_SEMI = re.compile(r"\n([ ]+)[^\s#]")
 _NOT_TARGETS = frozenset(
     ("class", "def", "async", "if", "for", "while", "with", "return", "else", "try")
@@ -482,6 +487,22 @@ def _find_single_triple(text: str, pos: int) -> int:
             return p
         p = find("'", p + 1)
     return -1 if p < 0 else find("'''", p)
+
+
+_BODY_RES: dict[tuple[int, int], re.Pattern[str]] = {}
+
+
+def _body_re2(width: int, indent: int) -> re.Pattern[str]:
+    """``_semi_re("stmt", width)`` or, as group ``e``, ``_semi_re("end",
+    indent)`` (the line ending a body indented ``width`` > ``indent``)."""
+    pat = _BODY_RES.get((width, indent))
+    if pat is None:
+        pat = _BODY_RES[(width, indent)] = re.compile(
+            "\n(?:" + " " * width + r"(?:(?:async[ \t]+)?def[ \t]+(?P<d>[A-Za-z_]\w*)"
+            r"|(?P<a>[A-Za-z_]\w*)[ \t]*(?P<rest>[:=]))"
+            rf"|(?P<e>)(?=[ ]{{0,{indent}}}[^ \n#]))"
+        )
+    return pat
 
 
 def _multiline_strings(text: str) -> list[tuple[int, int]]:
@@ -538,10 +559,12 @@ def _class_heads(s: str) -> list[tuple[int, int]]:
     find, rfind, match = s.find, s.rfind, _HEADER.match
     p = find("class")
     while p >= 0:
-        ls = rfind("\n", 0, p) + 1
-        hm = match(s, ls)
-        if hm is not None and hm.start(2) == p and hm.group(2) == "class":
-            heads.append((ls, p - ls))
+        # most ``class`` are in ``@classmethod``, ``dataclass``, ``cls.__class__``
+        if p == 0 or s[p - 1] in " \t\n":
+            ls = rfind("\n", 0, p) + 1
+            hm = match(s, ls)
+            if hm is not None and hm.start(2) == p and hm.group(2) == "class":
+                heads.append((ls, p - ls))
         p = find("class", p + 5)
     return heads
 
@@ -589,18 +612,16 @@ class _FastScan:
         """A line end well past ``end`` (windows double)."""
         return self.line_end(min(self.n, end + (end - start) + 256))
 
-    def line(self, a: int, b: int) -> str:
-        """``window(a, b)`` for one line (most hold no string or comment)."""
-        s = self.semi[a:b]
-        if "#" in s or "'" in s or '"' in s:
-            return self.window(a, b)
-        return s
-
     def window(self, a: int, b: int) -> str:
         """``blank(text)[a:b]``, for a line start ``a`` outside multi-line
         strings and a line end ``b``: multi-line strings are copied (already
         blank), what lies between them is blanked afresh."""
         semi, spans = self.semi, self.spans
+        w = semi[a:b]
+        if "#" not in w and "'" not in w and '"' not in w:
+            # nothing to blank: a string or comment holds a quote or ``#``
+            # (multi-line strings keep their quotes in ``semi``)
+            return w
         i = bisect_left(self.span_starts, a)
         if i and spans[i - 1][1] > a:
             raise _NeedsFullBlank  # not a line start outside strings: cannot happen
@@ -623,6 +644,7 @@ class _FastScan:
         """As ``scan_imports``."""
         semi, n = self.semi, self.n
         find, rfind, head = semi.find, semi.rfind, _IMPORT_HEAD.match
+        simple_from = _SIMPLE_FROM.match
         out: list[tuple[int, str | None, str, str | None]] = []
         from_end = 0  # ``from`` matches do not overlap (a parenthesized one spans lines)
         p = find("import")
@@ -631,15 +653,28 @@ class _FastScan:
             le = find("\n", p)
             if le < 0:
                 le = n
+            sm = simple_from(semi, ls)
+            if sm is not None:
+                # what the ``from`` branch below reads, in one match
+                if ls >= from_end:
+                    from_end = sm.end()
+                    level, mod = len(sm.group(1)), sm.group(2) or None
+                    out.extend([
+                        (level, mod, bits[0], bits[2] if len(bits) >= 3 and bits[1] == "as" else None)
+                        for bits in map(str.split, sm.group(3).split(","))
+                        if bits and bits[0] != "*"
+                    ])
+                p = find("import", le)
+                continue
             hm = head(semi, ls)
             if hm is None:
                 pass
             elif hm.group(1) == "import":
-                m = _IMPORT.match(self.line(ls, le))
+                m = _IMPORT.match(self.window(ls, le))
                 if m is not None:
                     out.extend([(0, None, name, asn) for name, asn in _import_names(m.group(1))])
             elif ls >= from_end:
-                w = self.line(ls, le)
+                w = self.window(ls, le)
                 fm = _FROM.match(w)
                 if fm is not None and le < n:
                     g = fm.start(3)
@@ -747,18 +782,23 @@ class _FastScan:
         body_start = semi.find("\n", colon)
         if body_start < 0:
             return sc
-        em = _semi_re("end", indent).search(semi, body_start + 1)
-        body_end = em.start() if em else n
-        bm = _WIDTH_SEMI.search(semi, body_start, body_end)
-        if bm is None:
+        # the body ends at the first line indented ``indent`` or less; its
+        # statements are indented as its first line. The end is looked for
+        # up to that first line only, then along with the statements
+        bm = _WIDTH_SEMI.search(semi, body_start)
+        if bm is None or _semi_re("end", indent).search(semi, body_start + 1, bm.end()):
             return sc
         width = len(bm.group(1))
-        for st in _semi_re("stmt", width).finditer(semi, body_start, body_end):
-            d = st.group("d")
-            if d:
-                if d not in sc.methods:
-                    sc.methods.append(d)
+        methods = sc.methods
+        for st in _body_re2(width, indent).finditer(semi, body_start):
+            last = st.lastgroup
+            if last == "d":
+                d = st.group("d")
+                if d not in methods:
+                    methods.append(d)
                 continue
+            if last == "e":
+                break  # the first line after the body
             target = st.group("a")
             if target in _NOT_TARGETS:
                 continue
