@@ -45,8 +45,6 @@ _TOKEN = re.compile(
 )
 _NOT_NL = re.compile(r"[^\n]")
 _NL = re.compile("\n")
-# ASCII text: every character but the newline becomes a space
-_ASCII_BLANK = {i: " " for i in range(128) if i != 10}
 
 
 def _blank_str(s: str) -> str:
@@ -57,10 +55,9 @@ def _blank_str(s: str) -> str:
     inner = s[q:-q]
     if "\n" not in inner:
         body = " " * len(inner)
-    elif inner.isascii():
-        body = inner.translate(_ASCII_BLANK)
     else:
-        body = _NOT_NL.sub(" ", inner)
+        # what ``_NOT_NL.sub(" ", inner)`` gives, a few times faster
+        body = "\n".join([" " * len(line) for line in inner.split("\n")])
     return s[:q] + body + s[-q:]
 
 
@@ -105,28 +102,38 @@ def _lineno(starts: list[int], offset: int) -> int:
     return bisect_right(starts, offset) or 1
 
 
+# the characters the bracket-counting loops below act on: they visit only
+# those (a regex jumps over the rest), with what a loop over every character
+# would do (tests/test_pyscan.py holds those loops and checks both agree)
+_BRACKET = re.compile(r"[()\[\]{}]")
+_BRACKET_COMMA = re.compile(r"[()\[\]{},]")
+_BRACKET_NL = re.compile(r"[()\[\]{}\n]")
+_BRACKET_NL_EQ = re.compile(r"[()\[\]{}\n=]")
+
+
 def _balanced(text: str, open_at: int) -> int:
     """Index just past the parenthesis closing the one at ``open_at``."""
     depth = 0
-    for i in range(open_at, len(text)):
-        ch = text[i]
-        if ch in "([{":
+    for m in _BRACKET.finditer(text, open_at):
+        if m.group() in "([{":
             depth += 1
-        elif ch in ")]}":
+        else:
             depth -= 1
             if depth == 0:
-                return i + 1
+                return m.end()
     return len(text)
 
 
 def _split_top(s: str) -> Iterator[str]:
     depth, start = 0, 0
-    for i, ch in enumerate(s):
+    for m in _BRACKET_COMMA.finditer(s):
+        ch = m.group()
         if ch in "([{":
             depth += 1
         elif ch in ")]}":
             depth -= 1
-        elif ch == "," and depth == 0:
+        elif depth == 0:
+            i = m.start()
             yield s[start:i]
             start = i + 1
     yield s[start:]
@@ -142,10 +149,24 @@ def _base(expr: str) -> str | None:
     return e if _DOTTED.match(e) else None
 
 
+_NAMED_CONSTANTS: dict[str, Any] = {"None": None, "True": True, "False": False}
+# short decimal integers (no leading zeros, no ``_``: those ``int`` reads but
+# Python does not, or not the same), and strings without escapes or prefixes
+_SIMPLE_INT = re.compile(r"-?(?:[1-9][0-9]{0,17}|0)")
+_SIMPLE_STR = re.compile(r"\"[^\"\\\n\r\0]*\"|'[^'\\\n\r\0]*'")
+
+
 def _literal(src: str, raw: str) -> tuple[bool, Any]:
     """A class attribute's value: (True, value) for a literal, else (False,
     the source's first line)."""
     v = raw.strip()
+    # the common literals, read as ``ast.literal_eval`` would (it compiles)
+    if v in _NAMED_CONSTANTS:
+        return True, _NAMED_CONSTANTS[v]
+    if _SIMPLE_INT.fullmatch(v):
+        return True, int(v)
+    if _SIMPLE_STR.fullmatch(v):
+        return True, v[1:-1]
     if v and (v[0].isdigit() or v[0] in "-+'\"(" or v in ("True", "False", "None") or v[:2] in ("b'", 'b"')):
         try:
             val = ast.literal_eval(v)
@@ -167,16 +188,16 @@ def _import_names(body: str) -> Iterator[tuple[str, str | None]]:
         yield bits[0], bits[2] if len(bits) >= 3 and bits[1] == "as" else None
 
 
-def _from_names(names: str) -> Iterator[tuple[str, str | None]]:
+def _from_names(names: str) -> list[tuple[str, str | None]]:
     """(name, asname) of what follows ``from m import``."""
     if names.startswith("("):
         names = names[1:-1] if names.endswith(")") else names[1:]
-    names = names.replace("\\", " ")
-    for part in names.split(","):
+    out: list[tuple[str, str | None]] = []
+    for part in names.replace("\\", " ").split(","):
         bits = part.split()
-        if not bits or bits[0] == "*":
-            continue
-        yield bits[0], bits[2] if len(bits) >= 3 and bits[1] == "as" else None
+        if bits and bits[0] != "*":
+            out.append((bits[0], bits[2] if len(bits) >= 3 and bits[1] == "as" else None))
+    return out
 
 
 def scan_imports(blanked: str, text: str) -> list[tuple[int, str | None, str, str | None]]:
@@ -349,15 +370,17 @@ def _assignment_eq(blanked: str, start: int, full_len: int | None = None) -> int
         return start
     depth = 0
     stop = min(full, start + 5000)
-    for i in range(start + 1, min(n, stop)):
-        ch = blanked[i]
+    for m in _BRACKET_NL_EQ.finditer(blanked, start + 1, min(n, stop)):
+        ch = m.group()
         if ch in "([{":
             depth += 1
         elif ch in ")]}":
             depth -= 1
-        elif ch == "\n" and depth <= 0:
-            return -1
-        elif ch == "=" and depth == 0:
+        elif ch == "\n":
+            if depth <= 0:
+                return -1
+        elif depth == 0:
+            i = m.start()
             if i + 1 >= n and n < full:
                 raise _Short
             nxt = blanked[i + 1 : i + 2]
@@ -376,21 +399,22 @@ def _expr_end(blanked: str, start: int, full_len: int | None = None) -> int:
     n = len(blanked)
     stop = min(n if full_len is None else full_len, start + 20000)
     depth = 0
-    for i in range(start, min(n, stop)):
-        ch = blanked[i]
+    for m in _BRACKET_NL.finditer(blanked, start, min(n, stop)):
+        ch = m.group()
         if ch in "([{":
             depth += 1
         elif ch in ")]}":
             depth -= 1
-        elif ch == "\n" and depth <= 0:
-            return i
+        elif depth <= 0:
+            return m.start()
     if stop > n:
         raise _Short
     return start
 
 
 def _unbalanced(s: str) -> bool:
-    return sum(s.count(c) for c in "([{") != sum(s.count(c) for c in ")]}")
+    count = s.count
+    return count("(") + count("[") + count("{") != count(")") + count("]") + count("}")
 
 
 # -- the fast path ---------------------------------------------------------------
@@ -406,9 +430,13 @@ class _NeedsFullBlank(Exception):
     """The fast path does not handle this text (tabs: indentation widths)."""
 
 
-_ML_MARKS = ('"""', "'''", "\\\n")
 _TOKEN_START = re.compile(r"[#'\"]")
 _IMPORT_HEAD = re.compile(r"[ \t]*(import|from)[ \t]")
+# a ``from`` import on one line with no string, comment, parenthesis or
+# backslash (blanking leaves it as it is): ``_FROM`` reads it the same
+_SIMPLE_FROM = re.compile(
+    r"[ \t]*from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]+([^\n#'\"(\\]*)(?![^\n])"
+)
 _WIDTH_SEMI = re.compile(r"\n([ ]+)[^\s#]")
 _NOT_TARGETS = frozenset(
     ("class", "def", "async", "if", "for", "while", "with", "return", "else", "try")
@@ -437,6 +465,49 @@ def _semi_re(kind: str, n: int) -> re.Pattern[str]:
     return pat
 
 
+_TRIPLE_DQ = re.compile('"""')
+
+
+def _find_continuation(text: str, pos: int) -> int:
+    """``text.find("\\\n", pos)``, faster: backslashes are rare, newlines
+    are not (``str.find`` is slow on a needle ending with a common character)."""
+    find = text.find
+    p = find("\\", pos)
+    while p >= 0:
+        if text.startswith("\n", p + 1):
+            return p
+        p = find("\\", p + 1)
+    return -1
+
+
+def _find_single_triple(text: str, pos: int) -> int:
+    """``text.find("'''", pos)``, faster where single quotes are rare (most
+    code): ``str.find`` of a short needle visits every character."""
+    find = text.find
+    p = find("'", pos)
+    for _ in range(16):
+        if p < 0 or text.startswith("'''", p):
+            return p
+        p = find("'", p + 1)
+    return -1 if p < 0 else find("'''", p)
+
+
+_BODY_RES: dict[tuple[int, int], re.Pattern[str]] = {}
+
+
+def _body_re2(width: int, indent: int) -> re.Pattern[str]:
+    """``_semi_re("stmt", width)`` or, as group ``e``, ``_semi_re("end",
+    indent)`` (the line ending a body indented ``width`` > ``indent``)."""
+    pat = _BODY_RES.get((width, indent))
+    if pat is None:
+        pat = _BODY_RES[(width, indent)] = re.compile(
+            "\n(?:" + " " * width + r"(?:(?:async[ \t]+)?def[ \t]+(?P<d>[A-Za-z_]\w*)"
+            r"|(?P<a>[A-Za-z_]\w*)[ \t]*(?P<rest>[:=]))"
+            rf"|(?P<e>)(?=[ ]{{0,{indent}}}[^ \n#]))"
+        )
+    return pat
+
+
 def _multiline_strings(text: str) -> list[tuple[int, int]]:
     """Spans of the tokens of ``blank`` that hold a newline: triple-quoted
     strings and strings continued with a backslash. Each holds a triple quote
@@ -445,14 +516,23 @@ def _multiline_strings(text: str) -> list[tuple[int, int]]:
     started earlier on)."""
     out: list[tuple[int, int]] = []
     find = text.find
-    nxt = [find(mark) for mark in _ML_MARKS]
+    dq = _TRIPLE_DQ.search  # faster than ``str.find`` on this needle
+    m = dq(text)
+    nxt = [m.start() if m else -1, _find_single_triple(text, 0), _find_continuation(text, 0)]
     pos = 0  # outside any token; everything before is tokenized
     while True:
         c = -1
         for k in (0, 1, 2):
             x = nxt[k]
             if 0 <= x < pos:
-                x = nxt[k] = find(_ML_MARKS[k], pos)
+                if k == 0:
+                    m = dq(text, pos)
+                    x = m.start() if m else -1
+                elif k == 1:
+                    x = _find_single_triple(text, pos)
+                else:
+                    x = _find_continuation(text, pos)
+                nxt[k] = x
             if x >= 0 and (c < 0 or x < c):
                 c = x
         if c < 0:
@@ -475,6 +555,24 @@ def _multiline_strings(text: str) -> list[tuple[int, int]]:
                 pos = e
                 break
             p = e
+
+
+def _class_heads(s: str) -> list[tuple[int, int]]:
+    """(line start, indent) of the lines of ``s`` that start with the word
+    ``class``. Blanking strings only removes some (a string's closing quote
+    stays between it and any ``class`` after it on its line)."""
+    heads: list[tuple[int, int]] = []
+    find, rfind, match = s.find, s.rfind, _HEADER.match
+    p = find("class")
+    while p >= 0:
+        # most ``class`` are in ``@classmethod``, ``dataclass``, ``cls.__class__``
+        if p == 0 or s[p - 1] in " \t\n":
+            ls = rfind("\n", 0, p) + 1
+            hm = match(s, ls)
+            if hm is not None and hm.start(2) == p and hm.group(2) == "class":
+                heads.append((ls, p - ls))
+        p = find("class", p + 5)
+    return heads
 
 
 class _FastScan:
@@ -525,6 +623,11 @@ class _FastScan:
         strings and a line end ``b``: multi-line strings are copied (already
         blank), what lies between them is blanked afresh."""
         semi, spans = self.semi, self.spans
+        w = semi[a:b]
+        if "#" not in w and "'" not in w and '"' not in w:
+            # nothing to blank: a string or comment holds a quote or ``#``
+            # (multi-line strings keep their quotes in ``semi``)
+            return w
         i = bisect_left(self.span_starts, a)
         if i and spans[i - 1][1] > a:
             raise _NeedsFullBlank  # not a line start outside strings: cannot happen
@@ -546,47 +649,78 @@ class _FastScan:
     def imports(self) -> list[tuple[int, str | None, str, str | None]]:
         """As ``scan_imports``."""
         semi, n = self.semi, self.n
+        find, rfind, head = semi.find, semi.rfind, _IMPORT_HEAD.match
+        simple_from = _SIMPLE_FROM.match
         out: list[tuple[int, str | None, str, str | None]] = []
         from_end = 0  # ``from`` matches do not overlap (a parenthesized one spans lines)
-        p = semi.find("import")
+        p = find("import")
         while p >= 0:
-            ls = semi.rfind("\n", 0, p) + 1
-            le = self.line_end(p)
-            hm = _IMPORT_HEAD.match(semi, ls)
-            if hm is not None and hm.group(1) == "import":
+            ls = rfind("\n", 0, p) + 1
+            le = find("\n", p)
+            if le < 0:
+                le = n
+            sm = simple_from(semi, ls)
+            if sm is not None:
+                # what the ``from`` branch below reads, in one match
+                if ls >= from_end:
+                    from_end = sm.end()
+                    level, mod = len(sm.group(1)), sm.group(2) or None
+                    out.extend([
+                        (level, mod, bits[0], bits[2] if len(bits) >= 3 and bits[1] == "as" else None)
+                        for bits in map(str.split, sm.group(3).split(","))
+                        if bits and bits[0] != "*"
+                    ])
+                p = find("import", le)
+                continue
+            hm = head(semi, ls)
+            if hm is None:
+                pass
+            elif hm.group(1) == "import":
                 m = _IMPORT.match(self.window(ls, le))
                 if m is not None:
-                    out.extend((0, None, name, asn) for name, asn in _import_names(m.group(1)))
-            elif hm is not None and ls >= from_end:
-                end = le
-                while True:
-                    w = self.window(ls, end)
-                    fm = _FROM.match(w)
-                    if fm is None or end >= n:
-                        break
+                    out.extend([(0, None, name, asn) for name, asn in _import_names(m.group(1))])
+            elif ls >= from_end:
+                w = self.window(ls, le)
+                fm = _FROM.match(w)
+                if fm is not None and le < n:
                     g = fm.start(3)
-                    if not (w.startswith("(", g) and w.find(")", g) < 0):
-                        break
-                    end = self.grow(ls, end)  # ``from m import (`` closes further on
+                    if w.startswith("(", g) and w.find(")", g) < 0:
+                        # ``from m import (`` closes further on: from the first
+                        # ``)`` of the half-blanked text (a comment's, at worst)
+                        c = find(")", le)
+                        end = n if c < 0 else self.line_end(c)
+                        while True:
+                            w = self.window(ls, end)
+                            fm = _FROM.match(w)
+                            if fm is None or end >= n:
+                                break
+                            g = fm.start(3)
+                            if not (w.startswith("(", g) and w.find(")", g) < 0):
+                                break
+                            end = self.grow(ls, end)
                 if fm is not None:
                     from_end = ls + fm.end()
                     level, mod = len(fm.group(1)), fm.group(2) or None
-                    out.extend((level, mod, name, asn) for name, asn in _from_names(fm.group(3)))
-            p = semi.find("import", le)
+                    out.extend([(level, mod, name, asn) for name, asn in _from_names(fm.group(3))])
+            p = find("import", le)
         return out
 
     # -- classes -----------------------------------------------------------------
-    def classes(self) -> list[ScannedClass]:
-        """As ``scan_classes``."""
+    def classes(self, candidates: list[tuple[int, int]] | None = None) -> list[ScannedClass]:
+        """As ``scan_classes``. ``candidates``: ``_class_heads(text)``, when
+        known (the text's heads include the half-blanked text's)."""
         semi = self.semi
-        heads: list[tuple[int, int]] = []  # (line start, indent) of class headers
-        p = semi.find("class")
-        while p >= 0:
-            ls = semi.rfind("\n", 0, p) + 1
-            hm = _HEADER.match(semi, ls)
-            if hm is not None and hm.start(2) == p and hm.group(2) == "class":
-                heads.append((ls, p - ls))
-            p = semi.find("class", p + 5)
+        heads: list[tuple[int, int]]  # (line start, indent) of class headers
+        if candidates is None:
+            heads = _class_heads(semi)
+        elif semi is self.text:
+            heads = candidates
+        else:
+            heads = []
+            for ls, ind in candidates:
+                hm = _HEADER.match(semi, ls)
+                if hm is not None and hm.start(2) == ls + ind and hm.group(2) == "class":
+                    heads.append((ls, ind))
         if not heads:
             return []
         deepest = max(ind for _, ind in heads)
@@ -654,24 +788,30 @@ class _FastScan:
         body_start = semi.find("\n", colon)
         if body_start < 0:
             return sc
-        em = _semi_re("end", indent).search(semi, body_start + 1)
-        body_end = em.start() if em else n
-        bm = _WIDTH_SEMI.search(semi, body_start, body_end)
-        if bm is None:
+        # the body ends at the first line indented ``indent`` or less; its
+        # statements are indented as its first line. The end is looked for
+        # up to that first line only, then along with the statements
+        bm = _WIDTH_SEMI.search(semi, body_start)
+        if bm is None or _semi_re("end", indent).search(semi, body_start + 1, bm.end()):
             return sc
         width = len(bm.group(1))
-        for st in _semi_re("stmt", width).finditer(semi, body_start, body_end):
-            d = st.group("d")
-            if d:
-                if d not in sc.methods:
-                    sc.methods.append(d)
+        methods = sc.methods
+        for st in _body_re2(width, indent).finditer(semi, body_start):
+            last = st.lastgroup
+            if last == "d":
+                d = st.group("d")
+                if d not in methods:
+                    methods.append(d)
                 continue
+            if last == "e":
+                break  # the first line after the body
             target = st.group("a")
             if target in _NOT_TARGETS:
                 continue
             start = st.start() + 1
             rest = st.start("rest") - start
-            end = self.line_end(start)
+            # the line with its newline: ``name: T`` alone ends there
+            end = min(n, self.line_end(start) + 1)
             while True:
                 try:
                     value = _attr_value(self.window(start, end), rest, n - start)
@@ -769,8 +909,11 @@ def class_facts_from_text(
     try:
         if not fast:
             raise _NeedsFullBlank
+        heads = _class_heads(text)
+        if not heads and not pkg:
+            return None  # no class (and so no imports needed): see _class_heads
         scan = _FastScan(text)
-        found = scan.classes()
+        found = scan.classes(heads)
         if not found and not pkg:
             return None  # (imports only matter for classes and re-exports)
         imports = _imports_map(scan.imports(), module, pkg)

@@ -1,15 +1,33 @@
 """The text scanner that feeds the "classes" facts must agree with CPython's
-ast on what a class is, what it inherits, and its class-level literals."""
+ast on what a class is, what it inherits, and its class-level literals.
+
+Run as a script to compare the readings over whole trees (the fast reading
+against the plain one and against the ast; not tests: the real trees are not
+part of the repository), or to time the fast one::
+
+    python tests/test_pyscan.py ~/.cache/shardlint-corpus/vllm-0.33.0/vllm ...
+    python tests/test_pyscan.py --bench ~/.cache/shardlint-corpus/vllm-0.33.0/vllm ...
+"""
 
 from __future__ import annotations
 
 import ast
 import re
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+if __name__ == "__main__":  # run as a script from anywhere
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from checks import _pyscan as P
 from checks._classes import ClassFacts
 from checks._pyscan import _TOKEN, _FastScan, _multiline_strings, blank, class_facts_from_text
 
@@ -303,3 +321,250 @@ def test_multiline_strings_and_windows_agree_with_blank() -> None:
                 continue  # a line inside a string: never read from
             for b in (ends[k], ends[min(k + 3, len(ends) - 1)]):
                 assert scan.window(a, b) == blanked[a:b], (name, a, b)
+
+
+# -- the helpers against the plain loops they replace ---------------------------
+# (each visited every character, or compiled every literal; the scanner's
+# helpers jump to the characters that matter and must do exactly the same)
+
+
+def _ref_balanced(text: str, open_at: int) -> int:
+    depth = 0
+    for i in range(open_at, len(text)):
+        ch = text[i]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return len(text)
+
+
+def _ref_split_top(s: str) -> list[str]:
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(s):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(s[start:i])
+            start = i + 1
+    out.append(s[start:])
+    return out
+
+
+def _ref_assignment_eq(blanked: str, start: int, full_len: int | None = None) -> int:
+    n = len(blanked)
+    full = n if full_len is None else full_len
+    if blanked.startswith("==", start):
+        return -1
+    if blanked[start] == "=":
+        return start
+    depth = 0
+    stop = min(full, start + 5000)
+    for i in range(start + 1, min(n, stop)):
+        ch = blanked[i]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "\n" and depth <= 0:
+            return -1
+        elif ch == "=" and depth == 0:
+            if i + 1 >= n and n < full:
+                raise P._Short
+            if blanked[i + 1 : i + 2] == "=" or blanked[i - 1] in "=!<>":
+                return -1
+            return i
+    if stop > n:
+        raise P._Short
+    return -1
+
+
+def _ref_expr_end(blanked: str, start: int, full_len: int | None = None) -> int:
+    n = len(blanked)
+    stop = min(n if full_len is None else full_len, start + 20000)
+    depth = 0
+    for i in range(start, min(n, stop)):
+        ch = blanked[i]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "\n" and depth <= 0:
+            return i
+    if stop > n:
+        raise P._Short
+    return start
+
+
+def _ref_literal(raw: str) -> tuple[bool, Any]:
+    v = raw.strip()
+    if v and (v[0].isdigit() or v[0] in "-+'\"(" or v in ("True", "False", "None") or v[:2] in ("b'", 'b"')):
+        try:
+            val = ast.literal_eval(v)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return False, v
+        if val is None or isinstance(val, (bool, int, float, str)):
+            return True, val
+    return False, v
+
+
+def _outcome(f: Any, *args: Any) -> Any:
+    try:
+        return f(*args)
+    except P._Short:
+        return "short"
+
+
+_CODEISH = st.text(alphabet="([{)]}=,!<> ab\n:", max_size=40)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_CODEISH, st.integers(0, 40), st.integers(0, 60))
+def test_bracket_scans_agree_with_character_loops(s: str, at: int, extra: int) -> None:
+    assert P._balanced(s, min(at, len(s))) == _ref_balanced(s, min(at, len(s)))
+    assert list(P._split_top(s)) == _ref_split_top(s)
+    if s:
+        start = min(at, len(s) - 1)
+        for full in (None, len(s) + extra):
+            assert _outcome(P._assignment_eq, s, start, full) == _outcome(_ref_assignment_eq, s, start, full)
+            assert _outcome(P._expr_end, s, start, full) == _outcome(_ref_expr_end, s, start, full)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # literal_eval of "\\ "
+@settings(max_examples=600, deadline=None)
+@given(
+    st.one_of(
+        st.text(alphabet="0123456789-+_.exjTrueFalsNn ", max_size=22),
+        st.text(alphabet="\"'ab\\\n\r\0 #{}é", max_size=10),
+        st.sampled_from(
+            ["None", "True", "False", "0", "-0", "00", "007", "1_000", "9" * 30, "-12", "'a'", '"b"', "b'x'", "u'x'"]
+        ),
+    )
+)
+def test_literal_fast_paths_read_like_literal_eval(raw: str) -> None:
+    got, want = P._literal("", raw), _ref_literal(raw)
+    assert got == want and type(got[1]) is type(want[1])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="'\"\\\nab", max_size=60), st.integers(0, 60))
+def test_quote_and_continuation_finds_agree_with_str_find(text: str, pos: int) -> None:
+    assert P._find_single_triple(text, pos) == text.find("'''", pos)
+    assert P._find_continuation(text, pos) == text.find("\\\n", pos)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab\n\r\té ", max_size=30), st.sampled_from(['"""', "'''", "'", '"']))
+def test_blank_str_blanks_every_character_but_newlines(inner: str, q: str) -> None:
+    tok = q + inner + q
+    assert P._blank_str(tok) == tok[: len(q)] + re.sub(r"[^\n]", " ", inner) + tok[len(tok) - len(q) :]
+
+
+def test_class_heads_of_the_text_hold_those_of_the_blanked_text() -> None:
+    # the fast reading takes the heads of the raw text and keeps those still
+    # there once strings are blanked; a file with none stops early
+    for name, text, mod, path in _texts():
+        raw, blanked = P._class_heads(text), P._class_heads(blank(text))
+        assert set(blanked) <= set(raw), name
+        if not raw and not path.endswith("__init__.py"):
+            assert class_facts_from_text(text, mod, path, fast=False) is None, name
+
+
+LOOKALIKES = '''
+from .a import B as C, D  # , E
+from .f import (G,
+    H)
+from . import I
+from .j import K, L as M
+from dataclasses import dataclass
+@dataclass
+class Cfg(C):
+    size: int = 4
+    @classmethod
+    def make(cls): return cls()
+# a comment at column 0
+    mode = "x#y"
+x = Cfg.__class__
+class Tail(D, G, H, I, K, M): pass
+'''
+
+
+def test_lookalikes_of_imports_and_class_bodies() -> None:
+    # one-line ``from`` imports read in one match, bodies ended along with
+    # their statements, heads found past ``@classmethod`` / ``dataclass``
+    by_ast, by_text = _both(LOOKALIKES)
+    assert by_text == by_ast
+    fast = class_facts_from_text(LOOKALIKES, "pkg.m", "pkg/m.py")
+    assert fast == class_facts_from_text(LOOKALIKES, "pkg.m", "pkg/m.py", fast=False)
+    assert set(fast["classes"]) == {"Cfg", "Tail"}
+    # a backslash-continued import: its later names are missed by both text
+    # readings alike (a known gap against the ast, not a fast-path one)
+    cont = LOOKALIKES.replace("L as M\n", "L as M, \\\n    N\n")
+    assert "\\\n" in cont
+    assert class_facts_from_text(cont, "pkg.m", "pkg/m.py") == class_facts_from_text(
+        cont, "pkg.m", "pkg/m.py", fast=False
+    )
+
+
+# -- whole trees (script) -------------------------------------------------------
+
+
+def _tree_texts(roots: list[str]) -> Iterator[tuple[str, str, str]]:
+    """(path, text, module) of the files of ``roots`` the collector reads."""
+    from linter.files import module_name_of
+
+    for r in roots:
+        root = Path(r).resolve()
+        for f in sorted(root.rglob("*.py")):
+            rel = f.relative_to(root.parent).as_posix()
+            text = f.read_bytes().decode("utf-8")
+            if ClassFacts.needles.match(text):
+                yield rel, text, module_name_of(rel)
+
+
+def main(roots: list[str]) -> int:
+    """Fast reading == plain reading on every file; fast reading == ast on
+    every file the ast reads (the differences are listed: known ones are tab
+    indentation)."""
+    files = plain_diff = ast_diff = 0
+    for rel, text, mod in _tree_texts(roots):
+        files += 1
+        fast = class_facts_from_text(text, mod, rel)
+        if fast != class_facts_from_text(text, mod, rel, fast=False):
+            plain_diff += 1
+            print("fast != plain:", rel)
+        try:
+            tree = compile(text, rel, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        except (SyntaxError, ValueError):
+            continue
+        if _norm(fast) != _norm(ClassFacts.collect_ast(tree, text, mod, rel)):
+            ast_diff += 1
+            print("fast != ast:", rel, "(tabs)" if "\t" in text else "")
+    print(f"{files} files: {plain_diff} differ from the plain reading, {ast_diff} from the ast")
+    return 1 if plain_diff else 0
+
+
+def bench(roots: list[str], reps: int = 5) -> None:
+    import time
+
+    items = list(_tree_texts(roots))
+    best = min(_timed(items, time.process_time) for _ in range(reps))
+    print(f"{len(items)} files: {best:.3f} s CPU (best of {reps})")
+
+
+def _timed(items: list[tuple[str, str, str]], clock: Any) -> float:
+    t0 = clock()
+    for rel, text, mod in items:
+        class_facts_from_text(text, mod, rel)
+    return clock() - t0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--bench"]:
+        bench(sys.argv[2:])
+        raise SystemExit(0)
+    raise SystemExit(main(sys.argv[1:]))
