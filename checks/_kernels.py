@@ -5,10 +5,17 @@ to divide something (``tl.static_assert(X % P == 0)``), plus the module's
 ``from``-imports so that a launch can be followed through a package that
 re-exports the kernel.
 
-Runs on CPython ``ast``. Which decorators make a kernel is a rule option
-(``kernel-decorators``), and collectors do not see rule options, so every
-decorated function with such a parameter use is recorded together with its
-decorator names; the rule filters.
+Read from the text (see "the text reader" below), compiling only the
+kernels' signatures and the top-level ``from``-imports; the facts are those of
+``_collect_ast`` on the whole file's ``ast`` (see the reader tests in
+tests/test_block_size_min_divisibility.py, and a whole-tree comparison over vLLM 0.33.0 and SGLang 0.5.23). Known limit,
+as for the sentinels reader: a file that does not compile may still get facts
+when its error lies outside what the reader compiles.
+
+Which decorators make a kernel is a rule option (``kernel-decorators``), and
+collectors do not see rule options, so every decorated function with such a
+parameter use is recorded together with its decorator names; the rule
+filters.
 """
 
 from __future__ import annotations
