@@ -5,24 +5,31 @@ to divide something (``tl.static_assert(X % P == 0)``), plus the module's
 ``from``-imports so that a launch can be followed through a package that
 re-exports the kernel.
 
-Runs on CPython ``ast``. Which decorators make a kernel is a rule option
-(``kernel-decorators``), and collectors do not see rule options, so every
-decorated function with such a parameter use is recorded together with its
-decorator names; the rule filters.
+Read from the text (see "the text reader" below), compiling only the
+kernels' signatures and the top-level ``from``-imports; the facts are those of
+``_collect_ast`` on the whole file's ``ast`` (see the reader tests in
+tests/test_block_size_min_divisibility.py, and a whole-tree comparison over vLLM 0.33.0 and SGLang 0.5.23). Known limit,
+as for the sentinels reader: a file that does not compile may still get facts
+when its error lies outside what the reader compiles.
+
+Which decorators make a kernel is a rule option (``kernel-decorators``), and
+collectors do not see rule options, so every decorated function with such a
+parameter use is recorded together with its decorator names; the rule
+filters.
 """
 
 from __future__ import annotations
 
 import ast
 import bisect
-import itertools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from checks._helpers import ast_dotted
 from checks._imports import is_package_path, resolve_relative
+from checks._pyscan import _multiline_strings, blank
 from linter.facts import FactCollector
 from linter.needles import Needles
 
@@ -99,6 +106,36 @@ def _call_needs(call: ast.Call, op: str) -> list[tuple[str, str]]:
 # AST in Python costs more than the parse; finding the few calls by regex and
 # parsing each call's text alone is several times cheaper.
 _OP_CALL = re.compile(r"([A-Za-z_][\w.]*)\.(" + _OPS + r")\s*\(")
+# The same calls with the head ``tl`` or ``triton.language``, led by a literal
+# (``_OP_CALL`` starts with a class: ``re`` tries it at every offset).
+_DEFAULT_TL = frozenset({"tl", "triton.language"})
+_TL_CALL = re.compile(r"tl\.(?:" + _OPS + r")\s*\(")
+_LANGUAGE_CALL = re.compile(r"language\.(?:" + _OPS + r")\s*\(")
+_HEAD_CHAR = re.compile(r"[\w.]")
+
+
+def _op_calls(text: str, tl: set[str] | frozenset[str]) -> list[re.Match[str]]:
+    """The ``_OP_CALL.finditer(text)`` matches whose head is in ``tl``, in
+    text order. With the default aliases, only the text around a literal
+    ``tl.<op>(`` or ``language.<op>(`` is searched: a match ends at its
+    ``(``, and starts at the first ASCII letter or ``_`` of the run of
+    ``[\\w.]`` characters before the op (the leftmost start ``finditer``
+    would try), which ``_OP_CALL.search`` from the run's start finds."""
+    if tl != _DEFAULT_TL:
+        return [m for m in _OP_CALL.finditer(text) if m.group(1) in tl]
+    hits = [(m.start(), m.end()) for m in _TL_CALL.finditer(text)]
+    if "language." in text:
+        hits += [(m.start(), m.end()) for m in _LANGUAGE_CALL.finditer(text)]
+        hits.sort()
+    out = []
+    for start, end in hits:
+        r = start
+        while r > 0 and _HEAD_CHAR.match(text, r - 1):
+            r -= 1
+        m = _OP_CALL.search(text, r, end)
+        if m is not None and m.end() == end and m.group(1) in tl:
+            out.append(m)
+    return out
 
 
 def _balanced_end(text: str, open_at: int) -> int:
@@ -114,28 +151,59 @@ def _balanced_end(text: str, open_at: int) -> int:
     return -1
 
 
-def _kernel_facts(fns: list[ast.FunctionDef], tl: set[str], text: str) -> dict[str, dict[str, Any]]:
-    """Facts of the decorated functions ``fns`` (sorted by line)."""
-    line_starts = [0]
-    line_starts += itertools.accumulate(len(line) + 1 for line in text.split("\n"))
+class _Fn(NamedTuple):
+    """What the facts need of a decorated module-level ``def``."""
+
+    name: str
+    line: int  # of the ``def`` keyword (``FunctionDef.lineno``)
+    end_line: int  # ``FunctionDef.end_lineno``
+    decorators: list[str]
+    params: list[str]
+
+
+def _fn_record(fn: ast.FunctionDef, end_line: int | None = None) -> _Fn:
+    decorators = []
+    for d in fn.decorator_list:
+        name = ast_dotted(d.func if isinstance(d, ast.Call) else d)
+        if name:
+            decorators.append(name)
+    end = (fn.end_lineno or fn.lineno) if end_line is None else end_line
+    return _Fn(fn.name, fn.lineno, end, decorators, _params(fn))
+
+
+def _kernel_facts(
+    fns: list[_Fn],
+    tl: set[str] | frozenset[str],
+    text: str,
+    calls: list[re.Match[str]] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Facts of the decorated functions ``fns`` (sorted by line); ``calls``:
+    ``_op_calls(text, tl)`` when known."""
+    nl = text.count
+    rfind = text.rfind
+    last_off, last_line = 0, 1
 
     def pos(offset: int) -> tuple[int, int]:
-        line = bisect.bisect_right(line_starts, offset)
-        return line, offset - line_starts[line - 1]
+        nonlocal last_off, last_line
+        if offset >= last_off:
+            last_line += nl("\n", last_off, offset)
+        else:
+            last_line -= nl("\n", offset, last_off)
+        last_off = offset
+        return last_line, offset - (rfind("\n", 0, offset) + 1)
 
-    starts = [f.lineno for f in fns]
+    starts = [f.line for f in fns]
     needs: dict[int, dict[str, list[dict[str, Any]]]] = {}
-    for m in _OP_CALL.finditer(text):
-        if m.group(1) not in tl:
-            continue
+    if calls is None:
+        calls = _op_calls(text, tl)
+    for m in calls:
         line, col = pos(m.start())
         i = bisect.bisect_right(starts, line) - 1
-        if i < 0 or line > (fns[i].end_lineno or fns[i].lineno):
+        if i < 0 or line > fns[i].end_line:
             continue
-        line_text = text[line_starts[line - 1] : m.start()]
-        if "#" in line_text:
+        if "#" in text[m.start() - col : m.start()]:
             continue  # most likely a comment
-        params = _params(fns[i])
+        params = fns[i].params
         end = _balanced_end(text, m.end() - 1)
         if end < 0:
             continue
@@ -157,15 +225,10 @@ def _kernel_facts(fns: list[ast.FunctionDef], tl: set[str], text: str) -> dict[s
     out: dict[str, dict[str, Any]] = {}
     for i, fn_needs in needs.items():
         fn = fns[i]
-        decorators = []
-        for d in fn.decorator_list:
-            name = ast_dotted(d.func if isinstance(d, ast.Call) else d)
-            if name:
-                decorators.append(name)
         out[fn.name] = {
-            "line": fn.lineno,
-            "decorators": decorators,
-            "params": _params(fn),
+            "line": fn.line,
+            "decorators": list(fn.decorators),
+            "params": list(fn.params),
             "needs": fn_needs,
         }
     return out
@@ -209,26 +272,271 @@ def _from_imports(tree: ast.Module, module: str, path: str) -> dict[str, str]:
     return out
 
 
+# -- the text reader -------------------------------------------------------------
+#
+# Compiling a whole kernel module only to find its decorated ``def``s cost
+# more than the rest of the collector (most of the 300-odd modules the needle
+# admits in vLLM are compiled for nothing else). The reader finds the module's
+# top-level statements on the text instead and compiles only what the facts
+# come from: each decorated ``def`` holding a Triton call (its decorators and
+# signature; the body's extent is read from the text), and each top-level
+# statement holding a ``from``-import. Anything else it cannot read with
+# certainty sends the whole file to ``ast`` (``_Fallback``).
+
+_ALIAS = re.compile(r"language[\s\\]+as[\s\\]+(\w+)")
+_FROM_TRITON = re.compile(r"from[\s\\]+triton[\s\\]+import")
+# a line start at column 0 that can begin a statement (``blank`` made
+# comments spaces; a closing bracket continues one)
+_COL0 = re.compile(r"\n[^\s)\]}]")
+_WORD0 = re.compile(r"@|[^\W\d]\w*")
+_FROM_WORD = re.compile(r"from(?!\w)")
+_COL0_FIRST = re.compile(r"[^\s)\]}]")
+_BRACKETS = re.compile(r"[()\[\]{}:]")
+# statements a ``from``-import inside cannot make top-level (``tree.body``)
+_COMPOUND = frozenset(
+    {
+        "@",
+        "def",
+        "class",
+        "async",
+        "if",
+        "elif",
+        "else",
+        "for",
+        "while",
+        "try",
+        "except",
+        "finally",
+        "with",
+    }
+)
+_CLAUSES = frozenset({"else", "elif", "except", "finally"})
+
+
+class _Fallback(Exception):
+    """The text reader gives up: the whole-file ``ast`` decides."""
+
+
+def _parse(text: str, start: int, end: int, line: int, tail: str = "") -> ast.Module:
+    """The statements ``text[start:end] + tail`` (from column 0 of line
+    ``line``), with their true line numbers."""
+    try:
+        return compile(
+            "\n" * (line - 1) + text[start:end] + tail,
+            "<chunk>",
+            "exec",
+            ast.PyCF_ONLY_AST,
+            dont_inherit=True,
+        )
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise _Fallback from exc
+
+
+def _statement_starts(blanked: str, text: str) -> list[int]:
+    """Offsets of the lines that start a module-level statement: column 0,
+    not inside a string, a bracket or after a backslash continuation."""
+    spans = None
+    out = [0] if _COL0_FIRST.match(blanked) else []
+    out += [m.start() + 1 for m in _COL0.finditer(blanked)]
+    starts: list[int] = []
+    depth, prev = 0, 0
+    count = blanked.count
+    for p in out:
+        depth += (
+            count("(", prev, p)
+            + count("[", prev, p)
+            + count("{", prev, p)
+            - count(")", prev, p)
+            - count("]", prev, p)
+            - count("}", prev, p)
+        )
+        prev = p
+        if depth < 0:
+            raise _Fallback
+        if depth:
+            continue
+        if blanked[p] in "'\"":
+            # ``blank`` keeps the quotes: the closing line of a string?
+            if spans is None:
+                spans = _multiline_strings(text)
+                span_starts = [a for a, _ in spans]
+            i = bisect.bisect_right(span_starts, p) - 1
+            if i >= 0 and spans[i][0] < p < spans[i][1]:
+                continue
+        if p and blanked[blanked.rfind("\n", 0, p - 1) + 1 : p - 1].rstrip(" \t").endswith("\\"):
+            continue
+        starts.append(p)
+    return starts
+
+
+def _header_end(blanked: str, def_at: int) -> int:
+    """Offset just past the ``:`` that ends the ``def`` header at ``def_at``."""
+    depth = 0
+    for m in _BRACKETS.finditer(blanked, blanked.find("(", def_at)):
+        ch = m.group()
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0:
+            return m.end()
+    raise _Fallback
+
+
+def _decorated_def(text: str, blanked: str, p: int, d: int, end: int, line_of: _Lines) -> _Fn:
+    """The ``def`` at ``d`` decorated from ``p``, a statement ending before
+    ``end``: its decorators and signature compiled alone (the body made
+    ``pass``), its last line read from the text."""
+    colon = _header_end(blanked, d)
+    tree = _parse(text, p, colon, line_of(p), " pass\n")
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
+        raise _Fallback
+    last = blanked[d:end].rstrip(" \t\n")
+    if last.endswith("\\"):
+        raise _Fallback
+    return _fn_record(tree.body[0], line_of(d + len(last)))
+
+
+def _collect_text(text: str, module: str, path: str) -> Any:
+    """``TritonKernels.collect`` from the text (``_Fallback`` when unsure)."""
+    if "\r" in text or "\f" in text or "\0" in text or "\ufeff" in text:
+        raise _Fallback  # line breaks or indentation the reader does not model
+    if any(m.group(1) != "tl" for m in _ALIAS.finditer(text)) or _FROM_TRITON.search(text):
+        raise _Fallback  # ``triton.language`` under another name
+    blanked = blank(text)
+    starts = _statement_starts(blanked, text)
+    n = len(text)
+    # statements: a decorator's or an ``if``'s start with those that continue it
+    words = [_WORD0.match(blanked, p) for p in starts]
+    heads = [w.group() if w else "" for w in words]
+    stmt_at: list[int] = []  # index into ``starts`` of each statement's first line
+    for k, head in enumerate(heads):
+        if k and (head in _CLAUSES or heads[k - 1] == "@"):
+            continue
+        stmt_at.append(k)
+    stmt_pos = [starts[k] for k in stmt_at]
+
+    def stmt_of(offset: int) -> int:
+        return bisect.bisect_right(stmt_pos, offset) - 1
+
+    def stmt_end(j: int) -> int:
+        return stmt_pos[j + 1] if j + 1 < len(stmt_pos) else n
+
+    line_of = _Lines(text)
+    # imports: the top-level statements with a ``from`` (not in a compound one)
+    imports_at: list[int] = []
+    for m in _FROM_WORD.finditer(blanked):
+        a = m.start()
+        if a and _HEAD_CHAR.match(blanked, a - 1):
+            continue  # ``data_from``
+        j = stmt_of(a)
+        if (
+            j >= 0
+            and heads[stmt_at[j]] not in _COMPOUND
+            and (not imports_at or imports_at[-1] != j)
+        ):
+            imports_at.append(j)
+    body: list[ast.stmt] = []
+    for j in imports_at:
+        p = stmt_pos[j]
+        body += [
+            st
+            for st in _parse(text, p, stmt_end(j), line_of(p)).body
+            if isinstance(st, ast.ImportFrom)
+        ]
+    imports = _from_imports(ast.Module(body=body, type_ignores=[]), module, path)
+    # kernels: the decorated ``def``s around a Triton call
+    fns: list[_Fn] = []
+    seen: set[int] = set()
+    calls = _op_calls(text, _DEFAULT_TL)
+    for m in calls:
+        j = stmt_of(m.start())
+        if j < 0 or j in seen:
+            continue
+        seen.add(j)
+        k = stmt_at[j]
+        head = heads[k]
+        if head in ("def", "class", "async"):
+            continue  # undecorated, or not a ``FunctionDef``
+        p, end = stmt_pos[j], stmt_end(j)
+        if head == "@":
+            k += 1
+            while k < len(starts) and heads[k] == "@":
+                k += 1
+            if k == len(starts) or starts[k] >= end:
+                raise _Fallback
+            if heads[k] != "def":
+                continue  # a class or an ``async def``
+            fns.append(_decorated_def(text, blanked, p, starts[k], end, line_of))
+        else:
+            tree = _parse(text, p, end, line_of(p))
+            fns += [_fn_record(f) for f in _top_level_functions(tree.body) if f.decorator_list]
+    fns.sort(key=lambda f: f.line)
+    kernels = _kernel_facts(fns, _DEFAULT_TL, text, calls) if fns else {}
+    if not kernels and not imports:
+        return None
+    return {"path": path, "kernels": kernels, "imports": imports}
+
+
+class _Lines:
+    """1-based line of an offset, counted from the last offset asked."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.off, self.line = 0, 1
+
+    def __call__(self, offset: int) -> int:
+        if offset >= self.off:
+            self.line += self.text.count("\n", self.off, offset)
+        else:
+            self.line -= self.text.count("\n", offset, self.off)
+        self.off = offset
+        return self.line
+
+
+def _collect_ast(tree: ast.Module, text: str, module: str, path: str) -> Any:
+    """The facts from the whole file's ``ast`` (the reference)."""
+    imports = _from_imports(tree, module, path)
+    tl = _tl_aliases(tree)
+    fns = sorted(
+        (_fn_record(f) for f in _top_level_functions(tree.body) if f.decorator_list),
+        key=lambda f: f.line,
+    )
+    kernels = _kernel_facts(fns, tl, text) if fns else {}
+    if not kernels and not imports:
+        return None
+    return {"path": path, "kernels": kernels, "imports": imports}
+
+
+def collect_facts(text: str, module: str, path: str) -> Any:
+    """The ``triton_kernels`` facts of a text: read from the text, or from
+    the whole file's ``ast`` when the reader is unsure; ``None`` for a file
+    that does not compile then."""
+    try:
+        return _collect_text(text, module, path)
+    except _Fallback:
+        pass
+    try:
+        tree = compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return _collect_ast(tree, text, module, path)
+
+
 class TritonKernels(FactCollector):
     """Kernels and their parameter needs, plus the module's ``from``-imports
-    (a kernel module may re-export another's kernel)."""
+    (a kernel module may re-export another's kernel). Read from the text
+    (``collect_facts``); same facts as ``_collect_ast`` on the file's ``ast``
+    for a file that compiles."""
 
     name = "triton_kernels"
     version = 1
     needles = Needles(all_of=("triton",), regex=_KERNEL_NEEDLE)
+    needs_ast = False
 
     @classmethod
-    def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
-        imports = _from_imports(tree, module, path)
-        tl = _tl_aliases(tree)
-        fns = sorted(
-            (f for f in _top_level_functions(tree.body) if f.decorator_list),
-            key=lambda f: f.lineno,
-        )
-        kernels = _kernel_facts(fns, tl, text) if fns else {}
-        if not kernels and not imports:
-            return None
-        return {"path": path, "kernels": kernels, "imports": imports}
+    def collect(cls, tree: ast.Module | None, text: str, module: str, path: str) -> Any:
+        return collect_facts(text, module, path)
 
     @classmethod
     def build_index(cls, per_module: Mapping[str, Any]) -> KernelIndex:
@@ -297,11 +605,7 @@ def collect_text(text: str, module: str, path: str) -> dict[str, KernelFacts]:
     # and the text was already parsed once for this check
     if not TritonKernels.needles.match(text):
         return {}
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
-        return {}
-    data = TritonKernels.collect(tree, text, module, path) or {}
+    data = collect_facts(text, module, path) or {}
     prefix = f"{module}." if module else ""
     return {
         f"{prefix}{n}": KernelFacts.from_json(f, path) for n, f in data.get("kernels", {}).items()

@@ -139,6 +139,20 @@ def _assigned_before(text: str, pos: int) -> set[str]:
     return set(_TARGET.findall(text[start : pos + 1]))
 
 
+# The name-dependent searches of ``_text_may_fire``, written once: each is
+# a zero-width match at its lead character (``=``, ``%``, ``/``, ...) whose
+# lookahead captures the one name that can stand there, so that every lead
+# position is tried (overlapping, as a search per name set would) and the
+# name is then looked up in the set. Compiling a pattern per file for its
+# names cost more than the searches.
+_NAME = r"([^\W\d]\w*)"
+_BOUND_TO = re.compile(r"=(?=" + _PGAP + _NAME + _ALONE + r")")
+_DIVIDED_BY = re.compile(r"[%/](?=" + _PGAP + r"(?<![\w.])" + _NAME + _BARE + r")")
+_LAUNCH_ARG = re.compile(r"[(,=](?=" + _PGAP + _NAME + _GAP + r"[,)])")
+_RANGE_ARG = re.compile(r"[,=*](?=" + _PGAP + _NAME + _GAP + r"[,)])")
+_MIN_CALL_RE = re.compile(_MIN_CALL)
+
+
 def _text_may_fire(text: str) -> bool:
     """A regex superset of the rule's structure: a name bound to ``min(`` (or
     to such a name: ``tile = BLOCK``) follows ``%`` or ``/``, or appears in
@@ -149,32 +163,36 @@ def _text_may_fire(text: str) -> bool:
     for m in _MIN_BINDING.finditer(text):
         names |= _assigned_before(text, m.start())
     names.discard("min")
-    seen: set[str] = set()
-    while names - seen:
-        fresh = names - seen
-        seen |= fresh
-        alt = "|".join(sorted(map(re.escape, fresh)))
-        for m in re.finditer(r"=" + _PGAP + r"(?:" + alt + r")" + _ALONE, text):
-            names |= _assigned_before(text, m.start())
-    alt = r"(?:" + "|".join(sorted(map(re.escape, names))) + r")"
-    if names and re.search(r"[%/]" + _PGAP + r"(?<![\w.])" + alt + _BARE, text):
+    if names:
+        # ``tile = BLOCK``: the names bound to a member, to a fixpoint
+        aliases = [(m.group(1), m.start()) for m in _BOUND_TO.finditer(text)]
+        seen: set[str] = set()
+        while names - seen:
+            fresh = names - seen
+            seen |= fresh
+            for name, at in aliases:
+                if name in fresh:
+                    names |= _assigned_before(text, at)
+    if names and any(m.group(1) in names for m in _DIVIDED_BY.finditer(text)):
         return True
     # ``range(.., .., B)``: the block is a later argument; in a launch it is
     # any argument (by position or keyword): after ``(``, ``,`` or ``=`` and
     # before ``,`` or ``)``
-    in_launch = re.compile(_MIN_CALL + (r"|[(,=]" + _PGAP + alt + _GAP + r"[,)]" if names else ""))
     for m in _LAUNCH_OPEN.finditer(text):
-        if in_launch.search(_args_text(text, m.end() - 1)) is not None:
+        args = _args_text(text, m.end() - 1)
+        if _MIN_CALL_RE.search(args) is not None:
+            return True
+        if names and any(a.group(1) in names for a in _LAUNCH_ARG.finditer(args)):
             return True
     if not names:
         return False
     # the rule reads the third argument as written, so also ``step=B`` and
     # ``*B`` (which ``range`` itself would refuse)
-    in_range = re.compile(r"[,=*]" + _PGAP + alt + _GAP + r"[,)]")
     for m in _RANGE_OPEN.finditer(text):
         if m.start() and (text[m.start() - 1].isalnum() or text[m.start() - 1] in "._"):
             continue  # ``tl.range(``, ``arange(``: not the builtin
-        if in_range.search(_args_text(text, m.end() - 1)) is not None:
+        args = _args_text(text, m.end() - 1)
+        if any(a.group(1) in names for a in _RANGE_ARG.finditer(args)):
             return True
     return False
 

@@ -12,6 +12,7 @@ from corpus_harness import CORPUS, corpus_files, diagnostics_for
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from checks import _kernels
 from checks._kernels import TritonKernels
 from checks.block_size_min_divisibility import (
     BlockMinSites,
@@ -295,6 +296,156 @@ def test_collector_records_needs_and_code_point_columns() -> None:
     col = k["needs"]["A"][0]["span"][1]
     assert line[col:].startswith("tl.arange(0, A)")  # columns in code points, not bytes
     assert "not_a_kernel" not in data["kernels"]  # undecorated
+
+
+# -- the collector's text reader -------------------------------------------------
+
+
+def _kernel_facts_both(text: str, path: str = "pkg/mod.py") -> tuple[object, object]:
+    """(facts from the text reader, facts from the whole file's ``ast``)."""
+    tree = compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    return (
+        _kernels.collect_facts(text, "pkg.mod", path),
+        _kernels._collect_ast(tree, text, "pkg.mod", path),
+    )
+
+
+_READER_HEAD = "import triton\nimport triton.language as tl\nfrom .ops import helper as h\n"
+READER_CASES = {
+    # kernels under ``if``/``try`` at module level are module statements
+    "guarded": """
+if HAS_TRITON:
+    @triton.jit
+    def k(A):
+        tl.arange(0, A)
+else:
+    pass
+try:
+    @triton.jit
+    def k2(B):
+        tl.zeros([B], tl.float32)
+except ImportError:
+    pass
+""",
+    # a string holding kernel-like code at column 0 (its closing quotes too)
+    "docstring": '''
+@triton.jit
+def k(A):
+    tl.arange(0, A)
+    x = 1
+s = """
+@triton.jit
+def fake(B):
+    tl.arange(0, B)
+"""
+''',
+    # a bracketed continuation dedented to column 0 inside the kernel
+    "dedented": """
+@triton.jit
+def k(A, B):
+    x = foo(
+1,
+tl.arange(0, A),
+2)
+    tl.zeros([B], tl.float32)
+""",
+    # a backslash continuation, a matmul ``@`` at column 0, comments after
+    "backslash": """
+y = a \\
+@b
+@triton.jit
+def k(A):
+    return tl.arange(0, A)  # tl.zeros([A])
+# tl.arange(0, A)
+""",
+    # decorated class and ``async def``: not kernels; undecorated def neither
+    "not_kernels": """
+@dataclass
+class C:
+    def m(self, A):
+        return tl.arange(0, A)
+@deco
+async def a(A):
+    tl.arange(0, A)
+def plain(A):
+    tl.arange(0, A)
+@triton.jit
+def k(A):
+    tl.arange(0, A)
+""",
+    # a call in a decorator or a default value, a one-line body, ``;``
+    "headers": """
+@triton.autotune(configs=[tl.arange(0, N)])
+@triton.jit
+def k(A, B=tl.zeros([C])) -> "x:y": return tl.arange(0, A)
+import os; from .other import thing
+@triton.jit
+def k2(A: tl.constexpr, *, B: "(" = ")"): tl.static_assert(A % B == 0)
+""",
+    # ``triton.language`` spelled out, and another alias (the whole ast decides)
+    "alias": """
+import triton.language as lang
+@triton.jit
+def k(A, B):
+    lang.arange(0, A)
+    triton.language.zeros([B], lang.float32)
+""",
+    # a module whose kernel is re-exported: imports only
+    "reexport": """
+from .impl import k as k
+x = tl.arange
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(READER_CASES))
+def test_text_reader_agrees_with_the_ast(name: str) -> None:
+    text = _READER_HEAD + READER_CASES[name]
+    got, want = _kernel_facts_both(text)
+    assert got == want
+    if name != "reexport":
+        assert got and got["kernels"], got
+
+
+def test_text_reader_reads_without_the_fallback() -> None:
+    for name in ("guarded", "docstring", "dedented", "backslash", "headers", "not_kernels"):
+        _kernels._collect_text(_READER_HEAD + READER_CASES[name], "pkg.mod", "pkg/mod.py")
+    with pytest.raises(_kernels._Fallback):
+        _kernels._collect_text(_READER_HEAD + READER_CASES["alias"], "pkg.mod", "pkg/mod.py")
+
+
+def test_text_reader_on_a_file_that_does_not_compile() -> None:
+    # the fallback compiles the whole file: no facts, as with ``ast``
+    text = (
+        _READER_HEAD
+        + "import triton.language as lang\n@triton.jit\ndef k(A):\n    tl.arange(0, A\n"
+    )
+    assert _kernels.collect_facts(text, "pkg.mod", "pkg/mod.py") is None
+
+
+_STMT = st.sampled_from(
+    [
+        "@triton.jit\ndef k{i}(A, B):\n    tl.arange(0, A)\n",
+        "@triton.jit\ndef k{i}(A):\n    x = f(\n1, tl.zeros([A]))\n",
+        "if c:\n    @triton.jit\n    def k{i}(A):\n        tl.full([A], 0)\nelse:\n    pass\n",
+        's{i} = """\n@triton.jit\ndef fake{i}(A):\n    tl.arange(0, A)\n"""\n',
+        "from .m{i} import a{i}, b{i} as c{i}\n",
+        "x{i} = [\n1,\n]\n",
+        "# tl.arange(0, A)\n",
+        "@triton.jit\ndef k{i}(A, B):  # (\n    return tl.static_assert(A % B == 0)\n\n# tail\n",
+        "class C{i}:\n    @triton.jit\n    def m(A):\n        tl.arange(0, A)\n",
+        "y{i} = a \\\n    + tl.arange(0, A)\n",
+        "@triton.jit\ndef k{i}(A): tl.reshape(x, [A])\n",
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_STMT, min_size=1, max_size=6))
+def test_text_reader_agrees_with_the_ast_on_generated_modules(parts: list[str]) -> None:
+    text = _READER_HEAD + "".join(p.format(i=i) for i, p in enumerate(parts))
+    got, want = _kernel_facts_both(text)
+    assert got == want
 
 
 # -- prefilter soundness ----------------------------------------------------------
