@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import functools
+import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
@@ -73,6 +74,21 @@ def ast_walk(node: ast.AST) -> Iterator[ast.AST]:
         n = pop()
         extend(ast_children(n))
         yield n
+
+
+def lines_with(text: str, words: Iterable[str]) -> list[int]:
+    """The sorted 1-based numbers of the lines of ``text`` holding any of
+    ``words`` (a node of the file's ast that holds such a token spans one of
+    them: gates use this to skip the definitions that cannot)."""
+    at = sorted({m.start() for w in words for m in re.finditer(re.escape(w), text)})
+    out: list[int] = []
+    line, prev = 1, 0
+    for pos in at:
+        line += text.count("\n", prev, pos)
+        prev = pos
+        if not out or out[-1] != line:
+            out.append(line)
+    return out
 
 
 def memo_on_tree(fn: Callable[[ast.Module], T]) -> Callable[[ast.Module], T]:

@@ -6,6 +6,7 @@ import ast
 import fnmatch
 import json
 import re
+from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,13 +22,13 @@ from checks._helpers import (
     int_literal,
     keyword_args,
     last_name,
-    memo_on_tree,
+    lines_with,
     name_matches,
     positional_args,
     walk_fast,
 )
 from linter.facts import FactCollector, ProjectFacts
-from linter.needles import Needles, compile_search
+from linter.needles import Needles, split_top
 from linter.rule import Option, Rule, RuleContext
 from linter.types import Severity
 
@@ -160,24 +161,44 @@ def _ast_stem(base: ast.AST) -> str:
     return k.rsplit(".", 1)[-1].lower() if k is not None else ""
 
 
-def _function_bodies(tree: ast.Module) -> Iterator[list[ast.AST]]:
-    """The nodes of every function body of ``tree``, nested functions,
-    classes and lambdas left out (each node is visited once)."""
+# Every name ``_ast_alloc`` knows holds one of these: a function with none
+# of them on its lines tracks no tensor and holds no finding.
+_ALLOC_WORDS = ("empty", "zeros", "ones", "full", "rand")
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# the nodes that can hold a definition (expressions cannot)
+_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def _function_bodies(tree: ast.Module, hits: Sequence[int]) -> Iterator[list[ast.AST]]:
+    """The nodes of every function body of ``tree`` that spans one of the
+    lines ``hits``, nested functions, classes and lambdas left out (each
+    node is visited once). The others are never entered: a definition
+    spans every line of the definitions nested in it."""
+
+    def spans_hit(n: ast.AST) -> bool:
+        i = bisect_left(hits, n.lineno)  # type: ignore[attr-defined]
+        return i < len(hits) and hits[i] <= n.end_lineno  # type: ignore[attr-defined]
+
     pending: list[ast.AST] = [tree]
     while pending:
         owner = pending.pop()
+        function = isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef))
         nodes: list[ast.AST] = []
         stack: list[ast.AST] = list(getattr(owner, "body", ()))
         while stack:
             n = stack.pop()
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                pending.append(n)
+            if isinstance(n, _SCOPES):
+                if spans_hit(n):
+                    pending.append(n)
                 continue
             if isinstance(n, ast.Lambda):
                 continue
-            nodes.append(n)
-            stack.extend(ast_children(n))
-        if isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if function:
+                nodes.append(n)
+                stack.extend(ast_children(n))
+            elif isinstance(n, _HOLDERS) and (isinstance(n, ast.match_case) or spans_hit(n)):
+                stack.extend(ast_children(n))
+        if function:
             yield nodes
 
 
@@ -428,11 +449,16 @@ def _function_shape(nodes: list[ast.AST]) -> list[dict[str, Any]]:
     return [unique[k] for k in sorted(unique)]
 
 
-@memo_on_tree
-def padding_shapes(tree: ast.Module) -> list[dict[str, Any]]:
-    """The ways the functions of ``tree`` could hold a finding (memoised on
-    the tree: the ast gate and the collector share one parse)."""
-    return [row for nodes in _function_bodies(tree) for row in _function_shape(nodes)]
+def padding_shapes(tree: ast.Module, text: str) -> list[dict[str, Any]]:
+    """The ways the functions of ``tree`` (parsed from ``text``) could hold a
+    finding (memoised on the tree: the ast gate and the collector share one
+    parse)."""
+    memo: list[dict[str, Any]] | None = getattr(tree, "_shardlint_padding_shapes", None)
+    if memo is None:
+        hits = lines_with(text, _ALLOC_WORDS)
+        memo = [row for nodes in _function_bodies(tree, hits) for row in _function_shape(nodes)]
+        tree._shardlint_padding_shapes = memo  # type: ignore[attr-defined]
+    return memo
 
 
 def _pattern_stems(name: str, patterns: Sequence[str]) -> frozenset[str]:
@@ -529,7 +555,7 @@ class PaddingShapes(FactCollector):
         # always something for a collected file, so that the facts gate can
         # tell "nothing here" from "not collected"; the path tells two files
         # of one module name apart
-        return {"path": path, "rows": padding_shapes(tree)}
+        return {"path": path, "rows": padding_shapes(tree, text)}
 
 
 @dataclass(frozen=True)
@@ -639,8 +665,24 @@ class PaddedUnpaddedWidthMismatch(Rule):
     _ALLOC_RE = re.compile(_ALLOC_CALL)
     _INLINE_ARGS = re.compile(_INLINE)
     _BOUND = re.compile(_BOUND)
-    _BOUND_SEARCH = staticmethod(compile_search(_BOUND.pattern))
     _USE_RE = re.compile(_USE)
+    # ``_ALLOC_RE.finditer`` led by the literal ``(`` (the same ends)
+    _ALLOC_FIND = re.compile(
+        r"\((?:"
+        + "|".join(f"(?<={w}{s}\\()" for w in ("empty", "zeros", "ones", "full") for s in ("", "_strided"))
+        + ")"
+    ).finditer
+    # the branches of ``_BOUND``, each searched only when its literal occurs
+    _BOUND_PARTS = tuple(
+        (words, re.compile(b).search)
+        for words, b in zip(
+            (("round_up", "round_to", "align", "ceil_to", "next_multiple_of"), ("cdiv(",), ("//",)),
+            split_top(_BOUND.pattern),
+        )
+    )
+    _CALL_SEARCH = re.compile(
+        r"\((?:(?<=empty\()|(?<=zeros\()|(?<=ones\()|(?<=full\()|(?<=_strided\())"
+    ).search
 
     @classmethod
     def candidate(cls, text: str) -> bool:
@@ -650,21 +692,33 @@ class PaddedUnpaddedWidthMismatch(Rule):
 
     @classmethod
     def _text_gate(cls, text: str) -> bool:
-        # the selective tests first; the consumer test (true of most files) last
-        if not cls.needles.match(text):
+        # the selective tests first; the consumer test (true of most files) last.
+        # A call the rule takes for an allocation is spelled in lower case
+        # (``_ALLOC``): one scan led by the literal ``(`` rules out most files
+        # before the text is lower-cased.
+        if cls._CALL_SEARCH(text) is None or not cls.needles.match(text):
             return False
         low = text.lower()
         if not any(w in low for w in cls._PAD_WORDS):
             return False
-        allocs = [m.end() for m in cls._ALLOC_RE.finditer(low)]
+        allocs = [m.end() for m in cls._ALLOC_FIND(low)]
         if not allocs:
             return False
         # a bound padded width, or one inline in an allocation's arguments
-        if not cls._BOUND_SEARCH(text) and not any(
+        if not cls._bound(text) and not any(
             cls._INLINE_ARGS.match(low, i) is not None for i in allocs
         ):
             return False
         return cls._USE_RE.search(text) is not None
+
+    @classmethod
+    def _bound(cls, text: str) -> bool:
+        """``_BOUND.search(text)``: a width bound to a rounding call, a
+        ``cdiv(...) *`` or a ``- 1) // n * n``."""
+        return any(
+            any(w in text for w in words) and search(text) is not None
+            for words, search in cls._BOUND_PARTS
+        )
 
     @classmethod
     def candidate_tree(cls, tree: ast.Module, text: str) -> bool:
@@ -672,7 +726,7 @@ class PaddedUnpaddedWidthMismatch(Rule):
         # whole with one whose dimension names it can pair with, or
         # allocated uninitialised, written in part and consumed (see
         # ``_function_shape``)
-        return bool(padding_shapes(tree))
+        return bool(padding_shapes(tree, text))
 
     @classmethod
     def candidate_facts(

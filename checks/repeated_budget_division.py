@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +18,7 @@ from checks._helpers import (
     child_nodes,
     dotted,
     last_name,
-    memo_on_tree,
+    lines_with,
     name_matches,
     walk_fast,
 )
@@ -176,24 +177,47 @@ def _ast_division(n: ast.AST) -> tuple[ast.AST, str] | None:
     return None
 
 
-def _function_bodies(tree: ast.Module) -> Iterator[tuple[ast.AST, list[ast.AST]]]:
-    """Every function of ``tree`` with the nodes of its body, nested
-    functions, classes and lambdas left out (each node is visited once)."""
+# A split needs a division (``/``, ``//``, ``/=``, ``//=``) or a
+# ceiling-division call (every name in ``_DIV_CALLS`` holds "div"): a
+# function with neither on its lines holds no finding.
+_DIV_WORDS = ("/", "div")
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# the nodes that can hold a definition (expressions cannot)
+_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def _function_bodies(
+    tree: ast.Module, hits: Sequence[int]
+) -> Iterator[tuple[ast.AST, list[ast.AST]]]:
+    """Every function of ``tree`` that spans one of the lines ``hits``, with
+    the nodes of its body, nested functions, classes and lambdas left out
+    (each node is visited once). The others are never entered: a definition
+    spans every line of the definitions nested in it."""
+
+    def spans_hit(n: ast.AST) -> bool:
+        i = bisect_left(hits, n.lineno)  # type: ignore[attr-defined]
+        return i < len(hits) and hits[i] <= n.end_lineno  # type: ignore[attr-defined]
+
     pending: list[ast.AST] = [tree]
     while pending:
         owner = pending.pop()
+        function = isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef))
         nodes: list[ast.AST] = []
         stack: list[ast.AST] = list(getattr(owner, "body", ()))
         while stack:
             n = stack.pop()
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                pending.append(n)
+            if isinstance(n, _SCOPES):
+                if spans_hit(n):
+                    pending.append(n)
                 continue
             if isinstance(n, ast.Lambda):
                 continue
-            nodes.append(n)
-            stack.extend(ast_children(n))
-        if isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if function:
+                nodes.append(n)
+                stack.extend(ast_children(n))
+            elif isinstance(n, _HOLDERS) and (isinstance(n, ast.match_case) or spans_hit(n)):
+                stack.extend(ast_children(n))
+        if function:
             yield owner, nodes
 
 
@@ -412,12 +436,18 @@ def _function_shape(nodes: list[ast.AST]) -> dict[str, Any] | None:
     }
 
 
-@memo_on_tree
-def budget_shapes(tree: ast.Module) -> list[dict[str, Any]]:
-    """The functions of ``tree`` that could hold a finding (memoised on the
-    tree: the ast gate and the collector share one parse)."""
-    out = [s for _, nodes in _function_bodies(tree) if (s := _function_shape(nodes)) is not None]
-    return out
+def budget_shapes(tree: ast.Module, text: str) -> list[dict[str, Any]]:
+    """The functions of ``tree`` (parsed from ``text``) that could hold a
+    finding (memoised on the tree: the ast gate and the collector share one
+    parse)."""
+    memo: list[dict[str, Any]] | None = getattr(tree, "_shardlint_budget_shapes", None)
+    if memo is None:
+        hits = lines_with(text, _DIV_WORDS)
+        memo = [
+            s for _, nodes in _function_bodies(tree, hits) if (s := _function_shape(nodes)) is not None
+        ]
+        tree._shardlint_budget_shapes = memo  # type: ignore[attr-defined]
+    return memo
 
 
 def _shape_may_fire(shape: Mapping[str, Any], budgets: Sequence[str], sizes: Sequence[str]) -> bool:
@@ -461,7 +491,7 @@ class BudgetDivisionShapes(FactCollector):
         # always something for a collected file, so that the facts gate can
         # tell "nothing here" from "not collected"; the path tells two files
         # of one module name apart
-        return {"path": path, "functions": budget_shapes(tree)}
+        return {"path": path, "functions": budget_shapes(tree, text)}
 
 
 class RepeatedBudgetDivision(Rule):
@@ -546,6 +576,9 @@ class RepeatedBudgetDivision(Rule):
     _SIZE_WORDS = _SIZE_WORDS
     _NEAR = re.compile(_NEAR)
     _NEAR_SEARCH = staticmethod(compile_search(_NEAR.pattern))
+    _SIZE_SEARCH = re.compile(
+        r"(?i)_size(?:(?<=[detpc]p_size)|(?<=world_size)|(?<=parallel_size))"
+    ).search
 
     @classmethod
     def candidate(cls, text: str) -> bool:
@@ -560,9 +593,12 @@ class RepeatedBudgetDivision(Rule):
         # Plain substring tests first: the regex runs on few files.
         if "/" not in text and "cdiv" not in text and "ceil_div" not in text:
             return False
-        low = text.lower()
-        if not any(w in low for w in cls._SIZE_WORDS):
+        # `any(w in text.lower() for w in _SIZE_WORDS)` in one scan led by the
+        # literal `_` (case-insensitive: ``re`` then also folds a few
+        # non-ASCII letters, only ever admitting more), before lower-casing
+        if cls._SIZE_SEARCH(text) is None:
             return False
+        low = text.lower()
         if not any(w in low for w in cls._BUDGET_WORDS):
             return False
         if cls._NEAR_SEARCH(low):
@@ -575,7 +611,7 @@ class RepeatedBudgetDivision(Rule):
         # can reach the attribute it was read from, a divide-assignment into
         # shared state, or a split that can reach a keyword of its own name
         # (see ``_function_shape``)
-        return bool(budget_shapes(tree))
+        return bool(budget_shapes(tree, text))
 
     @classmethod
     def candidate_facts(

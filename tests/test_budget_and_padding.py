@@ -533,3 +533,85 @@ def test_gates_are_sound_on_random_functions(rule: type, tmp_path: Path) -> None
             assert rule.candidate_tree(tree, alone), alone
             assert rule.candidate_facts("m", "m.py", facts, options), (extra, alone)
     assert fired >= 25, "the random functions must exercise the rule"
+
+
+# -- the gates skip definitions by their lines ------------------------------------
+# Both ast gates enter only the definitions whose lines hold a word every
+# finding needs (an allocator's name; a division or a ``*div*`` call). The
+# shapes must be exactly those of the full walk, also for functions nested in
+# classes, ``try``/``except``, ``match`` cases and other functions.
+
+_NESTED = '''
+import torch
+
+try:
+    import extra
+except ImportError:
+    class Fallback:
+        def f(self, x, h):
+            m, h = x.shape
+            a = torch.empty(m, round_up(h, 8))
+            a.copy_(x)
+            return self.num_blocks // self.dp_size // self.ep_size
+
+match mode:
+    case "a":
+        def g(x, hidden_padded, num_blocks, dp_size, ep_size):
+            def inner():
+                m, hidden = x.shape
+                b = torch.zeros(m, hidden_padded)
+                b += x
+                per = num_blocks // dp_size
+                return cdiv(per, ep_size)
+            return inner
+    case _:
+        def plain(x):
+            return x + 1
+'''
+
+
+def _full_and_pruned(module: object, shape: object, text: str) -> tuple[list, list]:
+    tree = ast.parse(text)
+    every = range(1, text.count("\n") + 2)
+    full = [r for b in module._function_bodies(tree, every) for r in shape(b)]  # type: ignore[attr-defined]
+    hits = module.lines_with(text, module._ALLOC_WORDS if hasattr(module, "_ALLOC_WORDS") else module._DIV_WORDS)  # type: ignore[attr-defined]
+    pruned = [r for b in module._function_bodies(tree, hits) for r in shape(b)]  # type: ignore[attr-defined]
+    return full, pruned
+
+
+def test_gates_skip_only_definitions_that_cannot_hold_a_finding() -> None:
+    import checks.padded_unpadded_width_mismatch as pad
+    import checks.repeated_budget_division as bud
+
+    def budget_rows(body: tuple) -> list:
+        s = bud._function_shape(body[1])
+        return [s] if s is not None else []
+
+    texts = [_NESTED] + [f.read_text(encoding="utf-8") for d in (BUDGET, PADDING) for f in corpus_files(d)]
+    rng = random.Random(7)
+    texts += ["import torch\n\n" + _padding_function(rng) for _ in range(40)]
+    texts += [_budget_function(rng) for _ in range(40)]
+    kept = 0
+    for text in texts:
+        for module, shape in ((pad, pad._function_shape), (bud, budget_rows)):
+            full, pruned = _full_and_pruned(module, shape, text)
+            assert pruned == full, text
+            kept += bool(full)
+    assert kept >= 40
+    tree = ast.parse(_NESTED)
+    assert pad.padding_shapes(tree, _NESTED) and bud.budget_shapes(tree, _NESTED)
+
+
+def test_padding_text_gate_needs_a_lower_case_allocator_call() -> None:
+    # the rule only knows lower-case allocators: an upper-case lookalike
+    # (a class named `...Full(`) no longer admits a file on its own
+    text = (
+        "import torch\n"
+        "def f(x, hidden_padded):\n"
+        "    m, hidden = x.shape\n"
+        "    a = torch.empty(m, hidden_padded)\n"
+        "    a.copy_(x)\n"
+    )
+    assert PaddedUnpaddedWidthMismatch.candidate(text)
+    assert not PaddedUnpaddedWidthMismatch.candidate(text.replace("torch.empty(", "torch.Empty("))
+    assert not PaddedUnpaddedWidthMismatch.candidate(text.replace("torch.empty(", "MakeFull("))
