@@ -599,6 +599,23 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+@contextmanager
+def _gc_frozen() -> Iterator[None]:
+    """libcst checks leave reference cycles, so the collector stays on for
+    them; but everything alive before them (the project's facts, loaded
+    modules) is moved out of its sight: collections then walk only what the
+    checks allocate (~20 % of a big file's check otherwise). Forked workers
+    inherit the frozen set."""
+    if gc.get_freeze_count():  # somebody else froze: leave it to them
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 _SCANNED = [0]
 
 
@@ -1033,7 +1050,8 @@ class Engine:
         sizes = {j[0]: _size(j[0]) for j in todo} if self.jobs > 1 else {}
         todo.sort(key=lambda j: -sizes.get(j[0], 0))  # the longest jobs first
         heavy = sum(sizes.values()) >= HEAVY_CHECK_BYTES
-        outs = self._map(_check_job, todo, {"engine": self}, "checking", heavy) if todo else []
+        with _gc_frozen():
+            outs = self._map(_check_job, todo, {"engine": self}, "checking", heavy) if todo else []
         for (path, rel, _), out in zip(todo, outs):
             diags.extend(out.diagnostics)
             result.errors.extend(out.errors)

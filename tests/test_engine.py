@@ -274,3 +274,57 @@ def test_warm_run_over_an_unchanged_tree_reads_no_facts_and_lost_facts_are_rebui
     assert again.diagnostics == first.diagnostics and again.stats.parsed == 1
     # the facts files were rewritten whole
     assert engine().run([root]).diagnostics == first.diagnostics
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_run_leaves_the_host_garbage_collector_as_it_found_it(tmp_path: Path, enabled: bool) -> None:
+    # The engine pauses automatic collection while scanning and freezes the
+    # heap during checks; a program embedding it (an editor server, flake8)
+    # must get its collector back untouched, including after a failing rule.
+    import gc
+
+    _tree(tmp_path)
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        Engine(Config(root=tmp_path), toy_registry(), jobs=1).run([tmp_path])
+        assert gc.isenabled() is enabled
+        assert gc.get_freeze_count() == 0
+    finally:
+        gc.enable() if was else gc.disable()
+
+
+def test_the_scan_frees_reference_cycles_it_makes(tmp_path: Path) -> None:
+    # Collection is paused during the scan but the youngest generation is
+    # collected between files: cycles a collector leaves per file (the
+    # stdlib's ast.literal_eval makes some) must not pile up for the run.
+    import weakref
+
+    from linter import engine as eng
+    from linter.files import discover
+
+    made: list[weakref.ref] = []
+
+    class Node:
+        pass
+
+    orig = eng.Engine.scan_one
+
+    def leaky(self, text, relpath, checked, syntax=None):  # type: ignore[no-untyped-def]
+        a, b = Node(), Node()
+        a.other, b.other = b, a  # a cycle only the collector can free
+        made.append(weakref.ref(a))
+        return orig(self, text, relpath, checked, syntax)
+
+    for i in range(80):
+        write(tmp_path, f"pkg/f{i:02d}.py", f"X = {i}\n")
+    eng.Engine.scan_one = leaky  # type: ignore[method-assign]
+    try:
+        cfg = Config(root=tmp_path)
+        Engine(cfg, toy_registry(), jobs=1)._scan(discover([tmp_path], cfg, None), True)
+        alive_during = sum(r() is not None for r in made)
+    finally:
+        eng.Engine.scan_one = orig  # type: ignore[method-assign]
+    assert len(made) == 80
+    # at most the files since the last collection between files are left
+    assert alive_during <= 32
