@@ -444,20 +444,70 @@ def _nonlast_masks(path: Sequence[tuple[int, ast.expr]]) -> tuple[list[str], lis
     return leaves, masks
 
 
+_SPLIT_MEMO: list[Any] = [None, None]
+
+
+def _text_lines(text: str) -> list[str] | None:
+    """``text.split("\n")`` (kept for the last text), None when it has a
+    ``\r`` (see :func:`_match_lines`)."""
+    if _SPLIT_MEMO[0] is not text:
+        _SPLIT_MEMO[:] = [text, None if "\r" in text else text.split("\n")]
+    return _SPLIT_MEMO[1]  # type: ignore[no-any-return]
+
+
+def _name_lines(node: ast.AST, names: Iterable[str], text: str) -> list[int] | None:
+    """Sorted lines of ``node`` holding one of ``names`` (as a substring) or
+    a non-ASCII character (an identifier may be written in a form that only
+    normalises to the name); None (walk everything) when the text has a
+    ``\r``."""
+    lines = _text_lines(text)
+    lo, hi = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+    if lines is None or lo is None or hi is None or hi > len(lines):
+        return None
+    names = tuple(names)
+    return [
+        i
+        for i, line in enumerate(lines[lo - 1 : hi], lo)
+        if not line.isascii() or any(n in line for n in names)
+    ]
+
+
+def _walk_no_nested_lines(node: ast.AST, lines: Sequence[int] | None) -> Iterator[ast.AST]:
+    """``_walk_ast_no_nested(node)`` (in another order) without the subtrees
+    whose lines hold none of ``lines``; inside an f-string nothing is
+    dropped (its inner positions are not trusted). ``lines`` None: every
+    node."""
+    if lines is None:
+        yield from _walk_ast_no_nested(node)
+        return
+    stack = [(c, True) for c in ast_children(node) if _spans_a_line(c, lines)]
+    while stack:
+        n, prune = stack.pop()
+        yield n
+        if isinstance(n, _NESTED):
+            continue
+        if prune and type(n) is not ast.JoinedStr:
+            stack.extend([(c, True) for c in ast_children(n) if _spans_a_line(c, lines)])
+        else:
+            stack.extend([(c, False) for c in ast_children(n)])
+
+
 def _accumulator_candidates(
-    fn: ast.FunctionDef | ast.AsyncFunctionDef, carried: set[str]
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, carried: set[str], text: str
 ) -> dict[str, list[str]]:
     """Names some return hands back that the method also adds to
     (``_accumulators`` before the options): ``""`` for an append/``+=``/
     capture keyword, else the name of the call that may add to it (whether it
-    is a helper is an option)."""
+    is a helper is an option). Every such site names the accumulator, so
+    only the subtrees spanning a line where a returned name occurs are
+    walked."""
     acc: dict[str, set[str]] = {}
 
     def add(name: str | None, how: str | None) -> None:
         if name in carried and how is not None:
             acc.setdefault(name, set()).add(how)
 
-    for n in _walk_ast_no_nested(fn):
+    for n in _walk_no_nested_lines(fn, _name_lines(fn, carried, text)):
         if isinstance(n, ast.Call):
             f = n.func
             if isinstance(f, ast.Attribute) and f.attr in _MUTATORS and _cst_name(f.value):
@@ -501,7 +551,7 @@ def _accumulator_candidates(
 _LEAF, _SPLAT, _CARRIED, _HAS, _KEYS, _K, _NL = range(7)
 
 
-def _method_shape(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Any] | None:
+def _method_shape(fn: ast.FunctionDef | ast.AsyncFunctionDef, text: str) -> dict[str, Any] | None:
     """What the facts gate needs to replay ``visit_ClassDef`` on one method,
     or None when no options can make it report."""
     paths = [(r, p) for r, p in _rank_paths(fn.body) if r.value is not None]
@@ -512,7 +562,7 @@ def _method_shape(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Any] 
         _carried_names(r.value, out)
     all_carried = set().union(*carried_by)
     # a drop needs a payload and another return carrying an accumulator
-    acc = _accumulator_candidates(fn, all_carried) if len(paths) >= 2 and all_carried else {}
+    acc = _accumulator_candidates(fn, all_carried, text) if len(paths) >= 2 and all_carried else {}
     keys = [_dict_keys_ast(r.value) for r, _ in paths]
     if not acc and all(k is None for k in keys):
         return None
@@ -570,15 +620,14 @@ def _could_mismatch(m: Mapping[str, Any]) -> bool:
 _LIST_FIRST_CALL = re.compile(rf"\({_GAP}(?:\*\*?|[^\W\d]\w*{_GAP}=)?{_GAP}[\[(]")
 
 
-_LINES_MEMO: list[Any] = [None, None]
-
-
-def _list_first_call_lines(text: str) -> list[int] | None:
-    """``_match_lines(_LIST_FIRST_CALL, text)``, kept for the last text (a
-    file's classes ask one after another)."""
-    if _LINES_MEMO[0] is not text:
-        _LINES_MEMO[:] = [text, _match_lines(_LIST_FIRST_CALL, text)]
-    return _LINES_MEMO[1]  # type: ignore[no-any-return]
+def _list_first_call_lines(node: ast.AST, text: str) -> list[int] | None:
+    """``_match_lines(_LIST_FIRST_CALL, text)`` within ``node``'s lines."""
+    lines = _text_lines(text)
+    lo, hi = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+    if lines is None or lo is None or hi is None or hi > len(lines):
+        return None
+    found = _match_lines(_LIST_FIRST_CALL, "\n".join(lines[lo - 1 : hi]))
+    return None if found is None else [i + lo - 1 for i in found]
 
 
 def _receiver_shape(node: ast.ClassDef, text: str) -> dict[str, Any]:
@@ -591,7 +640,7 @@ def _receiver_shape(node: ast.ClassDef, text: str) -> dict[str, Any]:
     only in the subtrees spanning a line where such a call may start."""
     calls: list[list[Any]] = []
     defs: dict[str, list[list[Any]] | None] = {}
-    lines = _list_first_call_lines(text)
+    lines = _list_first_call_lines(node, text)
     for stmt in node.body:
         for n in _stmt_walk(stmt):
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -622,7 +671,7 @@ def _class_shape(node: ast.ClassDef, text: str) -> dict[str, Any] | None:
     methods = []
     for stmt in node.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            m = _method_shape(stmt)
+            m = _method_shape(stmt, text)
             if m is not None:
                 methods.append(m)
     if not methods:

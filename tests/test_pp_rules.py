@@ -890,3 +890,49 @@ def test_pruned_receiver_walks_equal_full_walks_on_random_classes(stmts: list[st
         assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
     if PpReceiverFacts.collect(ast.parse(full), full, "m", "m.py"):
         assert PpReceiverFacts.needles.match(text)
+
+
+# Accumulator sites the line-pruned method walk must still see: an append on
+# a continuation line, a helper, a capture keyword, an f-string, a name
+# written in a form that only NFKC-normalises to the returned one.
+_ACCUMULATOR_SNIPPETS = [
+    """
+    class M:
+        supports_aux_hidden_states_over_pp = True
+        def forward(self, h):
+            aux = []
+            for b in self.blocks:
+                h = b(h,
+                      capture=aux.append if b.tap else None)
+                self._record(
+                    aux, h)
+            (aux
+                .append(h))
+            ｔaps += [h]  # the only site of ``taps``
+            s = f"{aux.append(h)}"
+            if not get_pp_group().is_last_rank:
+                return IntermediateTensors({"hidden_states": h})
+            return h, aux, taps
+    """,
+    """
+    class N:
+        def forward(self, h):
+            out = helper_collect(h)
+            if get_pp_group().is_last_rank:
+                return h, out
+            return PPProxyTensors({"h": h})
+    """,
+]
+
+
+def test_pruned_accumulator_walk_matches_the_full_walk() -> None:
+    from checks.pp_payload_drops_tensors import PpPayloadShapes
+
+    for snippet in _ACCUMULATOR_SNIPPETS:
+        text = textwrap.dedent(snippet)
+        full = _unpruned(text)
+        got = PpPayloadShapes.collect(ast.parse(text), text, "m", "m.py")
+        want = PpPayloadShapes.collect(ast.parse(full), full, "m", "m.py")
+        assert got["classes"], snippet
+        assert "taps" in got["classes"][0]["methods"][0]["acc"] or "ｔ" not in text
+        assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True), snippet
