@@ -936,3 +936,42 @@ def test_pruned_accumulator_walk_matches_the_full_walk() -> None:
         assert got["classes"], snippet
         assert "taps" in got["classes"][0]["methods"][0]["acc"] or "ｔ" not in text
         assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True), snippet
+
+
+_GUARD_SNIPPETS = [
+    """
+    @needs(PP_SIZE)
+    def load(draft, target):
+        draft.model.embed_tokens = target.model.embed_tokens
+
+    def load2(draft, target, pp_rank=0):
+        draft.lm_head = target.lm_head
+
+    def load3(draft, target):
+        if (get_pp_group()
+                .size) > 1:
+            pass
+        draft.wte = target.wte
+
+    def load4(draft, target):
+        ＰＰ_size = 1
+        draft.wte = target.wte
+
+    class Draft:
+        def check(self):
+            if self.cfg.Pipeline_Parallel_Size > 1:
+                raise ValueError("no PP")
+        def load(self, target):
+            self.embed_tokens = target.embed_tokens
+    """,
+]
+
+
+def test_alias_guard_lines_match_the_full_walk() -> None:
+    for snippet in _GUARD_SNIPPETS:
+        text = textwrap.dedent(snippet)
+        full = _unpruned(text)
+        got = alias_mod.alias_shapes(ast.parse(text), text)
+        want = alias_mod.alias_shapes(ast.parse(full), full)
+        assert got == want
+        assert all(f["g"] for f in got["funcs"]), got
