@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -59,16 +60,53 @@ DEFAULT_SETTERS = (
 FIRST, LAST = "first", "last"
 
 _MODULE_WORD = r"(?:embed_tokens|embed_in|wte|word_embeddings|tok_embeddings|embeddings?|lm_heads?)"
+_GETTERS_SETTERS = (
+    r"get_input_embeddings|get_output_embeddings|get_embed_and_head|set_input_embeddings"
+    r"|set_output_embeddings|set_embed\w*|set_lm_head\w*|set_\w*_head"
+)
+# The raw-text gate as the docs state it: a line assigning an attribute
+# chain that ends in a default module name, a getattr/setattr naming one,
+# or a default getter/setter. ``_AliasNeedles`` answers the same question
+# with fewer passes over the text (a test holds them equal).
+_ASSIGNED_MODULE = rf"=\s*[A-Za-z_][\w.]*\.{_MODULE_WORD}(?:\.weight)?\s*(?:#.*)?$"
+_GETATTR_MODULE = rf"getattr\([^)\n]*[\"']{_MODULE_WORD}[\"']"
+_SETATTR_MODULE = r"setattr\([^\n]*(?:embed|wte|head)"
 _CANDIDATE = re.compile(
-    rf"=\s*[A-Za-z_][\w.]*\.{_MODULE_WORD}(?:\.weight)?\s*(?:#.*)?$"
-    rf"|getattr\([^)\n]*[\"']{_MODULE_WORD}[\"']"
-    rf"|setattr\([^\n]*(?:embed|wte|head)"
-    r"|\.(?:get_input_embeddings|get_output_embeddings|get_embed_and_head|set_input_embeddings"
-    r"|set_output_embeddings|set_embed\w*|set_lm_head\w*|set_\w*_head)\(",
+    rf"{_ASSIGNED_MODULE}|{_GETATTR_MODULE}|{_SETATTR_MODULE}|\.(?:{_GETTERS_SETTERS})\(",
     re.MULTILINE,
 )
-_TEXT_NEEDLES = Needles(any_of=(("embed", "wte", "head"),), regex=_CANDIDATE.pattern)
+# One ``.``-led pass finds both the end of an assigned chain (``.lm_head``
+# at the end of a line: what the first branch needs after its ``=``) and a
+# getter/setter call (group 1); the alternatives start with different
+# letters, so the first match is the first place either occurs.
+_DOT_HIT = re.compile(
+    rf"\.(?:{_MODULE_WORD}(?:\.weight)?\s*(?:#.*)?$|({_GETTERS_SETTERS})\()", re.MULTILINE
+)
+_GETTER_SETTER = re.compile(rf"\.(?:{_GETTERS_SETTERS})\(")
+_ASSIGNED_MODULE_RE = re.compile(_ASSIGNED_MODULE, re.MULTILINE)
+_GETATTR_MODULE_RE = re.compile(_GETATTR_MODULE)
+_SETATTR_MODULE_RE = re.compile(_SETATTR_MODULE)
 
+
+class _AliasNeedles(Needles):
+    """``_CANDIDATE.search(text)`` in three passes instead of six (the
+    fields, what the registry records, are the documented search)."""
+
+    def _match(self, text: str) -> bool:
+        m = _DOT_HIT.search(text)
+        if m is not None:
+            if m.group(1) is not None:
+                return True
+            # a chain end: assigned after ``=``? else a getter/setter later
+            # (none starts before this first hit)
+            if _ASSIGNED_MODULE_RE.search(text) or _GETTER_SETTER.search(text, m.start() + 1):
+                return True
+        if _GETATTR_MODULE_RE.search(text):
+            return True
+        return "setattr(" in text and _SETATTR_MODULE_RE.search(text) is not None
+
+
+_TEXT_NEEDLES = _AliasNeedles(any_of=(("embed", "wte", "head"),), regex=_CANDIDATE.pattern)
 
 # -- prefilter on CPython ``ast`` --------------------------------------------------
 # Which names are rank-placed, which setters install modules, where the draft
@@ -284,6 +322,53 @@ def _utf8(line: str) -> bytes:
     return line.encode("utf-8", "surrogatepass")
 
 
+# what a default guard name holds, lower-cased (``name_matches`` ignores case)
+_GUARD_WORDS = (
+    "is_first_rank",
+    "is_last_rank",
+    "is_pipeline_first_stage",
+    "is_pipeline_last_stage",
+    "ppmissinglayer",
+    "pp_size",
+    "pp_world_size",
+    "pipeline_parallel_size",
+    "pp_rank",
+    "world_size",
+    "rank_in_group",
+)
+# the attribute ``size`` (``get_pp_group().size``) as a word; led by the literal
+_SIZE_WORD = re.compile(r"size(?!\w)(?<!\wsize)")
+
+
+def _guard_text_lines(text: str) -> list[int] | None:
+    """Sorted lines of ``text`` that :meth:`_Segments.may_guard` keeps."""
+    if "\r" in text:
+        return None
+    found: set[int] = set()
+
+    def add(s: str, positions: Iterable[int]) -> None:
+        line, pos = 1, 0
+        for p in sorted(positions):
+            line += s.count("\n", pos, p)
+            pos = p
+            found.add(line)
+
+    # ``lower`` keeps every line break (and may change other lengths: lines
+    # are counted in the string searched)
+    low = text.lower()
+    hits: list[int] = []
+    for w in _GUARD_WORDS:
+        i = low.find(w)
+        while i >= 0:
+            hits.append(i)
+            i = low.find(w, i + 1)
+    add(low, hits)
+    add(text, (m.start() for m in _SIZE_WORD.finditer(text)))
+    if not text.isascii():
+        found.update(i for i, line in enumerate(text.split("\n"), 1) if not line.isascii())
+    return sorted(found)
+
+
 class _Segments:
     """Source text of ast nodes (``code_for`` of the rule; libcst adds the
     node's own parentheses, which hold neither "pp" nor "pipeline"). Lines
@@ -292,6 +377,22 @@ class _Segments:
     def __init__(self, text: str) -> None:
         self.text = text
         self._lines: list[str] | None = None
+        self._guard_lines: list[int] | None = None
+        self._guard_done = False
+
+    def may_guard(self, first: int, last: int) -> bool:
+        """Whether lines ``first..last`` may hold a name :func:`_guard_names`
+        records: a default guard name (any case), the word ``size``,
+        ``world_size`` or ``rank_in_group``, or a non-ASCII character (an
+        identifier that only normalises or lower-cases to one). True when
+        the text has a ``\r`` (lines are then not counted here)."""
+        if not self._guard_done:
+            self._guard_lines, self._guard_done = _guard_text_lines(self.text), True
+        lines = self._guard_lines
+        if lines is None:
+            return True
+        i = bisect_left(lines, first)
+        return i < len(lines) and lines[i] <= last
 
     def __call__(self, node: ast.AST) -> str:
         if self._lines is None:
@@ -359,8 +460,10 @@ def _class_guards(cls: ast.ClassDef, segment: _Segments) -> set[str]:
     scopes included) that raises in its body (nested scopes not)."""
     out: set[str] = set()
     for s in _statements(cls.body, nested=True):
-        if isinstance(s, ast.If) and any(
-            isinstance(r, ast.Raise) for r in _statements(s.body, nested=False)
+        if (
+            isinstance(s, ast.If)
+            and segment.may_guard(s.test.lineno, s.test.end_lineno or s.test.lineno)
+            and any(isinstance(r, ast.Raise) for r in _statements(s.body, nested=False))
         ):
             out |= _guard_names(_scope_nodes([s.test]), segment)
     return out
@@ -395,6 +498,10 @@ def _alias_shapes(tree: ast.Module, segment: _Segments) -> dict[str, Any]:
         # parameters, decorators, annotations, body), nested functions,
         # classes and lambdas not (nor their names)
         if id(fn) not in fn_guards:
+            first = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
+            if not segment.may_guard(first, fn.end_lineno or fn.lineno):
+                fn_guards[id(fn)] = set()
+                return fn_guards[id(fn)]
             header = _scope_nodes(
                 [fn.args, *fn.decorator_list, *([fn.returns] if fn.returns else [])]
             )

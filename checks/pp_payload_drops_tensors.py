@@ -4,6 +4,9 @@ silently leaves behind tensors the forward collected for the last rank."""
 from __future__ import annotations
 
 import ast
+import re
+from bisect import bisect_left
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -17,7 +20,6 @@ from checks._helpers import (
     call_name,
     dotted,
     last_name,
-    memo_on_tree,
     name_matches,
     walk,
     walk_no_nested,
@@ -39,11 +41,73 @@ DEFAULT_HELPERS = ("*add*", "*captur*", "*collect*", "*record*", "*append*", "*t
 _MUTATORS = {"append", "extend", "insert", "capture"}
 
 
-def _receiver_keys_ast(node: ast.AST, factories: Sequence[str]) -> list[list[str]]:
+# Source text that may separate tokens inside brackets: whitespace, a
+# comment, a line continuation.
+_GAP = r"(?:\s|\\|#[^\n]*)*"
+# ``make_empty_intermediate_tensors_factory([...`` / ``((...``: a call of the
+# default factory whose first positional argument may be a list or tuple
+# display (``(factory)(...)`` too); where ``_receiver_keys_ast`` can record
+# a layout. Led by the literal name, so the scan jumps between occurrences.
+_FACTORY_CALL = re.compile(
+    rf"make_empty_intermediate_tensors_factory(?:{_GAP}\))*{_GAP}\({_GAP}[\[(]"
+)
+
+
+def _match_lines(pattern: re.Pattern[str], text: str) -> list[int] | None:
+    """Sorted 1-based lines (as CPython's ast counts them) where ``pattern``
+    starts a match; None when the text has a ``\r`` (a line break of the
+    tokenizer's that ``str.count("\n")`` would not see)."""
+    if "\r" in text:
+        return None
+    out: list[int] = []
+    line, pos = 1, 0
+    for m in pattern.finditer(text):
+        line += text.count("\n", pos, m.start())
+        pos = m.start()
+        if not out or out[-1] != line:
+            out.append(line)
+    return out
+
+
+def _spans_a_line(node: ast.AST, lines: Sequence[int]) -> bool:
+    """Whether ``node``'s lines hold one of ``lines`` (sorted); True for a
+    node without a position."""
+    lo = getattr(node, "lineno", None)
+    if lo is None:
+        return True
+    hi = node.end_lineno or lo  # type: ignore[attr-defined]
+    i = bisect_left(lines, lo)
+    return i < len(lines) and lines[i] <= hi
+
+
+def _walk_lines(node: ast.AST, lines: Sequence[int] | None) -> Iterator[ast.AST]:
+    """``ast_walk(node)`` without the subtrees whose lines hold none of
+    ``lines``: the nodes kept come in the same relative order (breadth first,
+    so dropping whole subtrees changes neither a node's depth nor the order
+    of the nodes at one depth). Nothing inside an f-string is dropped: the
+    positions there are not trusted. ``lines`` None: every node."""
+    if lines is None:
+        yield from ast_walk(node)
+        return
+    todo = deque([(node, True)])
+    pop, extend = todo.popleft, todo.extend
+    while todo:
+        n, prune = pop()
+        if prune and type(n) is not ast.JoinedStr:
+            extend([(c, True) for c in ast_children(n) if _spans_a_line(c, lines)])
+        else:
+            extend([(c, False) for c in ast_children(n)])
+        yield n
+
+
+def _receiver_keys_ast(
+    node: ast.AST, factories: Sequence[str], lines: Sequence[int] | None = None
+) -> list[list[str]]:
     """String key lists of every ``factory(["a", "b"], ...)`` under ``node``
-    (a class may allocate one layout per mode)."""
+    (a class may allocate one layout per mode). ``lines``: walk only the
+    subtrees holding one of them (see :func:`_walk_lines`)."""
     out: list[list[str]] = []
-    for n in ast_walk(node):
+    for n in _walk_lines(node, lines):
         if not isinstance(n, ast.Call) or not n.args:
             continue
         f = n.func
@@ -61,18 +125,25 @@ def _receiver_keys_ast(node: ast.AST, factories: Sequence[str]) -> list[list[str
 class PpReceiverFacts(FactCollector):
     """Per class: the keys its receiving side allocates for the incoming
     pipeline payload (``make_empty_intermediate_tensors_factory([...], ...)``),
-    so a subclass in another file can be compared with its base's receiver."""
+    so a subclass in another file can be compared with its base's receiver.
+
+    Only a call of the factory given a list or tuple display first can be
+    recorded, so the needle is that call (:data:`_FACTORY_CALL`), and only the
+    classes and subtrees spanning a line where it matches are walked."""
 
     name = "pp_receivers"
     version = 1
-    needles = Needles(all_of=("make_empty_intermediate_tensors",))
+    needles = Needles(
+        all_of=("make_empty_intermediate_tensors_factory",), regex=_FACTORY_CALL.pattern
+    )
 
     @classmethod
     def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
+        lines = _match_lines(_FACTORY_CALL, text)
         out: dict[str, Any] = {}
         for node in tree.body:
-            if isinstance(node, ast.ClassDef):
-                layouts = _receiver_keys_ast(node, DEFAULT_RECEIVER_FACTORIES)
+            if isinstance(node, ast.ClassDef) and (lines is None or _spans_a_line(node, lines)):
+                layouts = _receiver_keys_ast(node, DEFAULT_RECEIVER_FACTORIES, lines)
                 if layouts:
                     out[node.name] = {"layouts": layouts, "line": node.lineno}
         return out or None
@@ -119,6 +190,38 @@ def _cst_dotted(node: ast.AST | None) -> str | None:
     return ".".join(reversed(parts))
 
 
+_STMT_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _stmt_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a statement (or ``except``/``case`` clause) type that
+    hold statements or clauses, in ``_fields`` order (``ast_children``'s)."""
+    names = _STMT_FIELDS.get(cls)
+    if names is None:
+        names = _STMT_FIELDS[cls] = (
+            tuple(
+                f for f in cls._fields if f in ("body", "orelse", "finalbody", "handlers", "cases")
+            )
+            if issubclass(cls, (ast.stmt, ast.excepthandler, ast.match_case))
+            else ()
+        )
+    return names
+
+
+def _stmt_walk(node: ast.AST) -> Iterator[ast.AST]:
+    """``ast_walk(node)`` of a statement restricted to statements and their
+    ``except``/``case`` clauses, in the same relative order (breadth first:
+    dropping the expression subtrees, which hold no statement, changes
+    neither a statement's depth nor the order at one depth)."""
+    todo = deque([node])
+    pop, extend = todo.popleft, todo.extend
+    while todo:
+        n = pop()
+        for f in _stmt_fields(type(n)):
+            extend(getattr(n, f))
+        yield n
+
+
 def _classes_ast(body: list[ast.stmt]) -> Iterator[ast.ClassDef]:
     """Every class of the module, nested in classes and functions too (the
     rule visits them all); statements only, expressions are never entered."""
@@ -127,12 +230,8 @@ def _classes_ast(body: list[ast.stmt]) -> Iterator[ast.ClassDef]:
         s = stack.pop()
         if isinstance(s, ast.ClassDef):
             yield s
-        for name in _BLOCKS:
-            stack.extend(getattr(s, name, ()) or ())
-        for h in getattr(s, "handlers", ()):
-            stack.extend(h.body)
-        for c in getattr(s, "cases", ()):
-            stack.extend(c.body)
+        for f in _stmt_fields(type(s)):
+            stack.extend(getattr(s, f))
 
 
 def _walk_ast_no_nested(node: ast.AST) -> Iterator[ast.AST]:
@@ -345,20 +444,70 @@ def _nonlast_masks(path: Sequence[tuple[int, ast.expr]]) -> tuple[list[str], lis
     return leaves, masks
 
 
+_SPLIT_MEMO: list[Any] = [None, None]
+
+
+def _text_lines(text: str) -> list[str] | None:
+    """``text.split("\n")`` (kept for the last text), None when it has a
+    ``\r`` (see :func:`_match_lines`)."""
+    if _SPLIT_MEMO[0] is not text:
+        _SPLIT_MEMO[:] = [text, None if "\r" in text else text.split("\n")]
+    return _SPLIT_MEMO[1]  # type: ignore[no-any-return]
+
+
+def _name_lines(node: ast.AST, names: Iterable[str], text: str) -> list[int] | None:
+    """Sorted lines of ``node`` holding one of ``names`` (as a substring) or
+    a non-ASCII character (an identifier may be written in a form that only
+    normalises to the name); None (walk everything) when the text has a
+    ``\r``."""
+    lines = _text_lines(text)
+    lo, hi = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+    if lines is None or lo is None or hi is None or hi > len(lines):
+        return None
+    names = tuple(names)
+    return [
+        i
+        for i, line in enumerate(lines[lo - 1 : hi], lo)
+        if not line.isascii() or any(n in line for n in names)
+    ]
+
+
+def _walk_no_nested_lines(node: ast.AST, lines: Sequence[int] | None) -> Iterator[ast.AST]:
+    """``_walk_ast_no_nested(node)`` (in another order) without the subtrees
+    whose lines hold none of ``lines``; inside an f-string nothing is
+    dropped (its inner positions are not trusted). ``lines`` None: every
+    node."""
+    if lines is None:
+        yield from _walk_ast_no_nested(node)
+        return
+    stack = [(c, True) for c in ast_children(node) if _spans_a_line(c, lines)]
+    while stack:
+        n, prune = stack.pop()
+        yield n
+        if isinstance(n, _NESTED):
+            continue
+        if prune and type(n) is not ast.JoinedStr:
+            stack.extend([(c, True) for c in ast_children(n) if _spans_a_line(c, lines)])
+        else:
+            stack.extend([(c, False) for c in ast_children(n)])
+
+
 def _accumulator_candidates(
-    fn: ast.FunctionDef | ast.AsyncFunctionDef, carried: set[str]
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, carried: set[str], text: str
 ) -> dict[str, list[str]]:
     """Names some return hands back that the method also adds to
     (``_accumulators`` before the options): ``""`` for an append/``+=``/
     capture keyword, else the name of the call that may add to it (whether it
-    is a helper is an option)."""
+    is a helper is an option). Every such site names the accumulator, so
+    only the subtrees spanning a line where a returned name occurs are
+    walked."""
     acc: dict[str, set[str]] = {}
 
     def add(name: str | None, how: str | None) -> None:
         if name in carried and how is not None:
             acc.setdefault(name, set()).add(how)
 
-    for n in _walk_ast_no_nested(fn):
+    for n in _walk_no_nested_lines(fn, _name_lines(fn, carried, text)):
         if isinstance(n, ast.Call):
             f = n.func
             if isinstance(f, ast.Attribute) and f.attr in _MUTATORS and _cst_name(f.value):
@@ -402,7 +551,7 @@ def _accumulator_candidates(
 _LEAF, _SPLAT, _CARRIED, _HAS, _KEYS, _K, _NL = range(7)
 
 
-def _method_shape(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Any] | None:
+def _method_shape(fn: ast.FunctionDef | ast.AsyncFunctionDef, text: str) -> dict[str, Any] | None:
     """What the facts gate needs to replay ``visit_ClassDef`` on one method,
     or None when no options can make it report."""
     paths = [(r, p) for r, p in _rank_paths(fn.body) if r.value is not None]
@@ -413,7 +562,7 @@ def _method_shape(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Any] 
         _carried_names(r.value, out)
     all_carried = set().union(*carried_by)
     # a drop needs a payload and another return carrying an accumulator
-    acc = _accumulator_candidates(fn, all_carried) if len(paths) >= 2 and all_carried else {}
+    acc = _accumulator_candidates(fn, all_carried, text) if len(paths) >= 2 and all_carried else {}
     keys = [_dict_keys_ast(r.value) for r, _ in paths]
     if not acc and all(k is None for k in keys):
         return None
@@ -465,27 +614,49 @@ def _could_mismatch(m: Mapping[str, Any]) -> bool:
     return any(r[_KEYS] is not None and (r[_NL] is None or r[_NL]) for r in m["rets"])
 
 
-def _receiver_shape(node: ast.ClassDef) -> dict[str, Any]:
+# ``f([`` / ``f((`` / ``f(*[`` / ``f(k=[``: a call whose first argument in
+# source order may be a list or tuple display (``_first_arg``), matched at
+# its ``(``; a line without one holds no call ``_receiver_shape`` records
+_LIST_FIRST_CALL = re.compile(rf"\({_GAP}(?:\*\*?|[^\W\d]\w*{_GAP}=)?{_GAP}[\[(]")
+
+
+def _list_first_call_lines(node: ast.AST, text: str) -> list[int] | None:
+    """``_match_lines(_LIST_FIRST_CALL, text)`` within ``node``'s lines."""
+    lines = _text_lines(text)
+    lo, hi = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+    if lines is None or lo is None or hi is None or hi > len(lines):
+        return None
+    found = _match_lines(_LIST_FIRST_CALL, "\n".join(lines[lo - 1 : hi]))
+    return None if found is None else [i + lo - 1 for i in found]
+
+
+def _receiver_shape(node: ast.ClassDef, text: str) -> dict[str, Any]:
     """What ``_own_receiver`` reads, before the options: calls given a
     list/tuple first (``[leaf, keys]``, keys None when not all literal), and
     per function defined anywhere in the class the ``[leaf, keys]`` of its
     returns, or None when one cannot be a keyed payload under any options
-    (the rule then finds the receiver opaque)."""
+    (the rule then finds the receiver opaque). Functions and returns are
+    statements: only statements are walked for them; calls are looked for
+    only in the subtrees spanning a line where such a call may start."""
     calls: list[list[Any]] = []
     defs: dict[str, list[list[Any]] | None] = {}
+    lines = _list_first_call_lines(node, text)
     for stmt in node.body:
-        for n in ast_walk(stmt):
+        for n in _stmt_walk(stmt):
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 layouts: list[list[Any]] | None = []
                 for s in n.body:
-                    for r in ast_walk(s):
+                    for r in _stmt_walk(s):
                         if not isinstance(r, ast.Return) or layouts is None:
                             continue
                         leaf, keys = _call_leaf(r.value), _dict_keys_ast(r.value)
                         layouts = None if leaf is None or keys is None else [*layouts, [leaf, keys]]
                 prev = defs.get(n.name, [])
                 defs[n.name] = None if prev is None or layouts is None else prev + layouts
-            elif isinstance(n, ast.Call):
+        if lines is not None and not _spans_a_line(stmt, lines):
+            continue
+        for n in _walk_lines(stmt, lines):
+            if isinstance(n, ast.Call):
                 first = _first_arg(n)
                 leaf = (_cst_dotted(n.func) or "").rsplit(".", 1)[-1]
                 if leaf and isinstance(first, (ast.List, ast.Tuple)):
@@ -496,11 +667,11 @@ def _receiver_shape(node: ast.ClassDef) -> dict[str, Any]:
     return {"calls": calls, "defs": defs}
 
 
-def _class_shape(node: ast.ClassDef) -> dict[str, Any] | None:
+def _class_shape(node: ast.ClassDef, text: str) -> dict[str, Any] | None:
     methods = []
     for stmt in node.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            m = _method_shape(stmt)
+            m = _method_shape(stmt, text)
             if m is not None:
                 methods.append(m)
     if not methods:
@@ -523,19 +694,36 @@ def _class_shape(node: ast.ClassDef) -> dict[str, Any] | None:
             bases.append(d)
     out: dict[str, Any] = {"bases": bases, "own": own, "methods": methods}
     if any(_could_mismatch(m) for m in methods):
-        out["recv"] = _receiver_shape(node)
+        out["recv"] = _receiver_shape(node, text)
     return out
 
 
-@memo_on_tree
-def payload_shapes(tree: ast.Module) -> list[dict[str, Any]]:
+def payload_shapes(tree: ast.Module, text: str) -> list[dict[str, Any]]:
     """The classes of ``tree`` whose methods could hold a finding (memoised
     on the tree: the ast gate and the collector share one parse)."""
-    out = [s for s in map(_class_shape, _classes_ast(tree.body)) if s is not None]
-    return out
+    memo = getattr(tree, "_shardlint_payload_shapes", None)
+    if memo is None:
+        memo = [
+            s for s in (_class_shape(c, text) for c in _classes_ast(tree.body)) if s is not None
+        ]
+        tree._shardlint_payload_shapes = memo  # type: ignore[attr-defined]
+    return memo
 
 
-_TEXT_NEEDLES = Needles(
+class _PayloadNeedles(Needles):
+    """The ``any_of`` group below (what the registry records), asked in two
+    passes over a text without any of the names instead of five: the
+    payload classes share ``Tensors``, the last-rank names ``last_``."""
+
+    def _match(self, text: str) -> bool:
+        if "Tensors" in text and ("IntermediateTensors" in text or "PPProxyTensors" in text):
+            return True
+        return "last_" in text and (
+            "is_last_rank" in text or "last_stage" in text or "last_pp_rank" in text
+        )
+
+
+_TEXT_NEEDLES = _PayloadNeedles(
     any_of=(
         ("IntermediateTensors", "PPProxyTensors", "is_last_rank", "last_stage", "last_pp_rank"),
     )
@@ -556,7 +744,7 @@ class PpPayloadShapes(FactCollector):
     def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
         # always something for a file the text gate lets in, so that the
         # facts gate can tell "nothing here" from "not collected"
-        return {"classes": payload_shapes(tree)}
+        return {"classes": payload_shapes(tree, text)}
 
 
 # -- small syntax helpers ----------------------------------------------------------
@@ -858,7 +1046,7 @@ class PpPayloadDropsTensors(Rule):
         # a class with a method where, under some options, a payload misses
         # an accumulator another return hands back, or a keyed payload is
         # returned on a non-last rank (see ``_method_shape``)
-        return bool(payload_shapes(tree))
+        return bool(payload_shapes(tree, text))
 
     @classmethod
     def candidate_facts(

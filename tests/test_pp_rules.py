@@ -3,12 +3,18 @@ variables, related locations in other files, options, editor buffers."""
 
 from __future__ import annotations
 
+import ast
+import json
 import textwrap
 from pathlib import Path
 from typing import Any
 
 from corpus_harness import CORPUS
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import checks.pp_cross_rank_module_alias as alias_mod
+import checks.pp_payload_drops_tensors as payload_mod
 from checks._helpers import name_matches, walk
 from checks.pp_cross_rank_module_alias import PpCrossRankModuleAlias
 from checks.pp_payload_drops_tensors import PpPayloadDropsTensors
@@ -678,3 +684,294 @@ def test_payload_gates_read_keywords_as_names_like_libcst(tmp_path: Path) -> Non
     }
     parsed, diags = _parsed(tmp_path, "SHD301", **options)
     assert parsed == 1 and len(diags) == 1 and "returns `None`" in diags[0].message
+
+
+# -- the prefilter's shortcuts answer as the plain searches do ------------------------
+
+
+_ALIAS_BITS = [
+    "x = ",
+    "self.draft.",
+    "t.model.",
+    "a.b",
+    "lm_head",
+    "lm_heads",
+    "embed_tokens",
+    "wte",
+    "embedding",
+    "embeddings",
+    "tok_embeddings",
+    ".weight",
+    ".",
+    " ",
+    "  # note",
+    "\n",
+    "=",
+    "==",
+    "getattr(t, ",
+    "setattr(d, ",
+    "'embed_tokens'",
+    '"lm_head"',
+    ")",
+    "(",
+    ".get_",
+    ".set_",
+    "input_embeddings(",
+    "output_embeddings",
+    "embed_and_head()",
+    "lm_head_x(",
+    "new_head(",
+    "set_input_embeddings(",
+    "_head",
+    "# ",
+    "x",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_ALIAS_BITS), max_size=14))
+def test_alias_needles_answer_as_the_documented_search(bits: list[str]) -> None:
+    text = "".join(bits)
+    assert alias_mod._TEXT_NEEDLES.match(text) == bool(alias_mod._CANDIDATE.search(text))
+
+
+def test_alias_needles_on_the_corpus_and_tricky_lines() -> None:
+    texts = [p.read_text(encoding="utf-8") for p in CORPUS.rglob("*.py")]
+    texts += [
+        "x = t.lm_head  # see d.get_input_embeddings()\n",  # a getter inside the comment
+        "x = t.lm_head(\n)\ny.set_lm_head(h)\n",  # chain end without "=", setter later
+        "x = t.lm_head.weight\n",
+        "x = lm_head\n",  # no object: not a chain
+        "f(x=\n    t.embed_tokens\n)\n",  # "\\s" crosses the line
+        "v = getattr(t, 'wte')\n",
+        "setattr(d, name, head)\n",
+    ]
+    for text in texts:
+        assert alias_mod._TEXT_NEEDLES.match(text) == bool(alias_mod._CANDIDATE.search(text)), text
+
+
+_PAYLOAD_NAMES = (
+    "IntermediateTensors",
+    "PPProxyTensors",
+    "is_last_rank",
+    "last_stage",
+    "last_pp_rank",
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["Tensors", "last_", "rank", "stage", "pp_", "is_", "Intermediate", "PPProxy", " "]
+        ),
+        max_size=10,
+    )
+)
+def test_payload_needles_answer_as_any_of_the_names(bits: list[str]) -> None:
+    text = "".join(bits)
+    assert payload_mod._TEXT_NEEDLES.match(text) == any(n in text for n in _PAYLOAD_NAMES)
+
+
+# Receiver calls in the shapes the line-pruned walks must still find: comments
+# and continuations before the list, a parenthesised callee, a starred or
+# keyword first argument, an f-string, nested classes, several per class.
+_RECEIVER_SNIPPETS = [
+    """
+    class A:
+        def __init__(self):
+            self.m = make_empty_intermediate_tensors_factory(["hidden_states", "residual"], 8)
+    """,
+    """
+    class A:
+        def __init__(self):
+            self.m = make_empty_intermediate_tensors_factory(  # keys
+                # the first stage's
+                ("hidden_states",), 8)
+            if x:
+                self.n = utils.make_empty_intermediate_tensors_factory \\
+                    ([], 4)
+    """,
+    """
+    class A:
+        class B:
+            f = (make_empty_intermediate_tensors_factory)(["a"], 1)
+        g = f"{make_empty_intermediate_tensors_factory(['b'], 2)}"
+        h = make_empty_intermediate_tensors_factory(*["c"], 3)
+        k = make_empty_intermediate_tensors_factory(keys, 3)
+        def f(self):
+            return [make_empty_intermediate_tensors_factory(['d', 'e'], 1) for _ in x]
+    class C(A):
+        m = make_empty_intermediate_tensors_factory(["z"], 1)
+    """,
+    """
+    def outer():
+        class Hidden:
+            m = make_empty_intermediate_tensors_factory(["a"], 1)
+    class D:
+        x = g(k=["a", "b"])
+        y = g(*("c",), **{})
+        z = g(
+            # comment
+            ["d"])
+        def make_empty_intermediate_tensors(self, n):
+            if n:
+                return IntermediateTensors({"a": 1})
+            return PPProxyTensors({"b": 2, "c": 3})
+        def forward(self, h):
+            if not get_pp_group().is_last_rank:
+                return IntermediateTensors({"hidden_states": h})
+            return h
+    """,
+]
+
+
+def _unpruned(text: str) -> str:
+    # a ``\\r`` turns the line pruning off: the same tree, every node walked
+    return text.replace("\n", "\r\n")
+
+
+def test_receiver_needle_and_pruned_walks_match_the_full_walks() -> None:
+    from checks.pp_payload_drops_tensors import PpPayloadShapes, PpReceiverFacts
+
+    for snippet in _RECEIVER_SNIPPETS:
+        text = textwrap.dedent(snippet)
+        full = _unpruned(text)
+        for collector in (PpReceiverFacts, PpPayloadShapes):
+            got = collector.collect(ast.parse(text), text, "m", "m.py")
+            want = collector.collect(ast.parse(full), full, "m", "m.py")
+            assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True), snippet
+        if PpReceiverFacts.collect(ast.parse(full), full, "m", "m.py"):
+            assert PpReceiverFacts.needles.match(text), snippet
+    # the call the collector can read is what the needle asks for
+    assert not PpReceiverFacts.needles.match(
+        "from x import make_empty_intermediate_tensors_factory\n"
+    )
+    assert not PpReceiverFacts.needles.match(
+        "self.m = make_empty_intermediate_tensors_factory(keys, 8)\n"
+    )
+    assert not PpReceiverFacts.needles.match(
+        "self.make_empty_intermediate_tensors = self.model.make_empty_intermediate_tensors\n"
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "x = f(['a'], 1)\n",
+                "y = make_empty_intermediate_tensors_factory(['k', 'v'], 2)\n",
+                "z = g(\n    # c\n    ('p',), 3)\n",
+                "w = h(k=['q'])\n",
+                "if c:\n    u = make_empty_intermediate_tensors_factory(\n        [], 1)\n",
+                "def m(self):\n    return IntermediateTensors({'hidden_states': 1})\n",
+                (
+                    "def forward(self, h):\n    if not get_pp_group().is_last_rank:\n"
+                    "        return IntermediateTensors({'hidden_states': h})\n    return h\n"
+                ),
+                "s = f'{f([1])}'\n",
+                "pass\n",
+            ]
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_pruned_receiver_walks_equal_full_walks_on_random_classes(stmts: list[str]) -> None:
+    from checks.pp_payload_drops_tensors import PpPayloadShapes, PpReceiverFacts
+
+    body = textwrap.indent("".join(stmts), "    ")
+    text = f"class A:\n{body}\nclass B(A):\n    class C:\n{textwrap.indent(body, '        ')}"
+    full = _unpruned(text)
+    for collector in (PpReceiverFacts, PpPayloadShapes):
+        got = collector.collect(ast.parse(text), text, "m", "m.py")
+        want = collector.collect(ast.parse(full), full, "m", "m.py")
+        assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
+    if PpReceiverFacts.collect(ast.parse(full), full, "m", "m.py"):
+        assert PpReceiverFacts.needles.match(text)
+
+
+# Accumulator sites the line-pruned method walk must still see: an append on
+# a continuation line, a helper, a capture keyword, an f-string, a name
+# written in a form that only NFKC-normalises to the returned one.
+_ACCUMULATOR_SNIPPETS = [
+    """
+    class M:
+        supports_aux_hidden_states_over_pp = True
+        def forward(self, h):
+            aux = []
+            for b in self.blocks:
+                h = b(h,
+                      capture=aux.append if b.tap else None)
+                self._record(
+                    aux, h)
+            (aux
+                .append(h))
+            ｔaps += [h]  # the only site of ``taps``
+            s = f"{aux.append(h)}"
+            if not get_pp_group().is_last_rank:
+                return IntermediateTensors({"hidden_states": h})
+            return h, aux, taps
+    """,
+    """
+    class N:
+        def forward(self, h):
+            out = helper_collect(h)
+            if get_pp_group().is_last_rank:
+                return h, out
+            return PPProxyTensors({"h": h})
+    """,
+]
+
+
+def test_pruned_accumulator_walk_matches_the_full_walk() -> None:
+    from checks.pp_payload_drops_tensors import PpPayloadShapes
+
+    for snippet in _ACCUMULATOR_SNIPPETS:
+        text = textwrap.dedent(snippet)
+        full = _unpruned(text)
+        got = PpPayloadShapes.collect(ast.parse(text), text, "m", "m.py")
+        want = PpPayloadShapes.collect(ast.parse(full), full, "m", "m.py")
+        assert got["classes"], snippet
+        assert "taps" in got["classes"][0]["methods"][0]["acc"] or "ｔ" not in text
+        assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True), snippet
+
+
+_GUARD_SNIPPETS = [
+    """
+    @needs(PP_SIZE)
+    def load(draft, target):
+        draft.model.embed_tokens = target.model.embed_tokens
+
+    def load2(draft, target, pp_rank=0):
+        draft.lm_head = target.lm_head
+
+    def load3(draft, target):
+        if (get_pp_group()
+                .size) > 1:
+            pass
+        draft.wte = target.wte
+
+    def load4(draft, target):
+        ＰＰ_size = 1
+        draft.wte = target.wte
+
+    class Draft:
+        def check(self):
+            if self.cfg.Pipeline_Parallel_Size > 1:
+                raise ValueError("no PP")
+        def load(self, target):
+            self.embed_tokens = target.embed_tokens
+    """,
+]
+
+
+def test_alias_guard_lines_match_the_full_walk() -> None:
+    for snippet in _GUARD_SNIPPETS:
+        text = textwrap.dedent(snippet)
+        full = _unpruned(text)
+        got = alias_mod.alias_shapes(ast.parse(text), text)
+        want = alias_mod.alias_shapes(ast.parse(full), full)
+        assert got == want
+        assert all(f["g"] for f in got["funcs"]), got
