@@ -1534,6 +1534,19 @@ class _Reader:
                 pre = text[ls:p].lstrip(" ")
                 if pre and pre != "el":
                     continue
+            # the cheap test of the header's own line first (most ``if``s
+            # fail it); the enclosing def is then found from the headers
+            # passed so far (``ls`` only grows)
+            le = text.find("\n", p)
+            if le < 0:
+                le = self.n
+            raw = text[p:le]
+            if not (
+                ("." in raw or "getattr" in raw)
+                and ("==" in raw or "is" in raw or "<" in raw or ">" in raw)
+                and _CMP.search(raw)
+            ) and not (raw[-1:] in ("\\", "(", "[", "{", ",") or _depth(raw)):
+                continue  # no attribute compared, and the header ends on this line
             while hi < nh and hdrs[hi].ls < ls:
                 h = hdrs[hi]
                 while stack and stack[-1].end <= h.ls:
@@ -1552,16 +1565,6 @@ class _Reader:
                 ok = passes[owner.ls] = self._maybe_test(owner)
             if not ok:
                 continue  # the ast walk does not look at this function's ifs
-            le = text.find("\n", p)
-            if le < 0:
-                le = self.n
-            raw = text[p:le]
-            if not (
-                ("." in raw or "getattr" in raw)
-                and ("==" in raw or "is" in raw or "<" in raw or ">" in raw)
-                and _CMP.search(raw)
-            ) and not (raw[-1:] in ("\\", "(", "[", "{", ",") or _depth(raw)):
-                continue  # no attribute compared, and the header ends on this line
             mp = _IF_PREFIX.fullmatch(text, ls, p)
             if mp is None:
                 continue
