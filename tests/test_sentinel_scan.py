@@ -604,6 +604,32 @@ two"
             if impl.kind == -1:
                 impl.kind = 1
     """,
+    "resolver_ifs_skipped_before_their_def_is_known": """
+        import os
+        if os.sep == "/":
+            pass
+        class Holder:
+            if os.sep is None:
+                limit = None
+            def __init__(self):
+                self.limit = -1
+        def setup(engine, cfg):
+            if engine.flag:
+                pass
+            def inner(self, impl):
+                if impl.world_size == -1:
+                    impl.world_size = 2
+            if cfg.rank < 0 and (
+                cfg.size is None
+            ):
+                cfg.rank = 0
+                cfg.size = 1
+            elif cfg.rank is None:
+                cfg.rank = 3
+            return inner
+        def later(holder, obj):
+            if obj.limit == -1: obj.limit = 4
+    """,
     "no_facts": """
         x = 1
         def f(y):
