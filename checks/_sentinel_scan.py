@@ -186,8 +186,23 @@ _RCALL = re.compile(r"\(([\s\\]*)(\w*[^\W\d])(?!\w)(?:([\s\\]*\.)|[\s\\]+(fed|ss
 _BRACKET = re.compile(r"[()\[\]{}]")
 _CALL_OF_GROUP = re.compile(r"\)([\s\\]*)\(")
 _FSTRING = re.compile(r"(?<!\w)(?:[rR][fF]|[fF][rR]?)(?=['\"])")
+# the quotes ``_FSTRING`` matches end at, found from the quote itself (a
+# literal-led search: ``_FSTRING`` is tried at every position of a scope)
+_FSTRING_QUOTES = tuple(
+    re.compile(
+        q
+        + r"(?:(?<=(?<!\w)[fF]"
+        + q
+        + r")|(?<=(?<!\w)[rR][fF]"
+        + q
+        + r")|(?<=(?<!\w)[fF][rR]"
+        + q
+        + "))"
+    )
+    for q in ("'", '"')
+)
 _SHALLOW: dict[int, re.Pattern[str]] = {}
-_CASE_LINE = re.compile(r"(?m)^[ \t]*case\b")
+_CASE_WORD = re.compile(r"case\b")
 _TRAILING = re.compile(r"[\s\\]+$")
 # one assignment whose value holds no other ``=``: ``self.x: T = value``
 _FAST_ATTR = re.compile(
@@ -1701,12 +1716,12 @@ class _Reader:
     def _calls_text(self, h: _Hdr) -> list[str]:
         raw = self.text[self.decorated_start(h) : h.end]
         b = blank(raw)
-        if not b.isascii() or _CASE_LINE.search(b):
+        if not b.isascii() or _case_line(b):
             raise _Slow  # (``case Cls(...):`` is a pattern, not a call)
         out: set[str] = set()
         self._calls_in(b, out)
-        for m in _FSTRING.finditer(b):
-            tok = _TOKEN.match(raw, m.end())
+        for q in sorted(m.start() for rx in _FSTRING_QUOTES for m in rx.finditer(b)):
+            tok = _TOKEN.match(raw, q)
             if tok is None:
                 raise _Slow
             t = tok.group()
@@ -1884,6 +1899,17 @@ class _Reader:
         facts.add_factory(qual if owner is not None else h.name, self.factory(h))
         for c in h.children:
             self.visit(c, qual + ".", None, facts)
+
+
+def _case_line(b: str) -> bool:
+    """Whether a line of ``b`` starts with the word ``case`` (after blanks):
+    ``(?m)^[ \t]*case\b``, searched from the word."""
+    for m in _CASE_WORD.finditer(b):
+        p = m.start()
+        ls = b.rfind("\n", 0, p) + 1
+        if not b[ls:p].strip(" \t"):
+            return True
+    return False
 
 
 def _odd_lines(text: str) -> bool:

@@ -12,17 +12,27 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 if __name__ == "__main__":  # run as a script from anywhere
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from checks._sentinel_scan import Fallback, _Reader, collect_text
+from checks._sentinel_scan import (
+    _FSTRING,
+    _FSTRING_QUOTES,
+    Fallback,
+    _case_line,
+    _Reader,
+    collect_text,
+)
 from checks._sentinels import SentinelFacts, collect_ast
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
@@ -743,6 +753,46 @@ def test_a_dedented_continuation_that_balances_on_its_own_line() -> None:
     assert SentinelFacts.collect(None, text, "m", "m.py") == _ast_facts(text, "m", "m.py")
 
 
+_SCOPE_TEXT = st.text(alphabet="fFrRbBuxcase_1 \t\n'\"(:)", max_size=60)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=_SCOPE_TEXT)
+def test_literal_led_searches_of_calls_equal_their_patterns(text: str) -> None:
+    """``_calls_text`` finds f-string quotes and ``case`` lines from a literal;
+    same answers as the patterns they stand for."""
+    quotes = sorted(m.start() for rx in _FSTRING_QUOTES for m in rx.finditer(text))
+    assert quotes == [m.end() for m in _FSTRING.finditer(text)]
+    assert _case_line(text) == bool(re.search(r"(?m)^[ \t]*case\b", text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "f'x'",
+        "rf'x'",
+        'Rf""',
+        "fR'''a'''",
+        "if'x'",
+        "xf'x'",
+        "ff'x'",
+        "b'f'",
+        '(f"a")',
+        "case x:",
+        "  case(1)",
+        "\tcase",
+        "lowercase = 1",
+        " x case y",
+        "cases = 2",
+        "\n case\n",
+    ],
+)
+def test_literal_led_searches_of_calls_on_snippets(text: str) -> None:
+    quotes = sorted(m.start() for rx in _FSTRING_QUOTES for m in rx.finditer(text))
+    assert quotes == [m.end() for m in _FSTRING.finditer(text)]
+    assert _case_line(text) == bool(re.search(r"(?m)^[ \t]*case\b", text))
+
+
 def test_collect_uses_a_given_tree() -> None:
     text = _src("init_family_resolved_or_not")
     tree = ast.parse(text)
@@ -813,7 +863,6 @@ _NEEDLE_EDGES = [
     + [p.read_text() for p in sorted(CORPUS.rglob("*.py"))],
 )
 def test_needle_matches_the_files_the_spec_matches(text: str) -> None:
-    import re
 
     assert SentinelFacts.needles.match(text) == bool(re.search(_NEEDLE_SPEC, text, re.MULTILINE))
 
@@ -864,7 +913,6 @@ def bench(roots: list[str], reps: int = 3) -> None:
     """CPU (``process_time``, median of ``reps``) per tree: before, the first
     needle, then compile and the ast walk on every file it admits; now, the
     needle and the text reader."""
-    import re
     import statistics
     import time
 
