@@ -203,7 +203,8 @@ _FSTRING_QUOTES = tuple(
 )
 _SHALLOW: dict[int, re.Pattern[str]] = {}
 _CASE_WORD = re.compile(r"case\b")
-_TRAILING = re.compile(r"[\s\\]+$")
+_TRAILING = re.compile(r"[\s\\]+$")  # what ``_rstrip_cont`` strips
+_BSNL = re.compile(r"\\\n")
 # one assignment whose value holds no other ``=``: ``self.x: T = value``
 _FAST_ATTR = re.compile(
     r" *(" + _ID + r")[ \t]*\.[ \t]*(" + _ID + r")[ \t]*(?::([^=]*))?=(?!=)([^=]*)", re.DOTALL
@@ -456,6 +457,7 @@ class _Reader:
         self._parsed: dict[tuple[int, int], tuple[Any, _Pos]] = {}
         self.imports: dict[str, str] = {}
         self._scanning = False
+        self._returns: tuple[list[int], list[int]] | None = None
 
     # -- positions -------------------------------------------------------
 
@@ -490,10 +492,8 @@ class _Reader:
         pos = [m.start() for m in _TDQ.finditer(text)]
         if "'''" in text:
             pos += [m.start() for m in _TSQ.finditer(text)]
-        j = text.find("\\\n")
-        while j >= 0:
-            pos.append(j)
-            j = text.find("\\\n", j + 2)
+        if "\\" in text:  # (most files have no backslash at all)
+            pos += [m.start() for m in _BSNL.finditer(text)]
         pos.sort()
         i = 0
         self._scanning = True
@@ -828,8 +828,8 @@ class _Reader:
                 if self.in_region(a):
                     k = bisect_right(self.rstarts, a) - 1
                     r_end = self.rends[k]
-                    return a, (r_end - a) + len(_TRAILING.sub("", blank(text[r_end:b])))
-                col = len(_TRAILING.sub("", blank(seg)))
+                    return a, (r_end - a) + len(_rstrip_cont(blank(text[r_end:b])))
+                col = len(_rstrip_cont(blank(seg)))
                 if col:
                     return a, col
             if a == 0:
@@ -1297,7 +1297,7 @@ class _Reader:
                 raise _Stmt
 
     def _span(self, line: int, k: int, t: str) -> list[int]:
-        t = _TRAILING.sub("", t)  # a statement ends before ``\`` and blank lines
+        t = _rstrip_cont(t)  # a statement ends before ``\`` and blank lines
         i = t.rfind("\n")
         return [line, k, line + t.count("\n"), len(t) - i - 1]
 
@@ -1783,7 +1783,7 @@ class _Reader:
 
     def factory(self, h: _Hdr) -> list[str]:
         if h.oneliner or (
-            _RETURN_UPPER.search(self.text, h.body_ls, h.end) and self._single_return(h)
+            self._return_upper(h.body_ls, h.end) and self._single_return(h)
         ):
             node, _ = self.parse(h)
             return _returned_classes(node, self.module, self.imports)
@@ -1800,6 +1800,23 @@ class _Reader:
         except SyntaxError as exc:
             raise Fallback from exc
         return annotation_classes(ann, self.module, self.imports)
+
+    def _return_upper(self, a: int, b: int) -> bool:
+        """``_RETURN_UPPER.search(text, a, b)``, asked only when the file's
+        matches (found once) start in ``[a, b)`` or the last one before
+        ``a`` runs past it: a match in the range is one of those, or lies
+        inside one of them (a ``return`` in a comment)."""
+        rets = self._returns
+        if rets is None:
+            rets = self._returns = ([], [])
+            for m in _RETURN_UPPER.finditer(self.text):
+                rets[0].append(m.start())
+                rets[1].append(m.end())
+        starts, ends = rets
+        i = bisect_left(starts, a)
+        if not ((i < len(starts) and starts[i] < b) or (i > 0 and ends[i - 1] > a)):
+            return False
+        return _RETURN_UPPER.search(self.text, a, b) is not None
 
     def _single_return(self, h: _Hdr) -> bool:
         """Whether the body may be a lone ``return Name`` (after constants):
@@ -1899,6 +1916,16 @@ class _Reader:
         facts.add_factory(qual if owner is not None else h.name, self.factory(h))
         for c in h.children:
             self.visit(c, qual + ".", None, facts)
+
+
+def _rstrip_cont(s: str) -> str:
+    """``_TRAILING.sub("", s)``: trailing whitespace and backslashes removed
+    (``str.rstrip`` and ``\\s`` agree on what is whitespace), without the
+    pattern being tried at every position of ``s``."""
+    s = s.rstrip()
+    while s.endswith("\\"):
+        s = s[:-1].rstrip()
+    return s
 
 
 def _case_line(b: str) -> bool:

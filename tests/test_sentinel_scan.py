@@ -28,9 +28,11 @@ if __name__ == "__main__":  # run as a script from anywhere
 from checks._sentinel_scan import (
     _FSTRING,
     _FSTRING_QUOTES,
+    _TRAILING,
     Fallback,
     _case_line,
     _Reader,
+    _rstrip_cont,
     collect_text,
 )
 from checks._sentinels import SentinelFacts, collect_ast
@@ -640,6 +642,20 @@ two"
         def later(holder, obj):
             if obj.limit == -1: obj.limit = 4
     """,
+    "return_in_comments_around_a_def": """
+        def first():  # return
+            # return Impl
+            Impl = 1
+            return None
+        def second():
+            return  # ends here
+            # return Later
+        def third():
+            # return Other
+            return Other
+        def fourth():  # return Cap
+            return Cap
+    """,
     "no_facts": """
         x = 1
         def f(y):
@@ -791,6 +807,12 @@ def test_literal_led_searches_of_calls_on_snippets(text: str) -> None:
     quotes = sorted(m.start() for rx in _FSTRING_QUOTES for m in rx.finditer(text))
     assert quotes == [m.end() for m in _FSTRING.finditer(text)]
     assert _case_line(text) == bool(re.search(r"(?m)^[ \t]*case\b", text))
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(alphabet=" \t\n\\\x0b\x0c\x1c\x85\xa0\u2028ab#)", max_size=30))
+def test_rstrip_cont_equals_the_trailing_pattern(text: str) -> None:
+    assert _rstrip_cont(text) == _TRAILING.sub("", text)
 
 
 def test_collect_uses_a_given_tree() -> None:
