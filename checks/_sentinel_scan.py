@@ -229,15 +229,6 @@ def _shallow(indent: int) -> re.Pattern[str]:
 
 def _depth(b: str) -> int:
     """Net bracket depth of blanked text."""
-    if (
-        "(" not in b
-        and "[" not in b
-        and "{" not in b
-        and ")" not in b
-        and "]" not in b
-        and "}" not in b
-    ):
-        return 0
     return b.count("(") + b.count("[") + b.count("{") - b.count(")") - b.count("]") - b.count("}")
 
 
@@ -645,9 +636,12 @@ class _Reader:
                 ls = text.rfind("\n", 0, p) + 1
                 prefix = text[ls:p]
                 if kind == "def":
-                    mp = _DEF_PREFIX.fullmatch(prefix)
-                    ok = mp is not None
-                    indent = len(mp.group(1)) if mp else 0
+                    if not prefix.strip(" "):
+                        ok, indent = True, len(prefix)  # (what the fullmatch below says)
+                    else:
+                        mp = _DEF_PREFIX.fullmatch(prefix)
+                        ok = mp is not None
+                        indent = len(mp.group(1)) if mp else 0
                 else:
                     ok = prefix.strip(" ") == ""
                     indent = len(prefix)
@@ -1396,7 +1390,14 @@ class _Reader:
                     depth = 0
             if s_off >= 0:
                 if "(" in ln or ")" in ln or "[" in ln or "]" in ln or "{" in ln or "}" in ln:
-                    depth += _depth(ln)
+                    depth += (
+                        ln.count("(")
+                        + ln.count("[")
+                        + ln.count("{")
+                        - ln.count(")")
+                        - ln.count("]")
+                        - ln.count("}")
+                    )
                     if depth < 0:
                         raise _Slow
                 cont = ln.endswith("\\")
