@@ -125,6 +125,10 @@ _NEG = re.compile(r"-\s*(" + _INT + ")")
 _PAREN_SENTINEL = re.compile(r"-?\s*\x00")
 _MINUS_DIGIT = re.compile(r"-[\s(\\]*\d")
 _NOT_BRACKET = bytes(c for c in range(256) if chr(c) not in "()[]{}\n\\")
+# the bracket skeleton of a method body: one kind of bracket, the newlines kept
+_NOT_SKELETON = bytes(c for c in range(256) if chr(c) not in "()[]{}\n")
+_SKELETON = bytes.maketrans(b"[{]}", b"(())")
+_RESIDUE = re.compile(rb"[()]+")
 _BGROUP = re.compile(rb"\([^()\[\]{}]*\)|\[[^()\[\]{}]*\]|\{[^()\[\]{}]*\}")
 _GROUP = re.compile(r"\([^()\[\]{}]*\)|\[[^()\[\]{}]*\]|\{[^()\[\]{}]*\}")
 _OPS = re.compile(r"\*\*=|//=|>>=|<<=|[-+*/%&|^@:!<>=]?=")
@@ -1358,6 +1362,10 @@ class _Reader:
                 re.DOTALL,
             )
         line = self.line(start)
+        if "\\" not in bl and self._statements_with(
+            bl, start, line, instr, self_name, excl, fast, family, out
+        ):
+            return out
         off = start
         s_off = -1
         s_line = 0
@@ -1410,6 +1418,95 @@ class _Reader:
             if self_name in t and not (excl and any(a <= s_off < b for a, b in excl)):
                 self._method_stmt(s_off, s_line, t, self_name, family, out)
         return out
+
+    def _statements_with(
+        self,
+        bl: str,
+        start: int,
+        line: int,
+        instr: set[int],
+        self_name: str,
+        excl: list[tuple[int, int]],
+        fast: re.Pattern[str],
+        family: bool,
+        out: list[tuple[int, int, int, str, str | None, list[int]]],
+    ) -> bool:
+        """The line loop of ``method_events`` on the statements that name
+        ``self_name`` only: a line continues a statement when the brackets
+        opened before it are still open (read from the bracket skeleton, in
+        which only the lines that leave brackets open remain) or it starts
+        inside a multi-line string. False, with nothing done, when a
+        statement's brackets close more than they open or stay open at the
+        end: the line loop then decides (``bl`` has no backslash)."""
+        sk = bl.encode("utf-8", "surrogatepass").translate(_SKELETON, _NOT_SKELETON)
+        while b"()" in sk:
+            sk = sk.replace(b"()", b"")
+        cont: set[int] = set()
+        if b"(" in sk or b")" in sk:
+            depth = 0
+            idx = 0
+            pos = 0
+            for m in _RESIDUE.finditer(sk):
+                idx += sk.count(b"\n", pos, m.start())
+                pos = m.start()
+                r = m.group()
+                after = depth + r.count(b"(") - r.count(b")")
+                if after < 0:
+                    return False
+                if depth == 0 and after > 0:
+                    first = idx + 1
+                elif depth > 0 and after == 0:
+                    cont.update(range(first, idx + 1))
+                depth = after
+            if depth:
+                return False
+        if instr:
+            for o in instr:
+                if start < o < start + len(bl) + 1:
+                    cont.add(bl.count("\n", 0, o - start))
+        last = bl.count("\n")
+        n = len(bl)
+        i = bl.find(self_name)
+        li, lpos = 0, 0  # line index at offset lpos
+        while i >= 0:
+            so = bl.rfind("\n", 0, i) + 1
+            li += bl.count("\n", lpos, so)
+            lpos = so
+            s_idx = li
+            while s_idx in cont:
+                s_idx -= 1
+                so = bl.rfind("\n", 0, so - 1) + 1
+            e_idx = li
+            eo = bl.find("\n", lpos)
+            if eo < 0:
+                eo = n
+            while e_idx + 1 in cont:
+                e_idx += 1
+                eo = bl.find("\n", eo + 1)
+                if eo < 0:
+                    eo = n
+            t = bl[so:eo]
+            s_off = start + so
+            s_line = line + s_idx
+            if not (excl and any(a <= s_off < b for a, b in excl)):
+                m = fast.fullmatch(t) if e_idx != last else None
+                if (
+                    m is not None
+                    and (m.group(3) is None or not _depth(m.group(3)))
+                    and "None" not in m.group(4)
+                    and ";" not in m.group(4)
+                    and not _MINUS_DIGIT.search(m.group(4))
+                ):
+                    k = len(m.group(1))
+                    out.append((s_line, k, 0, m.group(2), None, [s_line, k, 0, 0]))
+                else:
+                    self._method_stmt(s_off, s_line, t, self_name, family, out)
+            if eo >= n:
+                break
+            li += bl.count("\n", lpos, eo + 1)
+            lpos = eo + 1
+            i = bl.find(self_name, lpos)
+        return True
 
     def _method_stmt(
         self,
@@ -1783,9 +1880,7 @@ class _Reader:
                 raise _Slow
 
     def factory(self, h: _Hdr) -> list[str]:
-        if h.oneliner or (
-            self._return_upper(h.body_ls, h.end) and self._single_return(h)
-        ):
+        if h.oneliner or (self._return_upper(h.body_ls, h.end) and self._single_return(h)):
             node, _ = self.parse(h)
             return _returned_classes(node, self.module, self.imports)
         hb = h.hb

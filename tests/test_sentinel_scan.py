@@ -656,6 +656,34 @@ two"
         def fourth():  # return Cap
             return Cap
     """,
+    "init_statements_by_the_bracket_skeleton": """
+        class Grid:
+            def __init__(this, cfg):
+                \"\"\"Sizes.
+
+                this.fake = -1 (in the docstring)
+                \"\"\"
+                this.rows = compute(
+                    cfg,
+                    this.cols,
+                )
+                total = [
+                    1, 2,
+                ]; this.cells = None
+                this.depth = {"a": (1, [2])}[
+                    "a"
+                ]
+                this.width: int = (
+                    -1
+                )
+                label = f\"{this.rows}\" + \"\"\"
+                this.inner = None
+                \"\"\"
+                def helper():
+                    this.hidden = -1
+                this.width += (1)
+                this.rank = -1
+    """,
     "no_facts": """
         x = 1
         def f(y):
@@ -813,6 +841,16 @@ def test_literal_led_searches_of_calls_on_snippets(text: str) -> None:
 @given(text=st.text(alphabet=" \t\n\\\x0b\x0c\x1c\x85\xa0\u2028ab#)", max_size=30))
 def test_rstrip_cont_equals_the_trailing_pattern(text: str) -> None:
     assert _rstrip_cont(text) == _TRAILING.sub("", text)
+
+
+@pytest.mark.parametrize(
+    "name", ["init_statements_by_the_bracket_skeleton", "init_family_resolved_or_not"]
+)
+def test_a_method_that_ends_the_file_without_a_newline(name: str) -> None:
+    text = _src(name).rstrip("\n")
+    assert json.dumps(collect_text(text, "pkg.mod", "pkg/mod.py")) == json.dumps(
+        _ast_facts(text, "pkg.mod", "pkg/mod.py")
+    )
 
 
 def test_collect_uses_a_given_tree() -> None:
