@@ -452,7 +452,6 @@ class _Reader:
         self._parsed: dict[tuple[int, int], tuple[Any, _Pos]] = {}
         self.imports: dict[str, str] = {}
         self._scanning = False
-        self._returns: tuple[list[int], list[int]] | None = None
 
     # -- positions -------------------------------------------------------
 
@@ -1880,7 +1879,9 @@ class _Reader:
                 raise _Slow
 
     def factory(self, h: _Hdr) -> list[str]:
-        if h.oneliner or (self._return_upper(h.body_ls, h.end) and self._single_return(h)):
+        if h.oneliner or (
+            _RETURN_UPPER.search(self.text, h.body_ls, h.end) and self._single_return(h)
+        ):
             node, _ = self.parse(h)
             return _returned_classes(node, self.module, self.imports)
         hb = h.hb
@@ -1896,23 +1897,6 @@ class _Reader:
         except SyntaxError as exc:
             raise Fallback from exc
         return annotation_classes(ann, self.module, self.imports)
-
-    def _return_upper(self, a: int, b: int) -> bool:
-        """``_RETURN_UPPER.search(text, a, b)``, asked only when the file's
-        matches (found once) start in ``[a, b)`` or the last one before
-        ``a`` runs past it: a match in the range is one of those, or lies
-        inside one of them (a ``return`` in a comment)."""
-        rets = self._returns
-        if rets is None:
-            rets = self._returns = ([], [])
-            for m in _RETURN_UPPER.finditer(self.text):
-                rets[0].append(m.start())
-                rets[1].append(m.end())
-        starts, ends = rets
-        i = bisect_left(starts, a)
-        if not ((i < len(starts) and starts[i] < b) or (i > 0 and ends[i - 1] > a)):
-            return False
-        return _RETURN_UPPER.search(self.text, a, b) is not None
 
     def _single_return(self, h: _Hdr) -> bool:
         """Whether the body may be a lone ``return Name`` (after constants):
