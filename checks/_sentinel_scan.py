@@ -1150,10 +1150,14 @@ class _Reader:
             attrs = {e[1] for e in events if e[2] is not None}
             # a method can only resolve an attribute it names as a target
             # (``.x =``, ``.x +=``, ``.x:``; ``.x,`` ``.x)`` ``.x]`` in a tuple)
+            # (the names themselves first: most methods name none of them)
             text = self.text
             for c in later:
-                if not c.oneliner and not any(
-                    m.group(1) in attrs for m in _ATTR_TARGET.finditer(text, c.body_ls, c.end)
+                if not c.oneliner and not (
+                    any(text.find(a, c.body_ls, c.end) >= 0 for a in attrs)
+                    and any(
+                        m.group(1) in attrs for m in _ATTR_TARGET.finditer(text, c.body_ls, c.end)
+                    )
                 ):
                     continue
                 self.method(c, False, events, facts.methods)
