@@ -125,6 +125,10 @@ _NEG = re.compile(r"-\s*(" + _INT + ")")
 _PAREN_SENTINEL = re.compile(r"-?\s*\x00")
 _MINUS_DIGIT = re.compile(r"-[\s(\\]*\d")
 _NOT_BRACKET = bytes(c for c in range(256) if chr(c) not in "()[]{}\n\\")
+# the bracket skeleton of a method body: one kind of bracket, the newlines kept
+_NOT_SKELETON = bytes(c for c in range(256) if chr(c) not in "()[]{}\n")
+_SKELETON = bytes.maketrans(b"[{]}", b"(())")
+_RESIDUE = re.compile(rb"[()]+")
 _BGROUP = re.compile(rb"\([^()\[\]{}]*\)|\[[^()\[\]{}]*\]|\{[^()\[\]{}]*\}")
 _GROUP = re.compile(r"\([^()\[\]{}]*\)|\[[^()\[\]{}]*\]|\{[^()\[\]{}]*\}")
 _OPS = re.compile(r"\*\*=|//=|>>=|<<=|[-+*/%&|^@:!<>=]?=")
@@ -186,9 +190,25 @@ _RCALL = re.compile(r"\(([\s\\]*)(\w*[^\W\d])(?!\w)(?:([\s\\]*\.)|[\s\\]+(fed|ss
 _BRACKET = re.compile(r"[()\[\]{}]")
 _CALL_OF_GROUP = re.compile(r"\)([\s\\]*)\(")
 _FSTRING = re.compile(r"(?<!\w)(?:[rR][fF]|[fF][rR]?)(?=['\"])")
+# the quotes ``_FSTRING`` matches end at, found from the quote itself (a
+# literal-led search: ``_FSTRING`` is tried at every position of a scope)
+_FSTRING_QUOTES = tuple(
+    re.compile(
+        q
+        + r"(?:(?<=(?<!\w)[fF]"
+        + q
+        + r")|(?<=(?<!\w)[rR][fF]"
+        + q
+        + r")|(?<=(?<!\w)[fF][rR]"
+        + q
+        + "))"
+    )
+    for q in ("'", '"')
+)
 _SHALLOW: dict[int, re.Pattern[str]] = {}
-_CASE_LINE = re.compile(r"(?m)^[ \t]*case\b")
-_TRAILING = re.compile(r"[\s\\]+$")
+_CASE_WORD = re.compile(r"case\b")
+_TRAILING = re.compile(r"[\s\\]+$")  # what ``_rstrip_cont`` strips
+_BSNL = re.compile(r"\\\n")
 # one assignment whose value holds no other ``=``: ``self.x: T = value``
 _FAST_ATTR = re.compile(
     r" *(" + _ID + r")[ \t]*\.[ \t]*(" + _ID + r")[ \t]*(?::([^=]*))?=(?!=)([^=]*)", re.DOTALL
@@ -213,15 +233,6 @@ def _shallow(indent: int) -> re.Pattern[str]:
 
 def _depth(b: str) -> int:
     """Net bracket depth of blanked text."""
-    if (
-        "(" not in b
-        and "[" not in b
-        and "{" not in b
-        and ")" not in b
-        and "]" not in b
-        and "}" not in b
-    ):
-        return 0
     return b.count("(") + b.count("[") + b.count("{") - b.count(")") - b.count("]") - b.count("}")
 
 
@@ -475,10 +486,8 @@ class _Reader:
         pos = [m.start() for m in _TDQ.finditer(text)]
         if "'''" in text:
             pos += [m.start() for m in _TSQ.finditer(text)]
-        j = text.find("\\\n")
-        while j >= 0:
-            pos.append(j)
-            j = text.find("\\\n", j + 2)
+        if "\\" in text:  # (most files have no backslash at all)
+            pos += [m.start() for m in _BSNL.finditer(text)]
         pos.sort()
         i = 0
         self._scanning = True
@@ -630,9 +639,12 @@ class _Reader:
                 ls = text.rfind("\n", 0, p) + 1
                 prefix = text[ls:p]
                 if kind == "def":
-                    mp = _DEF_PREFIX.fullmatch(prefix)
-                    ok = mp is not None
-                    indent = len(mp.group(1)) if mp else 0
+                    if not prefix.strip(" "):
+                        ok, indent = True, len(prefix)  # (what the fullmatch below says)
+                    else:
+                        mp = _DEF_PREFIX.fullmatch(prefix)
+                        ok = mp is not None
+                        indent = len(mp.group(1)) if mp else 0
                 else:
                     ok = prefix.strip(" ") == ""
                     indent = len(prefix)
@@ -813,8 +825,8 @@ class _Reader:
                 if self.in_region(a):
                     k = bisect_right(self.rstarts, a) - 1
                     r_end = self.rends[k]
-                    return a, (r_end - a) + len(_TRAILING.sub("", blank(text[r_end:b])))
-                col = len(_TRAILING.sub("", blank(seg)))
+                    return a, (r_end - a) + len(_rstrip_cont(blank(text[r_end:b])))
+                col = len(_rstrip_cont(blank(seg)))
                 if col:
                     return a, col
             if a == 0:
@@ -1138,10 +1150,14 @@ class _Reader:
             attrs = {e[1] for e in events if e[2] is not None}
             # a method can only resolve an attribute it names as a target
             # (``.x =``, ``.x +=``, ``.x:``; ``.x,`` ``.x)`` ``.x]`` in a tuple)
+            # (the names themselves first: most methods name none of them)
             text = self.text
             for c in later:
-                if not c.oneliner and not any(
-                    m.group(1) in attrs for m in _ATTR_TARGET.finditer(text, c.body_ls, c.end)
+                if not c.oneliner and not (
+                    any(text.find(a, c.body_ls, c.end) >= 0 for a in attrs)
+                    and any(
+                        m.group(1) in attrs for m in _ATTR_TARGET.finditer(text, c.body_ls, c.end)
+                    )
                 ):
                     continue
                 self.method(c, False, events, facts.methods)
@@ -1282,7 +1298,7 @@ class _Reader:
                 raise _Stmt
 
     def _span(self, line: int, k: int, t: str) -> list[int]:
-        t = _TRAILING.sub("", t)  # a statement ends before ``\`` and blank lines
+        t = _rstrip_cont(t)  # a statement ends before ``\`` and blank lines
         i = t.rfind("\n")
         return [line, k, line + t.count("\n"), len(t) - i - 1]
 
@@ -1349,6 +1365,10 @@ class _Reader:
                 re.DOTALL,
             )
         line = self.line(start)
+        if "\\" not in bl and self._statements_with(
+            bl, start, line, instr, self_name, excl, fast, family, out
+        ):
+            return out
         off = start
         s_off = -1
         s_line = 0
@@ -1381,7 +1401,14 @@ class _Reader:
                     depth = 0
             if s_off >= 0:
                 if "(" in ln or ")" in ln or "[" in ln or "]" in ln or "{" in ln or "}" in ln:
-                    depth += _depth(ln)
+                    depth += (
+                        ln.count("(")
+                        + ln.count("[")
+                        + ln.count("{")
+                        - ln.count(")")
+                        - ln.count("]")
+                        - ln.count("}")
+                    )
                     if depth < 0:
                         raise _Slow
                 cont = ln.endswith("\\")
@@ -1394,6 +1421,95 @@ class _Reader:
             if self_name in t and not (excl and any(a <= s_off < b for a, b in excl)):
                 self._method_stmt(s_off, s_line, t, self_name, family, out)
         return out
+
+    def _statements_with(
+        self,
+        bl: str,
+        start: int,
+        line: int,
+        instr: set[int],
+        self_name: str,
+        excl: list[tuple[int, int]],
+        fast: re.Pattern[str],
+        family: bool,
+        out: list[tuple[int, int, int, str, str | None, list[int]]],
+    ) -> bool:
+        """The line loop of ``method_events`` on the statements that name
+        ``self_name`` only: a line continues a statement when the brackets
+        opened before it are still open (read from the bracket skeleton, in
+        which only the lines that leave brackets open remain) or it starts
+        inside a multi-line string. False, with nothing done, when a
+        statement's brackets close more than they open or stay open at the
+        end: the line loop then decides (``bl`` has no backslash)."""
+        sk = bl.encode("utf-8", "surrogatepass").translate(_SKELETON, _NOT_SKELETON)
+        while b"()" in sk:
+            sk = sk.replace(b"()", b"")
+        cont: set[int] = set()
+        if b"(" in sk or b")" in sk:
+            depth = 0
+            idx = 0
+            pos = 0
+            for m in _RESIDUE.finditer(sk):
+                idx += sk.count(b"\n", pos, m.start())
+                pos = m.start()
+                r = m.group()
+                after = depth + r.count(b"(") - r.count(b")")
+                if after < 0:
+                    return False
+                if depth == 0 and after > 0:
+                    first = idx + 1
+                elif depth > 0 and after == 0:
+                    cont.update(range(first, idx + 1))
+                depth = after
+            if depth:
+                return False
+        if instr:
+            for o in instr:
+                if start < o < start + len(bl) + 1:
+                    cont.add(bl.count("\n", 0, o - start))
+        last = bl.count("\n")
+        n = len(bl)
+        i = bl.find(self_name)
+        li, lpos = 0, 0  # line index at offset lpos
+        while i >= 0:
+            so = bl.rfind("\n", 0, i) + 1
+            li += bl.count("\n", lpos, so)
+            lpos = so
+            s_idx = li
+            while s_idx in cont:
+                s_idx -= 1
+                so = bl.rfind("\n", 0, so - 1) + 1
+            e_idx = li
+            eo = bl.find("\n", lpos)
+            if eo < 0:
+                eo = n
+            while e_idx + 1 in cont:
+                e_idx += 1
+                eo = bl.find("\n", eo + 1)
+                if eo < 0:
+                    eo = n
+            t = bl[so:eo]
+            s_off = start + so
+            s_line = line + s_idx
+            if not (excl and any(a <= s_off < b for a, b in excl)):
+                m = fast.fullmatch(t) if e_idx != last else None
+                if (
+                    m is not None
+                    and (m.group(3) is None or not _depth(m.group(3)))
+                    and "None" not in m.group(4)
+                    and ";" not in m.group(4)
+                    and not _MINUS_DIGIT.search(m.group(4))
+                ):
+                    k = len(m.group(1))
+                    out.append((s_line, k, 0, m.group(2), None, [s_line, k, 0, 0]))
+                else:
+                    self._method_stmt(s_off, s_line, t, self_name, family, out)
+            if eo >= n:
+                break
+            li += bl.count("\n", lpos, eo + 1)
+            lpos = eo + 1
+            i = bl.find(self_name, lpos)
+        return True
 
     def _method_stmt(
         self,
@@ -1534,6 +1650,19 @@ class _Reader:
                 pre = text[ls:p].lstrip(" ")
                 if pre and pre != "el":
                     continue
+            # the cheap test of the header's own line first (most ``if``s
+            # fail it); the enclosing def is then found from the headers
+            # passed so far (``ls`` only grows)
+            le = text.find("\n", p)
+            if le < 0:
+                le = self.n
+            raw = text[p:le]
+            if not (
+                ("." in raw or "getattr" in raw)
+                and ("==" in raw or "is" in raw or "<" in raw or ">" in raw)
+                and _CMP.search(raw)
+            ) and not (raw[-1:] in ("\\", "(", "[", "{", ",") or _depth(raw)):
+                continue  # no attribute compared, and the header ends on this line
             while hi < nh and hdrs[hi].ls < ls:
                 h = hdrs[hi]
                 while stack and stack[-1].end <= h.ls:
@@ -1552,16 +1681,6 @@ class _Reader:
                 ok = passes[owner.ls] = self._maybe_test(owner)
             if not ok:
                 continue  # the ast walk does not look at this function's ifs
-            le = text.find("\n", p)
-            if le < 0:
-                le = self.n
-            raw = text[p:le]
-            if not (
-                ("." in raw or "getattr" in raw)
-                and ("==" in raw or "is" in raw or "<" in raw or ">" in raw)
-                and _CMP.search(raw)
-            ) and not (raw[-1:] in ("\\", "(", "[", "{", ",") or _depth(raw)):
-                continue  # no attribute compared, and the header ends on this line
             mp = _IF_PREFIX.fullmatch(text, ls, p)
             if mp is None:
                 continue
@@ -1698,12 +1817,12 @@ class _Reader:
     def _calls_text(self, h: _Hdr) -> list[str]:
         raw = self.text[self.decorated_start(h) : h.end]
         b = blank(raw)
-        if not b.isascii() or _CASE_LINE.search(b):
+        if not b.isascii() or _case_line(b):
             raise _Slow  # (``case Cls(...):`` is a pattern, not a call)
         out: set[str] = set()
         self._calls_in(b, out)
-        for m in _FSTRING.finditer(b):
-            tok = _TOKEN.match(raw, m.end())
+        for q in sorted(m.start() for rx in _FSTRING_QUOTES for m in rx.finditer(b)):
+            tok = _TOKEN.match(raw, q)
             if tok is None:
                 raise _Slow
             t = tok.group()
@@ -1881,6 +2000,27 @@ class _Reader:
         facts.add_factory(qual if owner is not None else h.name, self.factory(h))
         for c in h.children:
             self.visit(c, qual + ".", None, facts)
+
+
+def _rstrip_cont(s: str) -> str:
+    """``_TRAILING.sub("", s)``: trailing whitespace and backslashes removed
+    (``str.rstrip`` and ``\\s`` agree on what is whitespace), without the
+    pattern being tried at every position of ``s``."""
+    s = s.rstrip()
+    while s.endswith("\\"):
+        s = s[:-1].rstrip()
+    return s
+
+
+def _case_line(b: str) -> bool:
+    """Whether a line of ``b`` starts with the word ``case`` (after blanks):
+    ``(?m)^[ \t]*case\b``, searched from the word."""
+    for m in _CASE_WORD.finditer(b):
+        p = m.start()
+        ls = b.rfind("\n", 0, p) + 1
+        if not b[ls:p].strip(" \t"):
+            return True
+    return False
 
 
 def _odd_lines(text: str) -> bool:

@@ -6,14 +6,19 @@ from __future__ import annotations
 import ast
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from checks._sentinels import SentinelFacts
 from linter.config import Config, load_config
 from linter.engine import Engine
 from linter.registry import load_registry
 from linter.types import Diagnostic
+
+CORPUS_DIR = Path(__file__).resolve().parent.parent / "corpus"
 
 BASE = '''
 from engine.parallel import get_cp_group
@@ -373,3 +378,69 @@ def test_statement_walk_on_engine_trees() -> None:
                 assert list(_stmts_no_nested(fn)) == [
                     n for n in _walk_no_nested(fn) if isinstance(n, holders)
                 ], f"{p}:{fn.lineno}"
+
+
+# -- the site needle, answered on the reversed text ------------------------------
+
+_SITE_TEXTS = st.text(
+    alphabet="selfrankizum_NonedbgtcplIB.:=-+ \t\n0123456789()[]|#'\"\\xyw",
+    max_size=90,
+)
+_SITE_SNIPPETS = [
+    "self.cp_world_size = -1\n",
+    "self.cp_world_size=-1x\n",  # no word boundary after the digit
+    "self.rank: int | None = None\n",
+    "self.rank: int = Nonesuch\n",
+    "self.rank = N\n",
+    "self.rank = xNone\n",
+    "self.rank = -x1\n",
+    "self.tp_rank\t=\t-2\n",
+    "self.num_heads = None",
+    "self.num_ = None\n",  # ``num_\\w+`` needs a character after the underscore
+    "x.rank = -1\n",  # not ``self.``
+    "self.world_size = compute() or -1\n",
+    "world_size: int = -1\n",
+    "rank:int=-3\n",
+    "block_size : Optional[int] = -1\n",
+    "block_size = -1  # no annotation\n",
+    "num_blocks: int =\n-1\n",  # the value on another line
+    "lanes: int = -1\n",
+    "cls = get_impl_cls()\n",
+    "impl = AttentionImpl (heads)\n",
+    "impl = AttentionImplBase(heads)\n",
+    "base = AttentionImplementation\n",
+    "None\n",
+    "-1=self.rank\n",
+    "self.rank = None",  # at the end of the text
+    "enoN = knar.fles\n",
+    "s = None\nself.rank\n= None\n",
+]
+
+
+def _site_reference() -> Any:
+    from checks.unresolved_sentinel_reaches_impl import _SITE_NEEDLES
+    from linter.needles import Needles
+
+    return _SITE_NEEDLES, Needles(any_of=_SITE_NEEDLES.any_of, regex=_SITE_NEEDLES.regex)
+
+
+@pytest.mark.parametrize("text", _SITE_SNIPPETS)
+def test_site_needle_equals_its_declared_regex_on_snippets(text: str) -> None:
+    fast, ref = _site_reference()
+    assert fast._match(text) == ref._match(text)
+    assert fast._match("x = None\n" + text) == ref._match("x = None\n" + text)
+
+
+@settings(max_examples=600, deadline=None)
+@given(text=_SITE_TEXTS)
+def test_site_needle_equals_its_declared_regex(text: str) -> None:
+    fast, ref = _site_reference()
+    assert fast._match(text) == ref._match(text)
+
+
+def test_site_needle_equals_its_declared_regex_on_the_corpus() -> None:
+    fast, ref = _site_reference()
+    texts = [p.read_text(encoding="utf-8") for p in sorted(CORPUS_DIR.rglob("*.py"))]
+    assert texts and sum(ref._match(t) for t in texts) > 0
+    for t in texts:
+        assert fast._match(t) == ref._match(t)

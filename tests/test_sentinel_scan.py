@@ -12,17 +12,29 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 if __name__ == "__main__":  # run as a script from anywhere
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from checks._sentinel_scan import Fallback, _Reader, collect_text
+from checks._sentinel_scan import (
+    _FSTRING,
+    _FSTRING_QUOTES,
+    _TRAILING,
+    Fallback,
+    _case_line,
+    _Reader,
+    _rstrip_cont,
+    collect_text,
+)
 from checks._sentinels import SentinelFacts, collect_ast
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
@@ -604,6 +616,74 @@ two"
             if impl.kind == -1:
                 impl.kind = 1
     """,
+    "resolver_ifs_skipped_before_their_def_is_known": """
+        import os
+        if os.sep == "/":
+            pass
+        class Holder:
+            if os.sep is None:
+                limit = None
+            def __init__(self):
+                self.limit = -1
+        def setup(engine, cfg):
+            if engine.flag:
+                pass
+            def inner(self, impl):
+                if impl.world_size == -1:
+                    impl.world_size = 2
+            if cfg.rank < 0 and (
+                cfg.size is None
+            ):
+                cfg.rank = 0
+                cfg.size = 1
+            elif cfg.rank is None:
+                cfg.rank = 3
+            return inner
+        def later(holder, obj):
+            if obj.limit == -1: obj.limit = 4
+    """,
+    "return_in_comments_around_a_def": """
+        def first():  # return
+            # return Impl
+            Impl = 1
+            return None
+        def second():
+            return  # ends here
+            # return Later
+        def third():
+            # return Other
+            return Other
+        def fourth():  # return Cap
+            return Cap
+    """,
+    "init_statements_by_the_bracket_skeleton": """
+        class Grid:
+            def __init__(this, cfg):
+                \"\"\"Sizes.
+
+                this.fake = -1 (in the docstring)
+                \"\"\"
+                this.rows = compute(
+                    cfg,
+                    this.cols,
+                )
+                total = [
+                    1, 2,
+                ]; this.cells = None
+                this.depth = {"a": (1, [2])}[
+                    "a"
+                ]
+                this.width: int = (
+                    -1
+                )
+                label = f\"{this.rows}\" + \"\"\"
+                this.inner = None
+                \"\"\"
+                def helper():
+                    this.hidden = -1
+                this.width += (1)
+                this.rank = -1
+    """,
     "no_facts": """
         x = 1
         def f(y):
@@ -717,6 +797,62 @@ def test_a_dedented_continuation_that_balances_on_its_own_line() -> None:
     assert SentinelFacts.collect(None, text, "m", "m.py") == _ast_facts(text, "m", "m.py")
 
 
+_SCOPE_TEXT = st.text(alphabet="fFrRbBuxcase_1 \t\n'\"(:)", max_size=60)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=_SCOPE_TEXT)
+def test_literal_led_searches_of_calls_equal_their_patterns(text: str) -> None:
+    """``_calls_text`` finds f-string quotes and ``case`` lines from a literal;
+    same answers as the patterns they stand for."""
+    quotes = sorted(m.start() for rx in _FSTRING_QUOTES for m in rx.finditer(text))
+    assert quotes == [m.end() for m in _FSTRING.finditer(text)]
+    assert _case_line(text) == bool(re.search(r"(?m)^[ \t]*case\b", text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "f'x'",
+        "rf'x'",
+        'Rf""',
+        "fR'''a'''",
+        "if'x'",
+        "xf'x'",
+        "ff'x'",
+        "b'f'",
+        '(f"a")',
+        "case x:",
+        "  case(1)",
+        "\tcase",
+        "lowercase = 1",
+        " x case y",
+        "cases = 2",
+        "\n case\n",
+    ],
+)
+def test_literal_led_searches_of_calls_on_snippets(text: str) -> None:
+    quotes = sorted(m.start() for rx in _FSTRING_QUOTES for m in rx.finditer(text))
+    assert quotes == [m.end() for m in _FSTRING.finditer(text)]
+    assert _case_line(text) == bool(re.search(r"(?m)^[ \t]*case\b", text))
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(alphabet=" \t\n\\\x0b\x0c\x1c\x85\xa0\u2028ab#)", max_size=30))
+def test_rstrip_cont_equals_the_trailing_pattern(text: str) -> None:
+    assert _rstrip_cont(text) == _TRAILING.sub("", text)
+
+
+@pytest.mark.parametrize(
+    "name", ["init_statements_by_the_bracket_skeleton", "init_family_resolved_or_not"]
+)
+def test_a_method_that_ends_the_file_without_a_newline(name: str) -> None:
+    text = _src(name).rstrip("\n")
+    assert json.dumps(collect_text(text, "pkg.mod", "pkg/mod.py")) == json.dumps(
+        _ast_facts(text, "pkg.mod", "pkg/mod.py")
+    )
+
+
 def test_collect_uses_a_given_tree() -> None:
     text = _src("init_family_resolved_or_not")
     tree = ast.parse(text)
@@ -787,7 +923,6 @@ _NEEDLE_EDGES = [
     + [p.read_text() for p in sorted(CORPUS.rglob("*.py"))],
 )
 def test_needle_matches_the_files_the_spec_matches(text: str) -> None:
-    import re
 
     assert SentinelFacts.needles.match(text) == bool(re.search(_NEEDLE_SPEC, text, re.MULTILINE))
 
@@ -838,7 +973,6 @@ def bench(roots: list[str], reps: int = 3) -> None:
     """CPU (``process_time``, median of ``reps``) per tree: before, the first
     needle, then compile and the ast walk on every file it admits; now, the
     needle and the text reader."""
-    import re
     import statistics
     import time
 
