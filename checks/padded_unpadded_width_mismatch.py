@@ -7,7 +7,7 @@ import fnmatch
 import json
 import re
 from bisect import bisect_left
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -500,30 +500,159 @@ def _shape_may_fire(
     return any(_pattern_stems(p, padded) & u for p in names)
 
 
-_USE = (
-    r"\.(?:copy_|add_|sub_|mul_|div_|addcmul_|addcdiv_|lerp_)\(|\bout=|[+\-*/]=|"
-    r"matmul|\bmm\(|bmm\(|@|einsum|linear\(|\.sum\(|\.mean\(|\.norm\("
+# -- prefilter: the text a finding needs, before any parse ----------------------
+# Derived from the rule, not from examples (the options are not known yet:
+# see the docstring's Options section). Every finding needs
+#
+# - an allocation the rule tracks: a call named `empty`, `empty_strided`,
+#   `zeros`, `ones`, `full`, `rand`, `randn` or `new_*` of the first four
+#   (`*_like` copies one of those), spelled in lower case, its name
+#   separated from `(` by blanks, comments or line continuations at most;
+# - exactly one padded dimension among its arguments (``_width_of``): a
+#   rounded expression inline (a rounding call, `cdiv(X, n) * n`,
+#   `(X + n - 1) // n * n`, at any depth: `int(...)` and a shape tuple
+#   wrap it), a padded name inline, or a name bound by an assignment whose
+#   value is rounded (``_on_assign``: `hp = round_up(...)`,
+#   `hp = int(cdiv(h, 8) * 8)`, also chained and parenthesised);
+# - an exchange (an in-place method `.copy_(`-style, `+=`-style, `out=` on a
+#   `torch.` function) or, for an `empty`-style buffer written through a
+#   subscript (`]`), a GEMM or reduction call.
+#
+# Text cannot tell code from strings and comments; wherever the scan cannot
+# delimit an argument list or an assigned value, it assumes the worst and
+# admits the file.
+_STR = (
+    r'"""[\s\S]*?"""|' r"'''[\s\S]*?'''|"
+    r"""'[^'\\\n]*+(?:\\[\s\S][^'\\\n]*+)*+'|"""
+    r'"[^"\\\n]*+(?:\\[\s\S][^"\\\n]*+)*+"'
 )
-_PAD_WORDS = ("padded", "round_up", "round_to", "align", "cdiv", "ceil_to",
-              "next_multiple_of", "1) //", "1)//")
+# what may stand between a call's name and its `(` (inside brackets)
+_GAP = r"(?:\s|\\|#[^\n]*)*+"
+
+
+def _balanced(depth: int, opens: str, closes: str) -> str:
+    """A bracketed group nested up to ``depth`` levels (strings and comments
+    skipped): deeper nesting does not match."""
+    group = ""
+    excl = re.escape(opens + closes)
+    for _ in range(depth):
+        inner = rf"(?:[^{excl}'\"#]|{_STR}|#[^\n]*" + (f"|{group}" if group else "") + ")*+"
+        group = "(?:" + "|".join(rf"\{o}{inner}\{c}" for o, c in zip(opens, closes)) + ")"
+    return group
+
+
+# an argument list from its `(`, without the closing `)`: the match ends at
+# the `)` when the list is balanced (and nested at most 6 deep)
+_ARGS = re.compile(rf"\((?:[^()'\"#]|{_STR}|#[^\n]*|{_balanced(6, '(', ')')})*+")
+# an assigned value up to the end of its logical line (a comment, a line
+# break outside brackets): anything else where the match ends means the `=`
+# was not a statement's (a keyword inside brackets, a string), or nesting
+# too deep to follow
+_VALUE = re.compile(
+    rf"(?:[^\n\\()\[\]{{}}'\"#]|\\\r?\n|{_STR}|{_balanced(5, '([{', ')]}')})*+"
+)
+# after a name, an assignment's `=` (`hp =`, `(hp) =`; not `==`)
+_ASSIGN_AFTER = re.compile(r"[\s)\\]*=(?!=)")
+# what may follow an assignment target's name before its `=`
+_AFTER_TARGET = ("=", " ", "\t", ")", "\\", "\n", "\r", "\f")
+_ALLOC_WORDS_TEXT = ("empty", "zeros", "ones", "full", "rand")
+_ALLOC_CALLS = tuple(
+    re.compile(w + _GAP + r"\(").finditer
+    for w in ("empty", "empty_strided", "zeros", "ones", "full", "rand", "randn")
+)
+# a name standing alone as an argument (or shape element): a dimension
+_DIM = re.compile(r"([^\W\d]\w*)(?=" + _GAP + r"[,)\]])")
+# Rounding: the default rounding functions hold one of these words (a
+# configured one should too); the ceiling divisions of ``_CDIV`` hold
+# `cdiv`, `ceil` or `round_up`.
+_ROUND_WORDS = ("round_up", "round_to", "align", "ceil_to", "next_multiple_of")
+_CDIV_WORDS = ("cdiv", "ceil")
+_EXCHANGE_CALLS = tuple(
+    re.compile(w + _GAP + r"\(").search
+    for w in ("copy_", "add_", "sub_", "mul_", "div_", "lerp_")  # `addcmul_`, `addcdiv_`
+)
+_OUT_KEYWORD = re.compile(r"out" + _GAP + r"=(?!=)").search
+_CONSUMER_CALLS = tuple(
+    re.compile(w + _GAP + r"\(").search
+    for w in ("mm", "mv", "matmul", "einsum", "linear", "tensordot", "inner", "sum", "mean",
+              "norm", "max", "min", "prod", "softmax", "var", "std")
+)
+
+
+def _text_rounded(code: str) -> bool:
+    """Whether ``code`` may hold a rounded width (``_rounded_base``): a
+    rounding call, a ceiling-division call times something, or
+    `(X + c) // n * n`."""
+    if any(w in code for w in _ROUND_WORDS):
+        return True
+    if "*" in code:
+        if any(w in code for w in _CDIV_WORDS):
+            return True
+        if "//" in code and "+" in code:
+            return True
+    return False
+
+
+def _text_padded(code: str) -> bool:
+    """A rounded width or a padded name (`padded`/`aligned`, any case) in ``code``."""
+    if _text_rounded(code):
+        return True
+    low = code.lower()
+    return "padded" in low or "aligned" in low
+
+
+_ASSIGNED: dict[str, Callable[[str], Iterator[re.Match[str]]]] = {}
+
+
+def _text_assigned_rounded(text: str, name: str) -> bool:
+    """Whether some assignment to ``name`` (the last name of a target) may
+    give it a rounded value: ``_on_assign`` binds a padded width only so."""
+    finditer = _ASSIGNED.get(name)
+    if finditer is None:
+        if len(_ASSIGNED) > 4096:
+            _ASSIGNED.clear()
+        # led by the name itself (a literal): `re` jumps between its occurrences
+        finditer = _ASSIGNED[name] = re.compile(
+            re.escape(name) + r"(?<!\w\w{%d})[\s)\\]*=(?!=)" % len(name)
+        ).finditer
+    for m in finditer(text):
+        v = _VALUE.match(text, m.end())
+        end = v.end()  # type: ignore[union-attr]
+        c = text[end] if end < len(text) else "\n"
+        if c in "\n#":
+            if _text_rounded(v.group()):  # type: ignore[union-attr]
+                return True
+        elif c not in ")]}'\"":
+            return True  # the value cannot be delimited: assume the worst
+    return False
+
+
+def _text_padded_allocation(text: str, rounding: bool) -> bool:
+    """Whether some allocation call may have a padded dimension: inline, or
+    (``rounding``: the file holds a rounded expression) a name assigned a
+    rounded value somewhere in the file."""
+    names: set[str] = set()
+    for finditer in _ALLOC_CALLS:
+        for m in finditer(text):
+            a = _ARGS.match(text, m.end() - 1)
+            end = a.end()  # type: ignore[union-attr]
+            if end >= len(text) or text[end] != ")":
+                if end < len(text) and text[end] in "'\"":
+                    continue  # an unbalanced quote: not a call, text in a string
+                return True  # nested too deep to follow: assume the worst
+            args = a.group()  # type: ignore[union-attr]
+            if _text_padded(args):
+                return True
+            if rounding:
+                names.update(_DIM.findall(args + ")"))  # the match stops before it
+    return any(_text_assigned_rounded(text, k) for k in names)
+
+
 _RULE_NEEDLES = Needles(
     any_of=(
-        ("empty", "zeros", "ones", "full"),
-        ("copy_", "out=", "_(", "+=", "-=", "*=", "/=", "matmul", "mm(", "@", "einsum",
-         "linear", "sum(", "mean("),
+        _ALLOC_WORDS_TEXT,
+        ("copy_", "add_", "sub_", "mul_", "div_", "lerp_", "+=", "-=", "*=", "/=", "out", "]"),
     )
-)
-_BOUND = (
-    r"=\s*(?:[\w.]+\.)?(?:\w*round_up\w*|round_to\w*|_?align(?:_up)?|ceil_to|next_multiple_of)\("
-    r"|=\s*(?:[\w.]+\.)?cdiv\(.*\)\s*\*"
-    r"|-\s*1\s*\)\s*//\s*(\w+)\s*\*\s*\1"
-)
-_ALLOC_CALL = r"(?:empty|zeros|ones|full)(?:_strided)?\("
-# a padded word among an allocation's arguments, also one level down in a
-# shape tuple (`zeros((rows, hidden_padded))`, `empty(size=(m, hp_padded))`)
-_INLINE = (
-    r"(?:[^()]|\([^()]*\)){0,300}?(?:\([^()]*?)?"
-    r"(?:padded|aligned|round_up|round_to|\balign(?:_up)?\(|cdiv)"
 )
 
 
@@ -623,18 +752,16 @@ class PaddedUnpaddedWidthMismatch(Rule):
       `align_up`, `_align`, `ceil_to`, `round_to_multiple`, `next_multiple_of`.
     Both options are fully honoured by the `ast` and facts prefilters. Only
     the raw-text prefilter runs before options are known: a file is analysed
-    only if it calls `empty`/`zeros`/`ones`/`full` (or `_strided`), has an
-    exchange or consumer token (`.copy_(`, `.add_(`-style in-place calls,
-    `out=`, `+=`-style operators, `matmul`, `mm(`, `@`, `einsum`, `linear(`,
-    `.sum(`, `.mean(`, `.norm(`), one of the lower-cased words `padded`,
-    `round_up`, `round_to`, `align`, `cdiv`, `ceil_to`, `next_multiple_of`,
-    `1) //`, and either a width bound by `= ...round_up...(`, `= round_to...(`,
-    `= align(`, `= align_up(`, `= ceil_to(`, `= next_multiple_of(`,
-    `= cdiv(...) *` or `- 1) // n * n`, or one of `padded`, `aligned`,
-    `round_up`, `round_to`, `align(`, `cdiv` inside an allocation's arguments
-    (also one level down in a shape tuple). So a configured padded name
-    should contain `padded` or `aligned`, and a configured rounding function
-    `round_up`, `round_to` or `align`.
+    only if it calls `empty`, `zeros`, `ones`, `full`, `rand` (or `randn`,
+    `empty_strided`, `new_*`), has an exchange or consumer token (an
+    in-place `copy_(`-style call, `+=`-style operators, `out=`, or a GEMM or
+    reduction call with `empty` and a subscript), and one allocation's
+    arguments hold `padded` or `aligned` (any case), a rounding word
+    (`round_up`, `round_to`, `align`, `ceil_to`, `next_multiple_of`), `cdiv`
+    or `ceil` with `*`, or `//` with `*` and `+` — or a name assigned such a
+    rounded value elsewhere in the file. So a configured padded name should
+    contain `padded` or `aligned`, and a configured rounding function one of
+    the rounding words.
 
     Left out on purpose: a padded buffer allocated in another function, `out=`
     on custom ops (a kernel may fill a padded output on purpose), and tensors
@@ -655,34 +782,8 @@ class PaddedUnpaddedWidthMismatch(Rule):
         ),
     }
 
-    # Every finding needs an allocation whose shape holds a padded width, and an
-    # exchange or a consumer. The width is either inline in the allocation
-    # (`empty(m, round_up(h, 256))`, `zeros(m, hidden_padded)`) or bound to a
-    # name first (`hp = round_up(h, 256)`, `hp = cdiv(h, 64) * 64`,
-    # `hp = (h + 63) // 64 * 64`). The text prefilter cannot see options (see
-    # the Options section); the ast and facts gates can.
-    _PAD_WORDS = _PAD_WORDS
-    _ALLOC_RE = re.compile(_ALLOC_CALL)
-    _INLINE_ARGS = re.compile(_INLINE)
-    _BOUND = re.compile(_BOUND)
-    _USE_RE = re.compile(_USE)
-    # ``_ALLOC_RE.finditer`` led by the literal ``(`` (the same ends)
-    _ALLOC_FIND = re.compile(
-        r"\((?:"
-        + "|".join(f"(?<={w}{s}\\()" for w in ("empty", "zeros", "ones", "full") for s in ("", "_strided"))
-        + ")"
-    ).finditer
-    # the branches of ``_BOUND``, each searched only when its literal occurs
-    _BOUND_PARTS = tuple(
-        (words, re.compile(b).search)
-        for words, b in zip(
-            (("round_up", "round_to", "align", "ceil_to", "next_multiple_of"), ("cdiv(",), ("//",)),
-            split_top(_BOUND.pattern),
-        )
-    )
-    _CALL_SEARCH = re.compile(
-        r"\((?:(?<=empty\()|(?<=zeros\()|(?<=ones\()|(?<=full\()|(?<=_strided\())"
-    ).search
+    # The text a finding needs (see the prefilter section above); the ast
+    # and facts gates, which can see more, judge the files it admits.
 
     @classmethod
     def candidate(cls, text: str) -> bool:
@@ -692,33 +793,28 @@ class PaddedUnpaddedWidthMismatch(Rule):
 
     @classmethod
     def _text_gate(cls, text: str) -> bool:
-        # the selective tests first; the consumer test (true of most files) last.
-        # A call the rule takes for an allocation is spelled in lower case
-        # (``_ALLOC``): one scan led by the literal ``(`` rules out most files
-        # before the text is lower-cased.
-        if cls._CALL_SEARCH(text) is None or not cls.needles.match(text):
+        # cheap substring tests first, the scans of allocations last
+        if not any(w in text for w in _ALLOC_WORDS_TEXT):
             return False
-        low = text.lower()
-        if not any(w in low for w in cls._PAD_WORDS):
+        rounding = _text_rounded(text)
+        if not rounding:
+            low = text.lower()
+            if "padded" not in low and "aligned" not in low:
+                return False
+        if not cls._exchange_or_consumer(text):
             return False
-        allocs = [m.end() for m in cls._ALLOC_FIND(low)]
-        if not allocs:
-            return False
-        # a bound padded width, or one inline in an allocation's arguments
-        if not cls._bound(text) and not any(
-            cls._INLINE_ARGS.match(low, i) is not None for i in allocs
-        ):
-            return False
-        return cls._USE_RE.search(text) is not None
+        return _text_padded_allocation(text, rounding)
 
-    @classmethod
-    def _bound(cls, text: str) -> bool:
-        """``_BOUND.search(text)``: a width bound to a rounding call, a
-        ``cdiv(...) *`` or a ``- 1) // n * n``."""
-        return any(
-            any(w in text for w in words) and search(text) is not None
-            for words, search in cls._BOUND_PARTS
-        )
+    @staticmethod
+    def _exchange_or_consumer(text: str) -> bool:
+        if "+=" in text or "-=" in text or "*=" in text or "/=" in text:
+            return True
+        if any(search(text) for search in _EXCHANGE_CALLS):
+            return True
+        if "torch" in text and _OUT_KEYWORD(text):
+            return True
+        # a consumer reads an uninitialised buffer written through a subscript
+        return "empty" in text and "]" in text and any(s(text) for s in _CONSUMER_CALLS)
 
     @classmethod
     def candidate_tree(cls, tree: ast.Module, text: str) -> bool:

@@ -23,7 +23,7 @@ from checks._helpers import (
     walk_fast,
 )
 from linter.facts import FactCollector, ProjectFacts
-from linter.needles import Needles, compile_search
+from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule, RuleContext
 from linter.types import Applicability, Severity
 
@@ -96,14 +96,117 @@ class _Chain:
 
 _SIZE_WORDS = ("dp_size", "ep_size", "tp_size", "pp_size", "cp_size", "world_size", "parallel_size")
 _BUDGET_WORDS = ("blocks", "budget", "memory", "bytes", "max_num_", "max_total_", "max_running")
-# a budget word shortly before a division on one line, or inside the
-# arguments of a ceiling-division call (`cdiv(cfg.num_blocks, dp_size)`)
-_NEAR = (
-    r"(?:blocks|budget|memory|bytes|max_num_|max_total_|max_running)\w*"
-    r"[\w.\[\]'\"() ]{0,40}(?://|\bcdiv\(|\bceil_div\(| / )"
-    r"|(?:cdiv|ceil_div)\([^)\n]{0,60}?"
-    r"(?:blocks|budget|memory|bytes|max_num_|max_total_|max_running)"
-)
+
+# -- prefilter: the text a finding needs, before any parse ----------------------
+# Derived from the rule (the options are not known yet: see the docstring's
+# Options section). Every finding divides by a parallel size at least once:
+# `x // s`, `x / s`, `x //= s`, `x /= s` with `s` a name, an attribute (of
+# anything: `cfg.groups[0].dp_size`) or a getter called without arguments
+# whose last name holds a size word, or `cdiv(x, s)`-style calls
+# (``_is_size``, ``_chain``, ``_aug``). A chain finding divides twice, at two
+# division sites; a finding with one division stores the split under a budget
+# name (an attribute assigned, `//=`/`/=`, or a keyword: `num_blocks=`). The
+# budget itself can reach the division through local copies on other lines,
+# so only its word anywhere in the file is required.
+_SIZE_FIND = re.compile(
+    r"(?i)_size(?:(?<=[detpc]p_size)|(?<=world_size)|(?<=parallel_size))"
+).finditer
+_BLANKS = " \t\n\r\f\\"
+# a budget name followed by an assignment's, a divide-assignment's or a
+# keyword's `=`, or by a `:` (an annotated assignment) (lower case)
+_BUDGET_STORE = re.compile(
+    r"(?:blocks|budget|memory|bytes|max_num_|max_total_|max_running)\w*[\s)\\/]*(?:=(?!=)|:)"
+).search
+
+
+def _skip_group_back(text: str, j: int) -> int | None:
+    """The index before the bracket that opens the group closing at ``j``,
+    or None when a string or comment inside makes it unsure."""
+    depth = 0
+    while j >= 0:
+        ch = text[j]
+        if ch in ")]}":
+            depth += 1
+        elif ch in "([{":
+            depth -= 1
+            if depth == 0:
+                return j - 1
+        elif ch in "'\"#":
+            return None
+        j -= 1
+    return -1
+
+
+def _text_divisor(text: str, i: int) -> bool:
+    """Whether the name starting at ``i`` may be (the last name of) a
+    divisor: what precedes it, skipping a dotted chain with its calls and
+    subscripts, is a `/`, a `/=`, a `(` right after one, or the argument
+    list of a ceiling-division call. Unsure (strings, comments): True."""
+    j = i - 1
+    while j >= 0:
+        c = text[j]
+        if c.isalnum() or c == "_" or c == "." or c in _BLANKS:
+            j -= 1
+            continue
+        if c in ")]}":
+            k = _skip_group_back(text, j)
+            if k is None:
+                return True
+            j = k
+            continue
+        if c == "/":
+            return True
+        if c == "=":
+            return j > 0 and text[j - 1] == "/"
+        if c not in "(,":
+            return False
+        if c == ",":
+            # the argument list this argument belongs to
+            depth = 0
+            j -= 1
+            while j >= 0:
+                ch = text[j]
+                if ch in ")]}":
+                    depth += 1
+                elif ch in "([{":
+                    if depth == 0:
+                        break
+                    depth -= 1
+                elif ch in "'\"#":
+                    return True
+                j -= 1
+            if j < 0 or text[j] != "(":
+                return False
+        e = j - 1
+        while e >= 0 and text[e] in _BLANKS:
+            e -= 1
+        if e >= 0 and text[e] == "/":
+            return True  # `x // (cfg.dp_size)`
+        if c == "(" and (e < 0 or not (text[e].isalnum() or text[e] == "_")):
+            j = e  # a grouping parenthesis (`cdiv(x, (dp_size))`): look past it
+            continue
+        s = e
+        while s >= 0 and (text[s].isalnum() or text[s] == "_"):
+            s -= 1
+        name = text[s + 1 : e + 1]
+        return any(name.endswith(w) for w in _DIV_CALLS)
+    return False
+
+
+def _text_size_divisions(text: str, enough: int) -> int:
+    """How many size words stand as divisors (counting up to ``enough``)."""
+    n = 0
+    for m in _SIZE_FIND(text):
+        i = m.start()
+        while i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_"):
+            i -= 1
+        if _text_divisor(text, i):
+            n += 1
+            if n >= enough:
+                break
+    return n
+
+
 class _CandidateNeedles(Needles):
     """The collector's needles: exactly ``RepeatedBudgetDivision.candidate``
     (lower-cased, as the rule's names are matched case-insensitively), so
@@ -115,7 +218,7 @@ class _CandidateNeedles(Needles):
         return RepeatedBudgetDivision._text_gate(text)
 
 
-_TEXT_NEEDLES = _CandidateNeedles(any_of=(("/", "cdiv", "ceil_div"),))
+_TEXT_NEEDLES = _CandidateNeedles(any_of=(("/", *sorted(_DIV_CALLS)),))
 
 # -- prefilter: the shapes a finding needs, on CPython ``ast`` -------------------
 # The ast gate records, per function, only what is option-independent (the
@@ -542,16 +645,17 @@ class RepeatedBudgetDivision(Rule):
     arithmetic such as `tp_size // dp_size // cp_size` is never a budget).
     Both options are fully honoured by the `ast` and facts prefilters. Only
     the raw-text prefilter runs before options are known: a file is analysed
-    only if its lower-cased text holds `/`, `cdiv` or `ceil_div`; one of the
-    default size words `dp_size`, `ep_size`, `tp_size`, `pp_size`, `cp_size`,
-    `world_size`, `parallel_size` (even when the configured sizes are other
-    names); one of the budget words `blocks`, `budget`, `memory`, `bytes`,
-    `max_num_`, `max_total_`, `max_running`; and a line where such a budget
-    word is followed within 40 characters by `//`, ` / `, `cdiv(` or
-    `ceil_div(`, or appears in the arguments of a `cdiv(`/`ceil_div(` call,
-    or else a `/=` anywhere. So a configured budget name should contain one
-    of the budget words, and a budget copied into a local name on one line
-    and split on later lines is seen only in a file that also has such a line.
+    only if it holds a division (`/`, `cdiv`, `ceil_div`, `ceildiv`,
+    `div_ceil`, `div_round_up`); one of the lower-cased budget words
+    `blocks`, `budget`, `memory`, `bytes`, `max_num_`, `max_total_`,
+    `max_running`; and either two divisors, or one divisor and a budget word
+    before an assignment's or keyword's `=` (or an annotation's `:`), whose
+    last name holds one of
+    the default size words `dp_size`, `ep_size`, `tp_size`, `pp_size`,
+    `cp_size`, `world_size`, `parallel_size` (any case; even when the
+    configured sizes are other names). So a configured budget name should
+    contain one of the budget words, and a configured size one of the size
+    words.
     """
 
     code = "SHD401"
@@ -574,8 +678,6 @@ class RepeatedBudgetDivision(Rule):
     facts = ("budget_division_shapes",)
     _BUDGET_WORDS = _BUDGET_WORDS
     _SIZE_WORDS = _SIZE_WORDS
-    _NEAR = re.compile(_NEAR)
-    _NEAR_SEARCH = staticmethod(compile_search(_NEAR.pattern))
     _SIZE_SEARCH = re.compile(
         r"(?i)_size(?:(?<=[detpc]p_size)|(?<=world_size)|(?<=parallel_size))"
     ).search
@@ -588,10 +690,9 @@ class RepeatedBudgetDivision(Rule):
 
     @classmethod
     def _text_gate(cls, text: str) -> bool:
-        # Every finding needs a parallel size and a budget word near a division,
-        # or (for `n = cfg.num_blocks; n //= dp_size`) a budget word and `//=`.
-        # Plain substring tests first: the regex runs on few files.
-        if "/" not in text and "cdiv" not in text and "ceil_div" not in text:
+        # plain substring tests first, the divisor scan last (see the
+        # prefilter section above)
+        if "/" not in text and not any(w in text for w in _DIV_CALLS):
             return False
         # `any(w in text.lower() for w in _SIZE_WORDS)` in one scan led by the
         # literal `_` (case-insensitive: ``re`` then also folds a few
@@ -601,9 +702,8 @@ class RepeatedBudgetDivision(Rule):
         low = text.lower()
         if not any(w in low for w in cls._BUDGET_WORDS):
             return False
-        if cls._NEAR_SEARCH(low):
-            return True
-        return "/=" in text
+        n = _text_size_divisions(text, 2)
+        return n >= 2 or (n == 1 and _BUDGET_STORE(low) is not None)
 
     @classmethod
     def candidate_tree(cls, tree: ast.Module, text: str) -> bool:

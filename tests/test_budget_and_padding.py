@@ -286,12 +286,13 @@ def test_docs_have_every_heading_and_every_option(rule: type) -> None:
 def test_facts_gates_apply_the_effective_options() -> None:
     """The facts gates keep a file exactly when the configured names can make
     the rule fire there: defaults skip it, the configured names keep it."""
+    # (the text gate wants divisors named like a default parallel size)
     budget = (
-        "def f(kv_pool_blocks, replica_count, dp_size):\n"
-        "    return kv_pool_blocks // dp_size // replica_count\n"
+        "def f(kv_pool_blocks, replica_dp_size, dp_size):\n"
+        "    return kv_pool_blocks // dp_size // replica_dp_size\n"
     )
     assert _gates_pass(RepeatedBudgetDivision, budget, "a.py", {}) == "facts"
-    configured = {"budget-names": ("kv_pool_blocks",), "parallel-size-names": ("dp_size", "*_count")}
+    configured = {"budget-names": ("kv_pool_blocks",), "parallel-size-names": ("dp_size", "replica_*")}
     assert _gates_pass(RepeatedBudgetDivision, budget, "a.py", configured) is None
     padding = (
         "import torch\n"
@@ -494,6 +495,7 @@ _RANDOM = {
     "SHD401": ("g = 1\n", _budget_function, 80, [
         {"budget-names": ("*blocks*", "nb", "x", "g"), "parallel-size-names": ("*_size", "k")},
         {"budget-names": ("num_blocks",), "parallel-size-names": ("dp_size", "ep_size")},
+        {},
     ]),
     "SHD501": ("import torch\n", _padding_function, 150, [
         {},
@@ -530,9 +532,27 @@ def test_gates_are_sound_on_random_functions(rule: type, tmp_path: Path) -> None
             alone = f"{head}\n\n{f}\n"
             tree = ast.parse(alone)
             facts = ProjectFacts({name: {"m": collector.collect(tree, alone, "m", "m.py")}})
+            if _text_visible(rule, options):
+                assert rule.candidate(alone), alone
             assert rule.candidate_tree(tree, alone), alone
             assert rule.candidate_facts("m", "m.py", facts, options), (extra, alone)
     assert fired >= 25, "the random functions must exercise the rule"
+
+
+def _text_visible(rule: type, options: dict[str, object]) -> bool:
+    """Whether the text gate must see every finding under ``options``: the
+    names the docstrings ask of configured names (the text gate runs before
+    options are known; ``k``, ``nb``, ``hp`` or ``*`` are not such names)."""
+    if rule is RepeatedBudgetDivision:
+        budgets = ("blocks", "budget", "memory", "bytes", "max_num_", "max_total_", "max_running")
+        sizes = ("dp_size", "ep_size", "tp_size", "pp_size", "cp_size", "world_size", "parallel_size")
+        return all(any(w in b.lower() for w in budgets) for b in options["budget-names"]) and all(
+            any(w in z.lower() for w in sizes) for z in options["parallel-size-names"]
+        )
+    words = ("round_up", "round_to", "align", "ceil_to", "next_multiple_of")
+    return all(("padded" in p.lower() or "aligned" in p.lower()) for p in options["padded-names"]) and all(
+        any(w in f for w in words) for f in options["rounding-functions"]
+    )
 
 
 # -- the gates skip definitions by their lines ------------------------------------
@@ -615,3 +635,67 @@ def test_padding_text_gate_needs_a_lower_case_allocator_call() -> None:
     assert PaddedUnpaddedWidthMismatch.candidate(text)
     assert not PaddedUnpaddedWidthMismatch.candidate(text.replace("torch.empty(", "torch.Empty("))
     assert not PaddedUnpaddedWidthMismatch.candidate(text.replace("torch.empty(", "MakeFull("))
+
+
+# -- the text gates see every shape the rules fire on -----------------------------
+# Each snippet fires with the default options; older text gates rejected each
+# one (a lost finding). Original code, written for these tests.
+
+_PAD_HEAD = "import torch\n\n\ndef f(x, n):\n    m, h = x.shape\n"
+_TEXT_HOLES = [
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    hp = (h + 127) // 128 * 128\n    a = torch.zeros(m, hp)\n    a.copy_(x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    a = torch.zeros(m, ceil_div(h, n) * n)\n    a.copy_(x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    a = torch.zeros(m, n * ceildiv(h, n))\n    a.add_(x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    a = torch.zeros(m, div_ceil(h, 64) * 64)\n    a += x\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    hp = int(round_up(h, 8))\n    a = torch.zeros(m, hp)\n    a.copy_(x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    hp = (round_up(h, 8))\n    a = torch.zeros(m, hp)\n    a.copy_(x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    hp = int(\n        round_up(h, 8)\n    )\n    a = torch.zeros(m, hp)\n    a.copy_(x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    w = hp = round_up(h, 8)\n    a = torch.zeros(m, hp)\n    a.copy_(x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    a = torch.empty((m, int(round_up(h, 8))))\n    a.copy_(x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    a = torch.zeros(m, _align(h, 16))\n    a.copy_(x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    a = torch.randn(m, round_up(h, 8))\n    a.copy_(x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    a = torch.rand (m, round_up(h, 8))\n    a.copy_(x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    a = torch.empty(m, round_up(h, 8))\n    a[:, :h] = x\n    return a.max()\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    a = torch.empty(m, round_up(h, 8))\n    a[:, :h] = x\n    return torch.max(a)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    a = torch.zeros(m, round_up(h, 8))\n    torch.abs(x, out = a)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    a = torch.zeros(m, x_padded)\n    a.copy_(x)\n".replace("x_padded", "h_padded")),
+    (RepeatedBudgetDivision, "def f(cfg, ep_size):\n    return (cfg.num_blocks * 2) / get_dp_size() // ep_size\n"),
+    (RepeatedBudgetDivision, "def f(num_blocks, dp_size, ep_size):\n    return ceildiv(ceildiv(num_blocks, dp_size), ep_size)\n"),
+    (RepeatedBudgetDivision, "def f(num_blocks, dp_size, ep_size):\n    return div_ceil(div_round_up(num_blocks, dp_size), ep_size)\n"),
+    (RepeatedBudgetDivision, "def f(cfg, dp_size, ep_size):\n    n = cfg.num_gpu_blocks\n    a = n // dp_size\n    return a // ep_size\n"),
+    (RepeatedBudgetDivision, "def f(cfg, dp_size, ep_size):\n    n = cfg.num_blocks\n    a = n // cfg.groups[0].dp_size\n    return cdiv(a, (\n        ep_size))\n"),
+    (RepeatedBudgetDivision, "def f(self):\n    self.max_num_seqs = self.max_num_seqs // get_dp_size()\n"),
+]
+
+
+@pytest.mark.parametrize("rule,text", _TEXT_HOLES)
+def test_text_gates_see_every_shape_the_rules_fire_on(rule: type, text: str, tmp_path: Path) -> None:
+    config = Config(root=tmp_path, select=(rule.code,))
+    diags, errors = check_text(text, "m.py", "m", [rule], config, ProjectFacts())
+    assert not errors and rule.code in [d.code for d in diags], text
+    assert _gates_pass(rule, text, "a.py", {}) is None, text
+
+
+def test_text_gates_skip_lookalikes() -> None:
+    """What the text gates can tell apart without a parse: a padded word in
+    a comment or a string far from any allocation, a rounded value bound to
+    a name no allocation uses, a keyword `=` inside a call; a budget with a
+    parallel size that is not a divisor."""
+    pad = (
+        "import torch\n\n\ndef f(x, n):\n"
+        "    # the padded width is handled by the caller\n"
+        "    grid = round_up(n, 8)\n"
+        "    a = torch.zeros(n, x.shape[-1])\n"
+        "    a.copy_(x)\n"
+        "    launch(grid=round_up(n, 8), hp=round_up(n, 4))\n"
+        "    return a, f'hp={round_up(n, 8)}'\n"
+    )
+    assert not PaddedUnpaddedWidthMismatch.candidate(pad)
+    assert PaddedUnpaddedWidthMismatch.candidate(pad.replace("zeros(n,", "zeros(grid,"))
+    budget = (
+        "def f(cfg, tp_size, dp_size):\n"
+        "    heads = cfg.num_heads // tp_size\n"
+        "    return cfg.num_blocks * dp_size, heads\n"
+    )
+    assert not RepeatedBudgetDivision.candidate(budget)
+    assert RepeatedBudgetDivision.candidate(budget.replace("* dp_size", "// dp_size"))
