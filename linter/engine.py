@@ -71,6 +71,18 @@ def decode_source(data: bytes, relpath: str) -> tuple[str | None, Diagnostic | N
     if nul >= 0:
         line = data.count(b"\n", 0, nul) + 1
         return None, shd000(relpath, line, 0, "file contains NUL bytes; not Python source")
+    # The common case without the tokenize machinery: no BOM and no
+    # ``coding`` in the first two lines (where a PEP 263 cookie must be) is
+    # UTF-8; anything else, or a file that then fails to decode, takes the
+    # full path (and its messages).
+    first = data.find(b"\n", data.find(b"\n") + 1) if b"\n" in data else len(data)
+    if not data.startswith(b"\xef\xbb\xbf") and b"coding" not in data[: first if first >= 0 else len(data)]:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        else:
+            return (text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text), None
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:

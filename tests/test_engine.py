@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from toy_rules import toy_registry
 
 from linter.cache import Cache
@@ -328,3 +330,34 @@ def test_the_scan_frees_reference_cycles_it_makes(tmp_path: Path) -> None:
     assert len(made) == 80
     # at most the files since the last collection between files are left
     assert alive_during <= 32
+
+
+def _decode_like_python(data: bytes) -> str | None:
+    import io
+    import tokenize
+
+    try:
+        enc, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        text = data.decode(enc)
+    except (SyntaxError, UnicodeDecodeError, LookupError):
+        return None
+    text = text[1:] if text.startswith("\ufeff") else text
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+_PIECES = [b"x = 1", b"\n", b"\r", b"\r\n", b"# coding: latin-1", b"# -*- coding: utf-8 -*-",
+           b"# vim: set fileencoding=cp1252 :", b"\xe9", b"\xc3\xa9", b"\xef\xbb\xbf", b" ", b"coding", b"\xff", b"\x80"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=8))
+@settings(max_examples=400, deadline=None)
+def test_source_decodes_as_python_reads_it(parts: list[bytes]) -> None:
+    # the UTF-8 fast path (no BOM, no cookie in the first two lines) must
+    # give exactly what the PEP 263 / BOM / universal-newline path gives
+    from linter.engine import decode_source
+
+    data = b"".join(parts)
+    text, err = decode_source(data, "m.py")
+    expected = _decode_like_python(data)
+    assert text == expected
+    assert (err is None) == (expected is not None)
