@@ -397,24 +397,81 @@ def _decorated_def(text: str, blanked: str, p: int, d: int, end: int, line_of: _
     return _fn_record(tree.body[0], line_of(d + len(last)))
 
 
-def _collect_text(text: str, module: str, path: str) -> Any:
-    """``TritonKernels.collect`` from the text (``_Fallback`` when unsure)."""
+class _Statements(NamedTuple):
+    """The module's top-level statements as the reader finds them."""
+
+    blanked: str
+    starts: list[int]  # offsets of the lines that start a statement
+    heads: list[str]  # the first word of each (``@`` for a decorator)
+    stmt_at: list[int]  # index into ``starts`` of each statement's first line
+    stmt_pos: list[int]  # the offset of each statement
+    line_of: _Lines
+
+
+def _statements(text: str) -> _Statements:
     if "\r" in text or "\f" in text or "\0" in text or "\ufeff" in text:
         raise _Fallback  # line breaks or indentation the reader does not model
-    if any(m.group(1) != "tl" for m in _ALIAS.finditer(text)) or _FROM_TRITON.search(text):
-        raise _Fallback  # ``triton.language`` under another name
     blanked = blank(text)
     starts = _statement_starts(blanked, text)
-    n = len(text)
     # statements: a decorator's or an ``if``'s start with those that continue it
     words = [_WORD0.match(blanked, p) for p in starts]
     heads = [w.group() if w else "" for w in words]
-    stmt_at: list[int] = []  # index into ``starts`` of each statement's first line
+    stmt_at: list[int] = []
     for k, head in enumerate(heads):
         if k and (head in _CLAUSES or heads[k - 1] == "@"):
             continue
         stmt_at.append(k)
-    stmt_pos = [starts[k] for k in stmt_at]
+    return _Statements(blanked, starts, heads, stmt_at, [starts[k] for k in stmt_at], _Lines(text))
+
+
+def _imports_text(text: str, st: _Statements, module: str, path: str) -> dict[str, str]:
+    """``_from_imports`` of the module from its text: the top-level
+    statements holding a ``from`` (not in a compound one) compiled alone."""
+    stmt_pos, blanked = st.stmt_pos, st.blanked
+    imports_at: list[int] = []
+    for m in _FROM_WORD.finditer(blanked):
+        a = m.start()
+        if a and _HEAD_CHAR.match(blanked, a - 1):
+            continue  # ``data_from``
+        j = bisect.bisect_right(stmt_pos, a) - 1
+        if (
+            j >= 0
+            and st.heads[st.stmt_at[j]] not in _COMPOUND
+            and (not imports_at or imports_at[-1] != j)
+        ):
+            imports_at.append(j)
+    body: list[ast.stmt] = []
+    for j in imports_at:
+        p = stmt_pos[j]
+        end = stmt_pos[j + 1] if j + 1 < len(stmt_pos) else len(text)
+        body += [
+            s for s in _parse(text, p, end, st.line_of(p)).body if isinstance(s, ast.ImportFrom)
+        ]
+    return _from_imports(ast.Module(body=body, type_ignores=[]), module, path)
+
+
+def facade_facts(text: str, module: str, path: str) -> dict[str, str] | None:
+    """The ``facade_imports`` facts of a text: its top-level ``from``-imports
+    read by the text reader, or from the whole file's ``ast`` when the reader
+    is unsure (``None`` then for a file that does not compile)."""
+    try:
+        return _imports_text(text, _statements(text), module, path) or None
+    except _Fallback:
+        pass
+    try:
+        tree = compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return _from_imports(tree, module, path) or None
+
+
+def _collect_text(text: str, module: str, path: str) -> Any:
+    """``TritonKernels.collect`` from the text (``_Fallback`` when unsure)."""
+    if any(m.group(1) != "tl" for m in _ALIAS.finditer(text)) or _FROM_TRITON.search(text):
+        raise _Fallback  # ``triton.language`` under another name
+    st = _statements(text)
+    blanked, starts, heads, stmt_at, stmt_pos, line_of = st
+    n = len(text)
 
     def stmt_of(offset: int) -> int:
         return bisect.bisect_right(stmt_pos, offset) - 1
@@ -422,29 +479,7 @@ def _collect_text(text: str, module: str, path: str) -> Any:
     def stmt_end(j: int) -> int:
         return stmt_pos[j + 1] if j + 1 < len(stmt_pos) else n
 
-    line_of = _Lines(text)
-    # imports: the top-level statements with a ``from`` (not in a compound one)
-    imports_at: list[int] = []
-    for m in _FROM_WORD.finditer(blanked):
-        a = m.start()
-        if a and _HEAD_CHAR.match(blanked, a - 1):
-            continue  # ``data_from``
-        j = stmt_of(a)
-        if (
-            j >= 0
-            and heads[stmt_at[j]] not in _COMPOUND
-            and (not imports_at or imports_at[-1] != j)
-        ):
-            imports_at.append(j)
-    body: list[ast.stmt] = []
-    for j in imports_at:
-        p = stmt_pos[j]
-        body += [
-            st
-            for st in _parse(text, p, stmt_end(j), line_of(p)).body
-            if isinstance(st, ast.ImportFrom)
-        ]
-    imports = _from_imports(ast.Module(body=body, type_ignores=[]), module, path)
+    imports = _imports_text(text, st, module, path)
     # kernels: the decorated ``def``s around a Triton call
     fns: list[_Fn] = []
     seen: set[int] = set()
@@ -552,15 +587,18 @@ class TritonKernels(FactCollector):
 
 class FacadeImports(FactCollector):
     """``from``-imports of small import-only modules (package ``__init__``
-    files), through which a kernel can be re-exported."""
+    files), through which a kernel can be re-exported. Read from the text by
+    the kernels' reader (``facade_facts``): the same facts as
+    ``_from_imports`` on the file's ``ast`` for a file that compiles."""
 
     name = "facade_imports"
     version = 1
     needles = Needles(regex=_FACADE_NEEDLE)
+    needs_ast = False
 
     @classmethod
-    def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
-        return _from_imports(tree, module, path) or None
+    def collect(cls, tree: ast.Module | None, text: str, module: str, path: str) -> Any:
+        return facade_facts(text, module, path)
 
 
 @dataclass(frozen=True)

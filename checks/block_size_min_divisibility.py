@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import bisect
 import itertools
+import keyword
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from checks._imports import (
     resolve_relative,
 )
 from checks._kernels import KernelFacts, KernelIndex, Need, TritonKernels, collect_text
+from checks._pyscan import blank
 from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule
@@ -51,18 +53,26 @@ _BUILTIN_POW2 = ("triton.next_power_of_2", "next_power_of_2", "next_power_of_two
 # repetition cannot backtrack badly.
 _GAP = r"(?:\s|\\\n|#[^\n]*\n)*"
 _PGAP = r"(?:[\s(]|\\\n|#[^\n]*\n)*"
+# ``_CGAP``, between a callee and its call's ``(``, also lets closing
+# parentheses through: ``(min)(``, ``(range)(``, ``(kernel[grid])(`` are calls
+# of ``min``, ``range`` and a subscript for the rule as for ``ast``.
+_CGAP = r"(?:[\s)]|\\\n|#[^\n]*\n)*"
 # ``B = min(``, ``B: int = (min(``, ``(B := min(``, ``BLOCK=min(`` (a launch
 # keyword): every shape this rule reports starts with one of these.
-_MIN_BINDING = re.compile(r"=" + _PGAP + r"min" + _GAP + r"\(")
+_MIN_BINDING = re.compile(r"=" + _PGAP + r"min" + _CGAP + r"\(")
 # Every consumer needs one of: ``%`` (an assert; a ``static_assert`` is in the
 # kernel file but the launch is here), ``//``, ``range(``, or a launch
 # ``kernel[grid](``.
-_CONSUMER_HINT = re.compile(r"%|//|range" + _GAP + r"\(|\]" + _GAP + r"\(")
+_CONSUMER_HINT = re.compile(r"%|//|range" + _CGAP + r"\(|\]" + _CGAP + r"\(")
 # ``kernel[grid](`` and ``range(``: consumers whose arguments hold the block
 # (each starts with a literal, so that ``re`` can skip ahead)
-_LAUNCH_OPEN = re.compile(r"\]" + _GAP + r"\(")
-_RANGE_OPEN = re.compile(r"range" + _GAP + r"\(")
-_MIN_CALL = r"(?<![\w.])min" + _GAP + r"\("
+_LAUNCH_OPEN = re.compile(r"\]" + _CGAP + r"\(")
+_RANGE_OPEN = re.compile(r"range" + _CGAP + r"\(")
+_MIN_CALL = r"(?<![\w.])min" + _CGAP + r"\("
+# ``_MIN_CALL`` less its lookbehind, checked by hand (``_min_calls``): led by
+# a literal, ``re`` skips ahead to each ``min``
+_MIN_OPEN = re.compile(r"min" + _CGAP + r"\(")
+_WORD_CHAR = re.compile(r"[\w.]")
 # a name that may be a binding target: followed (past closing parentheses)
 # by ``=``, ``:=`` or an annotation's ``:``, not an attribute
 _TARGET = re.compile(r"(?<![\w.])([^\W\d]\w*)(?=(?:[\s)]|\\\n|#[^\n]*\n)*[:=])")
@@ -139,48 +149,212 @@ def _assigned_before(text: str, pos: int) -> set[str]:
     return set(_TARGET.findall(text[start : pos + 1]))
 
 
-# The name-dependent searches of ``_text_may_fire``, written once: each is
-# a zero-width match at its lead character (``=``, ``%``, ``/``, ...) whose
-# lookahead captures the one name that can stand there, so that every lead
-# position is tried (overlapping, as a search per name set would) and the
-# name is then looked up in the set. Compiling a pattern per file for its
-# names cost more than the searches.
+# The name-dependent searches of ``_text_may_fire``. The names are few (those
+# bound to ``min(``, and their aliases), so each is searched for literally and
+# what must precede it (``=`` or ``%``/``/``, then a ``_PGAP``) is checked
+# backwards from there (``_gap_leads``), rather than trying a lookahead at
+# every ``=``, ``%`` and ``/`` of the text: the same (name, lead) pairs as
+# the lookaheads ``=(?=_PGAP NAME _ALONE)`` and
+# ``[%/](?=_PGAP (?<![\w.]) NAME _BARE)`` tried at every position.
 _NAME = r"([^\W\d]\w*)"
-_BOUND_TO = re.compile(r"=(?=" + _PGAP + _NAME + _ALONE + r")")
-_DIVIDED_BY = re.compile(r"[%/](?=" + _PGAP + r"(?<![\w.])" + _NAME + _BARE + r")")
 _LAUNCH_ARG = re.compile(r"[(,=](?=" + _PGAP + _NAME + _GAP + r"[,)])")
 _RANGE_ARG = re.compile(r"[,=*](?=" + _PGAP + _NAME + _GAP + r"[,)])")
 _MIN_CALL_RE = re.compile(_MIN_CALL)
+_ALONE_RE = re.compile(_ALONE)
+# after ``:=`` the walrus may also end at a comma or a closing bracket
+# (``f(t := BLOCK, x)``, ``[t := BLOCK]``): the name is still its whole value
+_WALRUS_ALONE_RE = re.compile(r"[ \t]*(?:\\\n[ \t]*)*(?:[\n;,)\]}#]|$)")
+_BARE_RE = re.compile(_BARE)
+_PGAP_CHAR = re.compile(r"[\s(]")
+_NAME_END = r"(?!\w)"
 
 
-def _text_may_fire(text: str) -> bool:
-    """A regex superset of the rule's structure: a name bound to ``min(`` (or
-    to such a name: ``tile = BLOCK``) follows ``%`` or ``/``, or appears in
-    the arguments of a ``range(...)`` or of a launch ``k[grid](...)``, as a
-    bare name (not called, subscripted or an attribute's base); or a launch
-    has a ``min(`` argument."""
+def _word_re(name: str) -> re.Pattern[str]:
+    """``name`` as a whole word right after a character that may end a
+    ``_PGAP`` or be a lead (whitespace, ``(``, ``=``, ``%``, ``/``): every
+    place the lookaheads of ``_name_uses`` can capture it. Led by the
+    literal (the lookbehind after it), so that ``re`` skips ahead."""
+    pat = _WORD_RES.get(name)
+    if pat is None:
+        if len(_WORD_RES) > 4096:
+            _WORD_RES.clear()
+        esc = re.escape(name)
+        pat = _WORD_RES[name] = re.compile(esc + _NAME_END + r"(?<=[=%/(\s]" + esc + ")")
+    return pat
+
+
+_WORD_RES: dict[str, re.Pattern[str]] = {}
+
+
+def _gap_leads(text: str, end: int) -> list[int]:
+    """The offsets ``p`` such that ``text[p + 1 : end]`` is a whole ``_PGAP``
+    (whitespace and ``(``, backslash continuations, comments each running to
+    its newline) that ``text[p]`` cannot extend (not whitespace or ``(``):
+    where a lead (``=``, ``%``, ``/``) before the gap may stand. Walking back
+    from ``end``, a newline may close a comment opened at any ``#`` of its
+    line."""
+    k = end
+    while k and text[k - 1] in " \t(":
+        k -= 1
+    if not k:
+        return []
+    if text[k - 1] != "\n" and not _PGAP_CHAR.match(text, k - 1):
+        return [k - 1]  # the common case: no line break in the gap
+    out: list[int] = []
+    todo = [k]
+    seen: set[int] = set()
+    while todo:
+        j = todo.pop()
+        if j in seen or not j:
+            continue
+        seen.add(j)
+        if _PGAP_CHAR.match(text, j - 1):
+            todo.append(j - 1)
+        else:
+            out.append(j - 1)
+        if text[j - 1] == "\n":
+            if j >= 2 and text[j - 2] == "\\":
+                todo.append(j - 2)
+            line = text.rfind("\n", 0, j - 1) + 1
+            h = text.find("#", line, j - 1)
+            while h >= 0:
+                todo.append(h)
+                h = text.find("#", h + 1, j - 1)
+    return out
+
+
+def _leads_before(text: str, i: int, leads: str) -> list[int]:
+    """The offsets of the ``leads`` characters that ``_gap_leads(text, i)``
+    gives, short-cutting the common case: a gap without comments, made of
+    spaces, tabs, ``(``, line breaks and backslash continuations, has one
+    character before it."""
+    k = i
+    while k:
+        c = text[k - 1]
+        if c in " \t(":
+            k -= 1
+        elif c == "\n":
+            if text.find("#", text.rfind("\n", 0, k - 1) + 1, k - 1) >= 0:
+                break  # the line before may end with a comment
+            k -= 1
+        elif c == "\\" and k < i and text[k] == "\n":
+            k -= 1
+        else:
+            if c in leads:
+                return [k - 1]
+            if not _PGAP_CHAR.match(text, k - 1):
+                return []
+            break  # other whitespace
+    else:
+        return []
+    return [p for p in _gap_leads(text, i) if text[p] in leads]
+
+
+def _name_uses(text: str, name: str) -> tuple[bool, list[int]]:
+    """Whether ``name`` follows ``%`` or ``/`` as a bare value (where
+    the lookahead ``[%/](?=_PGAP (?<![\\w.]) NAME _BARE)``, matches with
+    ``name``) and, if not, the ``=`` signs whose whole right-hand side it is
+    (``tile = BLOCK``, ``t: int = (BLOCK)``, ``(t := BLOCK)``: where
+    the lookahead ``=(?=_PGAP NAME _ALONE)``, matches with ``name``; after
+    ``:=`` also before a comma or a closing bracket)."""
+    aliases: list[int] = []
+    for m in _word_re(name).finditer(text):
+        i = m.start()
+        leads = _leads_before(text, i, "=%/")
+        if not leads:
+            continue
+        e = m.end()
+        eqs = []
+        for p in leads:
+            if text[p] == "=":
+                eqs.append(p)
+            elif _BARE_RE.match(text, e) is not None:
+                return True, []
+        if eqs:
+            alone = _ALONE_RE.match(text, e) is not None
+            if alone or _WALRUS_ALONE_RE.match(text, e) is not None:
+                aliases += [p for p in eqs if alone or (p and text[p - 1] == ":")]
+    return False, aliases
+
+
+_KEYWORDS = frozenset(keyword.kwlist)
+
+
+def _offset_in_args(text: str, open_at: int) -> bool:
+    """The call whose ``(`` is at ``open_at`` surely holds a binary ``+`` or
+    ``-`` among its arguments (``min(off + B, n)``), which makes it no site
+    (``_has_offset_arith``): an operator after a closing bracket or quote,
+    an identifier that is not a keyword, or a plain decimal integer. Strings
+    and comments are blanked first; anything else (a unary sign, ``1e-5``,
+    ``x.e - 1``) proves nothing."""
+    args = blank(_args_text(text, open_at))
+    for m in _SIGN.finditer(args):
+        i = m.start() - 1
+        while i >= 0 and args[i] in " \t\n\\":
+            i -= 1
+        if i < 0:
+            continue
+        ch = args[i]
+        if ch in ")]}'\"":
+            return True
+        j = i + 1
+        while j and _W.match(args, j - 1):
+            j -= 1
+        if j > i:
+            continue  # after an operator, ``(``, ``,``, ``=``, ``:``: a sign
+        word = args[j : i + 1]
+        if j and args[j - 1] == ".":
+            continue  # an attribute, or the fraction of a float
+        if word[0].isdigit():
+            if word.replace("_", "").isdigit() and word.isascii():
+                return True
+            continue
+        if word not in _KEYWORDS:
+            return True
+    return False
+
+
+_SIGN = re.compile(r"[+-]")
+_W = re.compile(r"\w")
+
+
+def _text_may_fire(text: str, bindings: list[tuple[int, int]] | None = None) -> bool:
+    """A regex superset of the rule's structure: a name bound to ``min(``
+    (or to such a name: ``tile = BLOCK``) follows ``%`` or ``/``, or appears
+    in the arguments of a ``range(...)`` or of a launch ``k[grid](...)``, as
+    a bare name (not called, subscripted or an attribute's base); or a launch
+    has a ``min(`` argument. A ``min(`` whose arguments surely add or
+    subtract binds no block."""
+    if bindings is None:
+        bindings = _min_bindings(text)
     names: set[str] = set()
-    for m in _MIN_BINDING.finditer(text):
-        names |= _assigned_before(text, m.start())
+    args_ok: dict[int, bool] = {}
+    for eq, open_at in bindings:
+        ok = args_ok.get(open_at)
+        if ok is None:
+            ok = args_ok[open_at] = not _offset_in_args(text, open_at)
+        if ok:
+            names |= _assigned_before(text, eq)
     names.discard("min")
-    if names:
-        # ``tile = BLOCK``: the names bound to a member, to a fixpoint
-        aliases = [(m.group(1), m.start()) for m in _BOUND_TO.finditer(text)]
-        seen: set[str] = set()
-        while names - seen:
-            fresh = names - seen
-            seen |= fresh
-            for name, at in aliases:
-                if name in fresh:
-                    names |= _assigned_before(text, at)
-    if names and any(m.group(1) in names for m in _DIVIDED_BY.finditer(text)):
-        return True
+    # ``tile = BLOCK``: the names bound to a member, to a fixpoint (each
+    # name asked about once: whether it is divided by, whose alias it is)
+    fresh = set(names)
+    while fresh:
+        found: set[str] = set()
+        for name in fresh:
+            divided, aliases = _name_uses(text, name)
+            if divided:
+                return True
+            for at in aliases:
+                found |= _assigned_before(text, at)
+        fresh = found - names
+        names |= found
     # ``range(.., .., B)``: the block is a later argument; in a launch it is
     # any argument (by position or keyword): after ``(``, ``,`` or ``=`` and
     # before ``,`` or ``)``
     for m in _LAUNCH_OPEN.finditer(text):
         args = _args_text(text, m.end() - 1)
-        if _MIN_CALL_RE.search(args) is not None:
+        if "min" in args and _MIN_CALL_RE.search(args) is not None:
             return True
         if names and any(a.group(1) in names for a in _LAUNCH_ARG.finditer(args)):
             return True
@@ -197,6 +371,33 @@ def _text_may_fire(text: str) -> bool:
     return False
 
 
+def _consumer_hint(text: str) -> bool:
+    """``_CONSUMER_HINT.search(text)``, its literal branches asked first."""
+    return (
+        "%" in text
+        or "//" in text
+        or _RANGE_OPEN.search(text) is not None
+        or _LAUNCH_OPEN.search(text) is not None
+    )
+
+
+def _min_bindings(text: str) -> list[tuple[int, int]]:
+    """(``=``, ``(``) offsets of every ``_MIN_BINDING`` match, found from the
+    few ``min(`` backwards (``=`` is everywhere): for each ``min`` followed
+    by ``_CGAP`` and ``(`` (overlapping ones too), every ``=`` before it
+    across a ``_PGAP``. A superset of ``_MIN_BINDING.finditer``, which skips
+    the matches starting inside another's comment."""
+    out: list[tuple[int, int]] = []
+    search = _MIN_OPEN.search
+    m = search(text)
+    while m is not None:
+        at = m.start()
+        if at:
+            out += [(p, m.end() - 1) for p in _gap_leads(text, at) if text[p] == "="]
+        m = search(text, at + 1)
+    return out
+
+
 # the last text asked about and the answer: the rule's text gate and the
 # ``block_min_sites`` collector ask in turn about the same text
 _TEXT_GATE_MEMO: list[object] = [None, False]
@@ -205,12 +406,10 @@ _TEXT_GATE_MEMO: list[object] = [None, False]
 def _text_gate(text: str) -> bool:
     if _TEXT_GATE_MEMO[0] is text:
         return bool(_TEXT_GATE_MEMO[1])
-    hit = (
-        "min" in text
-        and _MIN_BINDING.search(text) is not None
-        and _CONSUMER_HINT.search(text) is not None
-        and _text_may_fire(text)
-    )
+    hit = False
+    if "min" in text:
+        bindings = _min_bindings(text)
+        hit = bool(bindings) and _consumer_hint(text) and _text_may_fire(text, bindings)
     _TEXT_GATE_MEMO[:] = [text, hit]
     return hit
 
@@ -526,6 +725,44 @@ def _children(node: ast.AST) -> list[ast.AST]:
     return out
 
 
+# ``_a_scope``'s dispatch on the exact node type (``ast`` node classes have no
+# subclasses): 0, absent, is "nothing to record, walk the children"
+_K_SKIP, _K_LEAF, _K_ASSIGN, _K_ANN, _K_AUG, _K_WALRUS, _K_FOR = 1, 2, 3, 4, 5, 6, 7
+_K_COMP, _K_WITH, _K_COMPARE, _K_BINOP, _K_CALL, _K_ASSERT, _K_IF, _K_TEST = (
+    8,
+    9,
+    10,
+    11,
+    12,
+    13,
+    14,
+    15,
+)
+_KIND: dict[type, int] = {
+    ast.FunctionDef: _K_SKIP,
+    ast.AsyncFunctionDef: _K_SKIP,
+    ast.ClassDef: _K_SKIP,
+    # no child nodes (``ctx`` aside) and nothing to record
+    ast.Name: _K_LEAF,
+    ast.Constant: _K_LEAF,
+    ast.Assign: _K_ASSIGN,
+    ast.AnnAssign: _K_ANN,
+    ast.AugAssign: _K_AUG,
+    ast.NamedExpr: _K_WALRUS,
+    ast.For: _K_FOR,
+    ast.AsyncFor: _K_FOR,
+    ast.comprehension: _K_COMP,
+    ast.withitem: _K_WITH,
+    ast.Compare: _K_COMPARE,
+    ast.BinOp: _K_BINOP,
+    ast.Call: _K_CALL,
+    ast.Assert: _K_ASSERT,
+    ast.If: _K_IF,
+    ast.While: _K_TEST,
+    ast.IfExp: _K_TEST,
+}
+
+
 def _a_scope(node: ast.AST) -> _AScope:
     """One scope's own nodes (not those of nested functions and classes),
     with an explicit stack: deep expression trees must not hit the
@@ -533,65 +770,78 @@ def _a_scope(node: ast.AST) -> _AScope:
     scope = _AScope(node)
     if isinstance(node, _SCOPE_DEFS):
         scope.params, scope.knobs = _a_params(node), _a_knobs(node)
-    stack: list[tuple[ast.AST, str]] = [(c, "") for c in _children(node)]
+    binds = scope.bindings
+    children = _children
+    kind_of = _KIND.get
+    stack: list[tuple[ast.AST, str]] = [(c, "") for c in children(node)]
+    pop = stack.pop
     while stack:
-        n, where = stack.pop()
-        if isinstance(n, (*_SCOPE_DEFS, ast.ClassDef)):
+        n, where = pop()
+        k = kind_of(type(n), 0)
+        if k == 0:
+            stack += [(c, where) for c in children(n)]
             continue
-        if isinstance(n, ast.Assign):
-            for t in n.targets:
-                _a_bind(scope.bindings, t, n.value)
-        elif isinstance(n, ast.AnnAssign):
-            if n.value is not None:
-                _a_bind(scope.bindings, n.target, n.value)
-        elif isinstance(n, ast.AugAssign):
-            _a_bind(scope.bindings, n.target, _A_OTHER)
-        elif isinstance(n, ast.NamedExpr):
-            _a_bind(scope.bindings, n.target, n.value)
-        elif isinstance(n, (ast.For, ast.AsyncFor)):
-            _a_bind(scope.bindings, n.target, _A_OTHER)
-            it = n.iter
+        if k <= _K_LEAF:
+            continue
+        if k == _K_ASSIGN:
+            for t in n.targets:  # type: ignore[attr-defined]
+                _a_bind(binds, t, n.value)  # type: ignore[attr-defined]
+        elif k == _K_ANN:
+            if n.value is not None:  # type: ignore[attr-defined]
+                _a_bind(binds, n.target, n.value)  # type: ignore[attr-defined]
+        elif k == _K_AUG:
+            _a_bind(binds, n.target, _A_OTHER)  # type: ignore[attr-defined]
+        elif k == _K_WALRUS:
+            _a_bind(binds, n.target, n.value)  # type: ignore[attr-defined]
+        elif k == _K_FOR:
+            _a_bind(binds, n.target, _A_OTHER)  # type: ignore[attr-defined]
+            it = n.iter  # type: ignore[attr-defined]
             if (
                 isinstance(it, ast.Call)
                 and _is_call_to(it, "range")
                 and len(it.args) + len(it.keywords) == 3
             ):
-                scope.loops.append(n)
-        elif isinstance(n, ast.comprehension):
-            _a_bind(scope.bindings, n.target, _A_OTHER)
-        elif isinstance(n, ast.withitem):
-            if n.optional_vars is not None:
-                _a_bind(scope.bindings, n.optional_vars, _A_OTHER)
-        elif isinstance(n, ast.Compare):
+                scope.loops.append(n)  # type: ignore[arg-type]
+        elif k == _K_COMP:
+            _a_bind(binds, n.target, _A_OTHER)  # type: ignore[attr-defined]
+        elif k == _K_WITH:
+            if n.optional_vars is not None:  # type: ignore[attr-defined]
+                _a_bind(binds, n.optional_vars, _A_OTHER)  # type: ignore[attr-defined]
+        elif k == _K_COMPARE:
             if where in ("check", "raise"):
-                scope.pins.append((n, where == "check"))
-        elif isinstance(n, ast.BinOp):
-            if isinstance(n.op, (ast.Mod, ast.FloorDiv)) and isinstance(n.right, ast.Name):
-                scope.ops.append((n, where))
-            elif isinstance(n.op, ast.BitAnd) and where:
+                scope.pins.append((n, where == "check"))  # type: ignore[arg-type]
+        elif k == _K_BINOP:
+            op = n.op  # type: ignore[attr-defined]
+            if isinstance(op, (ast.Mod, ast.FloorDiv)) and isinstance(n.right, ast.Name):  # type: ignore[attr-defined]
+                scope.ops.append((n, where))  # type: ignore[arg-type]
+            elif isinstance(op, ast.BitAnd) and where:
                 scope.pow2_checks.append(n)
-        elif isinstance(n, ast.Call):
-            name = ast_dotted(n.func)
+        elif k == _K_CALL:
+            func = n.func  # type: ignore[attr-defined]
+            name = ast_dotted(func)
             if name == "min":
                 scope.has_min = True
-            elif isinstance(n.func, ast.Subscript):
-                scope.launches.append(n)
+            elif isinstance(func, ast.Subscript):
+                scope.launches.append(n)  # type: ignore[arg-type]
             elif _matches(name, _CDIV_NAMES):
-                scope.cdiv_calls.append(n)
+                scope.cdiv_calls.append(n)  # type: ignore[arg-type]
             elif name and where and "pow" in name.lower():
                 scope.pow2_checks.append(n)
-        if isinstance(n, ast.Assert):
-            stack.append((n.test, "check"))
-            if n.msg is not None:
-                stack.append((n.msg, where))
-        elif isinstance(n, ast.If):
-            stack.append((n.test, "raise" if _a_raise_only(n.body) else "test"))
-            stack.extend((c, where) for c in (*n.body, *n.orelse))
-        elif isinstance(n, (ast.While, ast.IfExp)):
-            stack.append((n.test, "test"))
-            stack.extend((c, where) for c in _children(n) if c is not n.test)
-        else:
-            stack.extend((c, where) for c in _children(n))
+        elif k == _K_ASSERT:
+            stack.append((n.test, "check"))  # type: ignore[attr-defined]
+            if n.msg is not None:  # type: ignore[attr-defined]
+                stack.append((n.msg, where))  # type: ignore[attr-defined]
+            continue
+        elif k == _K_IF:
+            stack.append((n.test, "raise" if _a_raise_only(n.body) else "test"))  # type: ignore[attr-defined]
+            stack += [(c, where) for c in (*n.body, *n.orelse)]  # type: ignore[attr-defined]
+            continue
+        elif k == _K_TEST:
+            test = n.test  # type: ignore[attr-defined]
+            stack.append((test, "test"))
+            stack += [(c, where) for c in children(n) if c is not test]
+            continue
+        stack += [(c, where) for c in children(n)]
     return scope
 
 
@@ -1115,6 +1365,50 @@ def _a_analyse(scope: _AScope, env: _AEnv, src: _Source, out: _Replay) -> None:
 _REPLAY_MEMO: list[Any] = [None, None, None]
 
 
+def _min_calls(text: str) -> list[int]:
+    """The starts of the ``_MIN_CALL`` matches ``re.finditer`` gives: where
+    a ``min`` that is not preceded by a word character or a dot fails the
+    lookbehind, the search goes on from the next character, as ``finditer``
+    would (a comment between ``min`` and ``(`` may hold another ``min(``)."""
+    out: list[int] = []
+    search = _MIN_OPEN.search
+    pos = 0
+    while True:
+        m = search(text, pos)
+        if m is None:
+            return out
+        at = m.start()
+        if at and _WORD_CHAR.match(text, at - 1):
+            pos = at + 1
+            continue
+        out.append(at)
+        pos = m.end()
+
+
+def _may_leave_anything(flat: str, starts: list[int], node: ast.AST) -> bool:
+    """Whether ``_a_analyse`` can leave anything behind for the function
+    ``node``, read from its lines (from its first decorator to its last line:
+    a superset of its own nodes, nested definitions included). It can only
+    through a site: a binding of this scope whose value is a ``min`` call
+    (``name = min(``, ``name: T = min(``, ``(name := min(``, parenthesised
+    or not, also ``(min)(``) or a launch keyword ``k=min(``, both spelled as
+    ``_MIN_BINDING`` matches, without offset arithmetic in its arguments;
+    and a site is only analysed when something in the scope consumes it
+    (``_a_consumed``: ``% B``, ``// B``, ``range(.., .., B)``, ``B`` passed
+    to a launch) or, inline, in a launch. That is the rule's structure the
+    text gate looks for (``_text_may_fire``), asked here of the function's
+    lines alone: every statement of the function starts within them, so the
+    bindings, aliases and consumers it reads there are the function's own.
+    Without it the scope adds no finding, option-sensitive call or launch
+    (``opt`` is only filled while a site is classified), so skipping it
+    changes nothing: most functions holding a ``min(`` have no such site."""
+    a = starts[_scope_start(node) - 1]  # type: ignore[arg-type]
+    end = node.end_lineno or node.lineno  # type: ignore[attr-defined]
+    span = flat[a : starts[min(end, len(starts) - 1)]]
+    bindings = _min_bindings(span)
+    return bool(bindings) and _consumer_hint(span) and _text_may_fire(span, bindings)
+
+
 def _replay_tree(tree: ast.Module, text: str) -> _Replay:
     """The replay over the scopes that hold a ``min(`` call (where the call
     sits is where the rule analyses it)."""
@@ -1126,13 +1420,15 @@ def _replay_tree(tree: ast.Module, text: str) -> _Replay:
     # line numbers as ``ast`` counts them (a lone \r ends a line too)
     starts = list(itertools.accumulate((len(ln) + 1 for ln in src.lines), initial=0))
     flat = "\n".join(src.lines)
-    lines = {bisect.bisect_right(starts, m.start()) for m in re.finditer(_MIN_CALL, flat)}
+    lines = {bisect.bisect_right(starts, at) for at in _min_calls(flat)}
     seen: set[int] = set()
     for line in sorted(lines):
         node = _innermost_scope(tree, line)
         if id(node) in seen or isinstance(node, ast.ClassDef):
             continue  # class bodies are never analysed (their methods are)
         seen.add(id(node))
+        if not isinstance(node, ast.Module) and not _may_leave_anything(flat, starts, node):
+            continue
         scope = _a_scope(node)
         if not scope.has_min:
             continue
@@ -1146,13 +1442,17 @@ def _replay_tree(tree: ast.Module, text: str) -> _Replay:
             _a_analyse(scope, env, src, out)
         except _Unsure:
             out.host = True
-    _REPLAY_MEMO[:] = [text, tree, out]
+    # the tree only where the collector reads it (a launch to qualify):
+    # holding every file's tree until the next one frees it would charge
+    # that file's deallocation to this gate and keep it alive for nothing
+    _REPLAY_MEMO[:] = [text, tree if out.launches and not out.host else None, out]
     return out
 
 
-def _replay_text(text: str) -> tuple[ast.Module, _Replay] | None:
+def _replay_text(text: str) -> tuple[Any, _Replay] | None:
     """The tree and the replay of ``text``: those the ast gate just made, or
-    made here (a file only scanned for facts); ``None`` if it does not parse."""
+    made here (a file only scanned for facts); ``None`` if it does not parse.
+    The tree is ``None`` unless the replay left launches to qualify."""
     if _REPLAY_MEMO[0] is not text:
         try:
             tree = ast.parse(text)
@@ -1195,7 +1495,9 @@ class BlockMinSites(FactCollector):
 
     name = "block_min_sites"
     version = 1
-    needles = Needles(all_of=("min",), regex=_MIN_BINDING.pattern)
+    # the text gate itself decides (memoised, usually already asked by the
+    # rule): a needle regex would only scan the text once more
+    needles = Needles(all_of=("min",))
     needs_ast = False
 
     @classmethod

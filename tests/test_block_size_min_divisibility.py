@@ -4,6 +4,7 @@ kernel facts and the soundness of the prefilter."""
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from checks import _kernels
+from checks import block_size_min_divisibility as bsmd
 from checks._kernels import TritonKernels
 from checks.block_size_min_divisibility import (
     BlockMinSites,
@@ -533,17 +535,37 @@ def programs(draw: st.DrawFn) -> str:
     parenthesised targets, aliases, strings holding brackets in a launch,
     module-level code, decorators, and every consumer kind."""
     name = draw(st.sampled_from(["blk", "BLOCK_D", "tile", "chunk_sz", "blöck"]))
-    width = draw(st.sampled_from(["n", "x.shape[1]", "int(h)", "next_power_of_2(n)", "lim"]))
+    width = draw(
+        st.sampled_from(["n", "x.shape[1]", "int(h)", "next_power_of_2(n)", "lim", "-n", "n*2"])
+    )
+    # offset arithmetic in an argument (no block), a sign, a float exponent
+    arg_extra = draw(st.sampled_from(["", " - 1", " + pad", "-1", " * 1e-0"]))
     cap = draw(
-        st.sampled_from(["1024", "96", "CAP", "triton.next_power_of_2(m)", "1 << m", "m", "cfg.CAP"])
+        st.sampled_from(
+            [
+                "1024",
+                "96",
+                "CAP",
+                "BLOCK_CAP",
+                "triton.next_power_of_2(m)",
+                "1 << m",
+                "m",
+                "cfg.CAP",
+            ]
+        )
     )
     cap_value = draw(st.sampled_from(["512", "96"]))
     lim = draw(
         st.sampled_from(
-            ["    lim = 64\n", "    lim = 64\n    lim = n\n", "    lim = m\n", "    lim = x.shape[0]\n"]
+            [
+                "    lim = 64\n",
+                "    lim = 64\n    lim = n\n",
+                "    lim = m\n",
+                "    lim = x.shape[0]\n",
+            ]
         )
     )
-    args = [width, cap] if draw(st.booleans()) else [cap, width]
+    args = [width + arg_extra, cap] if draw(st.booleans()) else [cap, width + arg_extra]
     sep = draw(st.sampled_from([", ", ",\n        ", ",  # note\n        "]))
     open_ = draw(
         st.sampled_from(
@@ -555,13 +577,27 @@ def programs(draw: st.DrawFn) -> str:
                 "(  # why\n        min(",
                 "\\\n        min(",
                 "min(  # why\n        ",
+                "(min)(",
             ]
         )
     )
-    close = ")" + ")" * open_.count("(", 0, open_.index("min"))
+    close = ")" + ")" * (open_.count("(", 0, open_.index("min")) - open_.count(")"))
     ann = draw(st.sampled_from(["", ": int", ": 'Literal[\"a=b\"]'"]))
     target = draw(st.sampled_from(["{}", "({})", "other = {}"]))
-    alias = draw(st.sampled_from(["", "{use} = {name}", "{use}: int = ({name})", "({use} := {name})"]))
+    alias = draw(
+        st.sampled_from(
+            [
+                "",
+                "{use} = {name}",
+                "{use}: int = ({name})",
+                "({use} := {name})",
+                "print({use} := {name}, 0)",
+                "[{use} := {name}]",
+            ]
+        )
+    )
+    # the binding's value wrapped: no longer a ``min`` call (look-alikes)
+    wrap = draw(st.sampled_from(["{}", "{}", "max(1, {})", "triton.next_power_of_2({})"]))
     use = "alias_" + name if alias else name
     launch_pre = draw(st.sampled_from(["", '"(", ', "')', ", "# )\n        "]))
     consumer = draw(
@@ -577,20 +613,27 @@ def programs(draw: st.DrawFn) -> str:
                 f"_k[(1,)](x, {width}, {use})",
                 f"_k[(1,)] \\\n        (x, {width}, BLK={use})",
                 f"if {width} % {use}:\n        raise ValueError",
+                f"for i in (range)(0, {width}, {use}):\n        x.narrow(0, i, {use})",
+                f"(_k[(1,)])(x, {width}, BLK={use})",
+                f"_k[(1,)](x, {width}, BLK=min({width}, {cap}))",
+                f"_k[(1,)](x, {width}, BLK=min({width}{arg_extra}, {cap}))",
             ]
         )
     )
     head = name + ann if ann else target.format(name)
-    body = lim + f"    {head} = {open_}{args[0]}{sep}{args[1]}{close}\n"
+    body = lim + f"    {head} = " + wrap.format(f"{open_}{args[0]}{sep}{args[1]}{close}") + "\n"
     if alias:
         body += "    " + alias.format(use=use, name=name) + "\n"
     body += f"    {consumer}\n"
-    where = draw(st.sampled_from(["function", "method", "decorated"]))
+    where = draw(st.sampled_from(["function", "method", "decorated", "module"]))
+    header = _KERNEL + f"from consts import BLOCK_CAP\nCAP = {cap_value}\n\n\n"
+    if where == "module":
+        return header + textwrap.dedent(body)
     if where == "method":
         body = "\n".join("    " + line if line else line for line in body.split("\n"))
-        return _KERNEL + f"CAP = {cap_value}\n\n\nclass Holder:\n    def f(self, x, n, h, m):\n" + body
+        return header + "class Holder:\n    def f(self, x, n, h, m):\n" + body
     deco = "@functools.cache\n" if where == "decorated" else ""
-    return _KERNEL + f"CAP = {cap_value}\n\n\n{deco}def f(x, n, h, m):\n" + body
+    return header + f"{deco}def f(x, n, h, m):\n" + body
 
 
 def gated_and_open(
@@ -620,7 +663,7 @@ def gated_and_open(
     return reaches, sorted(map(key, gated)), sorted(map(key, opened))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs())
 def test_gates_are_sound(tmp_path_factory: pytest.TempPathFactory, text: str) -> None:
     """Through the three gates the rule finds what it finds with every gate
@@ -891,3 +934,190 @@ def test_replay_decides_as_the_rule(
     )
     assert gated == opened, (options, text)
     assert reaches or not opened, (options, text)
+
+
+# -- the text gate's spellings and its backward searches ------------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # ``(min)`` is a call of ``min`` for libcst and ``ast`` alike
+        "    blk = (min)(n, 1024)\n    assert n % blk == 0\n",
+        # a walrus alias inside call arguments and a list display
+        "    blk = min(n, 1024)\n    print(t := blk, 0)\n    assert n % t == 0\n",
+        "    blk = min(n, 1024)\n    [t := blk]\n    assert n % t == 0\n",
+        # ``range`` and a launch called through parentheses
+        "    blk = min(n, 1024)\n    for i in (range)(0, n, blk):\n        x.add_(i)\n",
+        "    blk = min(n, 1024)\n    (_k[(1,)])(x, n, BLK=blk)\n",
+        # a cap that is an imported constant, and an inline keyword launch
+        "    blk = min(n, BLOCK_CAP)\n    assert n % blk == 0\n",
+        "    _k[(1,)](x, n, BLK=min(n, 1024))\n",
+        "    blk = max(1, min(n, 1024))\n    blk2 = min(n, 512)\n    k = n // blk2\n",
+    ],
+)
+def test_gates_pass_unusual_spellings_that_fire(tmp_path: Path, body: str) -> None:
+    text = _KERNEL + "from consts import BLOCK_CAP\n\n\ndef f(x, n):\n" + body
+    reaches, gated, opened = gated_and_open(tmp_path, text)
+    assert opened and gated == opened and reaches, text
+    assert BlockSizeMinDivisibility.candidate(text)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # wrapped: the binding is no ``min`` call
+        "    blk = max(1, min(n, 1024))\n    assert n % blk == 0\n",
+        "    blk = triton.next_power_of_2(min(n, 1024))\n    _k[(1,)](x, n, BLK=blk)\n",
+        # offset arithmetic in an argument: an end index, not a block
+        "    blk = min(n - 1, 1024)\n    assert n % blk == 0\n",
+        "    blk = min(off + n, 1024)\n    k = n // blk\n",
+    ],
+)
+def test_text_gate_drops_look_alikes(tmp_path: Path, body: str) -> None:
+    text = _KERNEL + "\n\ndef f(x, n, off):\n" + body
+    reaches, gated, opened = gated_and_open(tmp_path, text)
+    assert opened == [] and gated == [] and not reaches
+    if "max(" not in body and "next_power" not in body:
+        assert not BlockSizeMinDivisibility.candidate(text), text
+
+
+# The one-pass regexes the backward searches replace (the reference).
+_REF_BOUND_TO = re.compile(r"=(?=" + bsmd._PGAP + bsmd._NAME + bsmd._ALONE + r")")
+_REF_DIVIDED_BY = re.compile(
+    r"[%/](?=" + bsmd._PGAP + r"(?<![\w.])" + bsmd._NAME + bsmd._BARE + r")"
+)
+_TOKENS = st.sampled_from(
+    [
+        " ",
+        "  ",
+        "\n",
+        "\\\n",
+        "(",
+        ")",
+        "=",
+        ":=",
+        ": int =",
+        "%",
+        "//",
+        "/",
+        ",",
+        "]",
+        "[",
+        "# c = min(\n",
+        "#",
+        "B",
+        "t",
+        "xB",
+        ".B",
+        "B.x",
+        "B(",
+        "min",
+        "min(",
+        "(min)(",
+        "1",
+        "-",
+        "+",
+        "e",
+        "'s'",
+        ";",
+        "\t",
+    ]
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(_TOKENS, min_size=1, max_size=14).map("".join))
+def test_backward_searches_match_the_regexes(text: str) -> None:
+    for name in ("B", "t"):
+        divided, aliases = bsmd._name_uses(text, name)
+        want_div = any(m.group(1) == name for m in _REF_DIVIDED_BY.finditer(text))
+        assert divided == want_div, (text, name)
+        if not divided:
+            ref = {m.start() for m in _REF_BOUND_TO.finditer(text) if m.group(1) == name}
+            got = set(aliases)
+            assert ref <= got, (text, name)
+            # the extras: walrus targets ending at ``,``, ``]`` or ``}``
+            assert all(text[p - 1] == ":" for p in got - ref), (text, name)
+    ref_min = {(m.start(), m.end() - 1) for m in bsmd._MIN_BINDING.finditer(text)}
+    assert ref_min <= set(bsmd._min_bindings(text)), text
+    assert bsmd._consumer_hint(text) == (bsmd._CONSUMER_HINT.search(text) is not None)
+    assert bsmd._min_calls(text) == [m.start() for m in re.finditer(bsmd._MIN_CALL, text)]
+
+
+_ARG = st.sampled_from(
+    [
+        "n",
+        "x.e",
+        "1e-5",
+        "1.e-5",
+        "0x1e",
+        "1_024",
+        "-n",
+        "+n",
+        "(n)",
+        "x[0]",
+        "'a'",
+        "f(n)",
+        "True",
+        "lambda: -1",
+        "a if c else -1",
+        "not -n",
+        "{1}",
+        "n ** -1",
+        "-1",
+        "n  # - 1\n",
+    ]
+)
+_OP = st.sampled_from([" - ", "-", " + ", "+", " * ", ", ", " // "])
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.tuples(_ARG, _OP), min_size=1, max_size=4))
+def test_offset_proof_is_sound(parts: list[tuple[str, str]]) -> None:
+    """A proven ``+``/``-`` is a real ``BinOp`` among the call's arguments."""
+    args = "".join(a + op for a, op in parts) + "n"
+    text = f"b = min({args}\n)\n"
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return
+    if bsmd._offset_in_args(text, text.index("(")):
+        call = tree.body[0].value  # type: ignore[attr-defined]
+        assert any(
+            isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub))
+            for a in call.args
+            for n in ast.walk(a)
+        ), text
+
+
+# -- ``facade_imports`` from the text ----------------------------------------------
+
+FACADE_CASES = {
+    "plain": "from .a import k\nfrom .b import k2 as kk, other\n__all__ = ['k']\n",
+    "parenthesised": "from . import (\n    a,  # first\n    b as c,\n)\nfrom .x import *\n",
+    "guarded": "try:\n    from .a import k\nexcept ImportError:\n    k = None\nif X:\n    from .b import j\n",
+    "continued": "from .a \\\n    import k\nimport os; from .b import j\n",
+    "strings": "'''\nfrom .fake import no\n'''\nfrom .a import k  # from .c import d\n",
+    "absolute": "from pkg.ops import k\nfrom .. import up\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FACADE_CASES) + sorted(READER_CASES))
+@pytest.mark.parametrize("path", ["pkg/sub/__init__.py", "pkg/sub/mod.py"])
+def test_facade_reader_agrees_with_the_ast(name: str, path: str) -> None:
+    text = FACADE_CASES.get(name) or (_READER_HEAD + READER_CASES[name])
+    module = "pkg.sub" if path.endswith("__init__.py") else "pkg.sub.mod"
+    tree = ast.parse(text)
+    want = _kernels._from_imports(tree, module, path) or None
+    assert _kernels.FacadeImports.collect(None, text, module, path) == want
+    assert not _kernels.FacadeImports.needs_ast
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_STMT, min_size=1, max_size=6))
+def test_facade_reader_agrees_with_the_ast_on_generated_modules(parts: list[str]) -> None:
+    text = _READER_HEAD + "".join(p.format(i=i) for i, p in enumerate(parts))
+    tree = ast.parse(text)
+    want = _kernels._from_imports(tree, "pkg", "pkg/__init__.py") or None
+    assert _kernels.facade_facts(text, "pkg", "pkg/__init__.py") == want
