@@ -1037,7 +1037,7 @@ class Engine:
         self._facts = self._merge(scans.values())
 
         diags: list[Diagnostic] = []
-        todo: list[tuple[str, str, list[str]]] = []
+        pending: list[tuple[SourceFile, ScanResult, Any]] = []
         for sf in checked:
             scan = scans[sf.relpath]
             if scan.error is not None:
@@ -1051,19 +1051,26 @@ class Engine:
                 diags.extend(Diagnostic.from_dict(d) for d in chk["diags"])
                 result.stats.cached += 1
                 continue
-            codes = self.facts_gate(sf.relpath, scan.rules or [])
-            if not codes and not scan.noqa:
-                if self.cache is not None and e is not None:
-                    cols = tuple(sorted({f for r in self.rules if r.code in (scan.rules or []) for f in r.facts}))
-                    e.check = {"cols": list(cols), "fk": self._facts.digest(cols), "diags": [], "parsed": False}
-                    self.cache.mark_dirty(key, sf.relpath)
-                continue
-            todo.append((sf.abspath, sf.relpath, codes))
-        sizes = {j[0]: _size(j[0]) for j in todo} if self.jobs > 1 else {}
-        todo.sort(key=lambda j: -sizes.get(j[0], 0))  # the longest jobs first
-        heavy = sum(sizes.values()) >= HEAVY_CHECK_BYTES
-        with _gc_frozen():
-            outs = self._map(_check_job, todo, {"engine": self}, "checking", heavy) if todo else []
+            pending.append((sf, scan, e))
+        # The facts gates run here, in this process, biggest files first; the
+        # files they admit start their libcst check in the pool at once, so
+        # the longest checks overlap the remaining gates.
+        sizes = {sf.relpath: _size(sf.abspath) for sf, _, _ in pending} if self.jobs > 1 else {}
+        pending.sort(key=lambda p: -sizes.get(p[0].relpath, 0))
+        todo: list[tuple[str, str, list[str]]] = []
+        with _gc_frozen(), _Checks(self, sizes) as checks:
+            for sf, scan, e in pending:
+                codes = self.facts_gate(sf.relpath, scan.rules or [])
+                if not codes and not scan.noqa:
+                    if self.cache is not None and e is not None:
+                        cols = tuple(sorted({f for r in self.rules if r.code in (scan.rules or []) for f in r.facts}))
+                        e.check = {"cols": list(cols), "fk": self._facts.digest(cols), "diags": [], "parsed": False}
+                        self.cache.mark_dirty(key, sf.relpath)
+                    continue
+                job = (sf.abspath, sf.relpath, codes)
+                todo.append(job)
+                checks.add(job)
+            outs = checks.results()
         for (path, rel, _), out in zip(todo, outs):
             diags.extend(out.diagnostics)
             result.errors.extend(out.errors)
@@ -1087,6 +1094,48 @@ class Engine:
             self.cache.save()
         result.diagnostics = sorted(diags, key=lambda d: d.sort_key)
         return result
+
+
+class _Checks:
+    """The check phase's jobs, started as the facts gates admit them: in
+    this process when they are few and small (a fork would cost more), in a
+    pool as soon as they are many or heavy enough (``HEAVY_CHECK_BYTES``)."""
+
+    def __init__(self, engine: Engine, sizes: Mapping[str, int]) -> None:
+        self.engine = engine
+        self.sizes = sizes
+        self.jobs: list[tuple[str, str, list[str]]] = []
+        self.bytes = 0
+        self.pool: ProcessPoolExecutor | None = None
+        self.futures: list[Any] = []
+
+    def __enter__(self) -> _Checks:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=exc[0] is not None)
+
+    def add(self, job: tuple[str, str, list[str]]) -> None:
+        self.jobs.append(job)
+        self.bytes += self.sizes.get(job[1], 0)
+        if self.pool is not None:
+            self.futures.append(self.pool.submit(_check_job, job))
+        elif self.engine.jobs > 1 and (len(self.jobs) >= POOL_MIN_FILES or self.bytes >= HEAVY_CHECK_BYTES):
+            self.pool = self.engine._pool(max(2, self.engine.jobs), {"engine": self.engine}, heavy=True)
+            if self.pool is not None:
+                self.futures = [self.pool.submit(_check_job, j) for j in self.jobs]
+
+    def results(self) -> list[CheckOutcome]:
+        if self.pool is None:
+            return self.engine._map(_check_job, self.jobs, {"engine": self.engine}, "checking") if self.jobs else []
+        progress = self.engine.progress
+        out: list[CheckOutcome] = []
+        for f in self.futures:
+            out.append(f.result())
+            if progress is not None:
+                progress("checking", len(out), len(self.futures))
+        return out
 
 
 def _size(path: str) -> int:
