@@ -7,7 +7,7 @@ import fnmatch
 import json
 import re
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -507,13 +507,21 @@ def _shape_may_fire(
 # - an allocation the rule tracks: a call named `empty`, `empty_strided`,
 #   `zeros`, `ones`, `full`, `rand`, `randn` or `new_*` of the first four
 #   (`*_like` copies one of those), spelled in lower case, its name
-#   separated from `(` by blanks, comments or line continuations at most;
+#   separated from `(` by blanks, comments or line continuations at most,
+#   called bare, as `torch.<name>` or as a `new_*` method (``_alloc``: not
+#   `tl.zeros`, `np.empty`, `my_empty`);
 # - exactly one padded dimension among its arguments (``_width_of``): a
 #   rounded expression inline (a rounding call, `cdiv(X, n) * n`,
 #   `(X + n - 1) // n * n`, at any depth: `int(...)` and a shape tuple
-#   wrap it), a padded name inline, or a name bound by an assignment whose
-#   value is rounded (``_on_assign``: `hp = round_up(...)`,
-#   `hp = int(cdiv(h, 8) * 8)`, also chained and parenthesised);
+#   wrap it), a padded name inline, or a dimension that is a (dotted) name
+#   bound by an assignment whose value is rounded (``_on_assign``:
+#   `hp = round_up(...)`, `hp = int(cdiv(h, 8) * 8)`, also chained and
+#   parenthesised). A name is such a dimension only when it opens an
+#   argument or a shape element, past its dotted chain (`(`, `,`, `[`, a
+#   starred `*`, `size=`): not a keyword's value (`dtype=hp`), an operand
+#   (`n * hp`) or an attribute of a call (`g().hp`). The allocations are
+#   scanned first; each name's assignments are searched only in files that
+#   also hold a rounded expression;
 # - an exchange (an in-place method `.copy_(`-style, `+=`-style, `out=` on a
 #   `torch.` function) or, for an `empty`-style buffer written through a
 #   subscript (`]`), a GEMM or reduction call.
@@ -551,14 +559,16 @@ _ARGS = re.compile(rf"\((?:[^()'\"#]|{_STR}|#[^\n]*|{_balanced(6, '(', ')')})*+"
 _VALUE = re.compile(
     rf"(?:[^\n\\()\[\]{{}}'\"#]|\\\r?\n|{_STR}|{_balanced(5, '([{', ')]}')})*+"
 )
-# after a name, an assignment's `=` (`hp =`, `(hp) =`; not `==`)
-_ASSIGN_AFTER = re.compile(r"[\s)\\]*=(?!=)")
 # what may follow an assignment target's name before its `=`
 _AFTER_TARGET = ("=", " ", "\t", ")", "\\", "\n", "\r", "\f")
 _ALLOC_WORDS_TEXT = ("empty", "zeros", "ones", "full", "rand")
+# Each allocator word with what may follow it up to the call's `(`: found
+# by ``str.find`` (much faster than a regex led by the word), then matched
+# at the word's end (`empty_strided(`, `randn(` included).
 _ALLOC_CALLS = tuple(
-    re.compile(w + _GAP + r"\(").finditer
-    for w in ("empty", "empty_strided", "zeros", "ones", "full", "rand", "randn")
+    (w, re.compile(tail + _GAP + r"\(").match)
+    for w, tail in (("empty", "(?:_strided)?"), ("zeros", ""), ("ones", ""), ("full", ""),
+                    ("rand", "n?"))
 )
 # a name standing alone as an argument (or shape element): a dimension
 _DIM = re.compile(r"([^\W\d]\w*)(?=" + _GAP + r"[,)\]])")
@@ -601,51 +611,143 @@ def _text_padded(code: str) -> bool:
     return "padded" in low or "aligned" in low
 
 
-_ASSIGNED: dict[str, Callable[[str], Iterator[re.Match[str]]]] = {}
+# after an assignment target's name, its `=` (`hp =`, `(hp) =`; not `==`)
+_ASSIGN_AFTER = re.compile(r"[\s)\\]*=(?!=)").match
+_WORD_CHAR = re.compile(r"\w").match
 
 
 def _text_assigned_rounded(text: str, name: str) -> bool:
     """Whether some assignment to ``name`` (the last name of a target) may
-    give it a rounded value: ``_on_assign`` binds a padded width only so."""
-    finditer = _ASSIGNED.get(name)
-    if finditer is None:
-        if len(_ASSIGNED) > 4096:
-            _ASSIGNED.clear()
-        # led by the name itself (a literal): `re` jumps between its occurrences
-        finditer = _ASSIGNED[name] = re.compile(
-            re.escape(name) + r"(?<!\w\w{%d})[\s)\\]*=(?!=)" % len(name)
-        ).finditer
-    for m in finditer(text):
-        v = _VALUE.match(text, m.end())
-        end = v.end()  # type: ignore[union-attr]
-        c = text[end] if end < len(text) else "\n"
-        if c in "\n#":
-            if _text_rounded(v.group()):  # type: ignore[union-attr]
-                return True
-        elif c not in ")]}'\"":
-            return True  # the value cannot be delimited: assume the worst
+    give it a rounded value: ``_on_assign`` binds a padded width only so.
+    (``str.find`` jumps between the name's occurrences faster than ``re``.)"""
+    size = len(name)
+    i = text.find(name)
+    while i >= 0:
+        j = i + size
+        if i == 0 or not _WORD_CHAR(text, i - 1):
+            m = _ASSIGN_AFTER(text, j)
+            if m is not None:
+                v = _VALUE.match(text, m.end())
+                end = v.end()  # type: ignore[union-attr]
+                c = text[end] if end < len(text) else "\n"
+                if c in "\n#":
+                    if _text_rounded(v.group()):  # type: ignore[union-attr]
+                        return True
+                elif c not in ")]}'\"":
+                    return True  # the value cannot be delimited: assume the worst
+        i = text.find(name, j)
     return False
 
 
-def _text_padded_allocation(text: str, rounding: bool) -> bool:
-    """Whether some allocation call may have a padded dimension: inline, or
-    (``rounding``: the file holds a rounded expression) a name assigned a
-    rounded value somewhere in the file."""
+def _may_be_dimension(text: str, i: int) -> bool:
+    """Whether the name starting at ``i`` (inside an allocation's arguments)
+    may be a whole dimension that is a dotted name (``_width_of`` reads a
+    padded width off a name only then, ``dotted(dim)``): what precedes it
+    on its line, past a dotted chain, opens an argument, a tuple or a list
+    (`(`, `,`, `[`, a starred `*`) or is `size=`. Unsure (a line break or
+    a continuation before it): True."""
+    j = i - 1
+    if j >= 0 and _WORD_CHAR(text, j):
+        return False  # the tail of a longer token (`0x1f`): not a name
+    while True:
+        while j >= 0 and text[j] in " \t\f":
+            j -= 1
+        if j < 0:
+            return True
+        c = text[j]
+        if c in "\n\r\\":
+            return True
+        if c in "([,":
+            return True
+        if c == ".":
+            j -= 1
+            while j >= 0 and text[j] in " \t\f":
+                j -= 1
+            if j < 0 or text[j] in "\n\r\\":
+                return True
+            if not _WORD_CHAR(text, j):
+                return False  # `f().x`, `a[0].x`: not a dotted name
+            while j >= 0 and _WORD_CHAR(text, j):
+                j -= 1
+            continue
+        if c == "*":
+            # a starred element (`size=(m, *rest)`), not a product
+            j -= 1
+            while j >= 0 and text[j] in " \t\f":
+                j -= 1
+            return j < 0 or text[j] in "\n\r\\([,"
+        if c == "=":
+            # the `size=` keyword (no other keyword is a shape); not `==`
+            j -= 1
+            while j >= 0 and text[j] in " \t\f":
+                j -= 1
+            if j < 0 or text[j] in "\n\r\\":
+                return True
+            e = j + 1
+            while j >= 0 and _WORD_CHAR(text, j):
+                j -= 1
+            return text[j + 1 : e] == "size"
+        return False
+
+
+def _may_be_allocator(text: str, i: int) -> bool:
+    """Whether the allocator word at ``i`` may name a call ``_alloc``
+    tracks: a bare name (`empty(`), `torch.` and the word, or a `new_` method
+    (`x.new_zeros(`); not another module's (`tl.zeros(`, `np.empty(`) or a
+    longer name (`my_empty(`). Unsure (blanks or a line break around the
+    dot): True."""
+    if i == 0:
+        return True
+    c = text[i - 1]
+    if c == ".":
+        # `torch.` exactly, as the whole dotted callee
+        if i < 2 or text[i - 2] in " \t\f\n\r\\":
+            return True
+        return (
+            i >= 6
+            and text[i - 6 : i - 1] == "torch"
+            and (i == 6 or not (_WORD_CHAR(text, i - 7) or text[i - 7] == "."))
+        )
+    if _WORD_CHAR(text, i - 1):
+        # `new_empty`, `new_zeros`, `new_ones`, `new_full`, bare or a method
+        if i < 4 or text[i - 4 : i] != "new_" or text[i] == "r":
+            return False
+        return i == 4 or not _WORD_CHAR(text, i - 5)
+    return True
+
+
+def _allocation_scan(text: str) -> tuple[bool, set[str]] | None:
+    """Over every allocation call: (whether one may have a padded dimension
+    inline, or cannot be delimited; the names that may be dimensions of
+    one, to look up among the rounded assignments). None when the file
+    calls no allocator."""
     names: set[str] = set()
-    for finditer in _ALLOC_CALLS:
-        for m in finditer(text):
+    n = len(text)
+    called = False
+    for word, after in _ALLOC_CALLS:
+        i = text.find(word)
+        size = len(word)
+        while i >= 0:
+            m = after(text, i + size)
+            at = i
+            i = text.find(word, i + size)
+            if m is None or not _may_be_allocator(text, at):
+                continue
+            called = True
             a = _ARGS.match(text, m.end() - 1)
             end = a.end()  # type: ignore[union-attr]
-            if end >= len(text) or text[end] != ")":
-                if end < len(text) and text[end] in "'\"":
+            if end >= n or text[end] != ")":
+                if end < n and text[end] in "'\"":
                     continue  # an unbalanced quote: not a call, text in a string
-                return True  # nested too deep to follow: assume the worst
-            args = a.group()  # type: ignore[union-attr]
-            if _text_padded(args):
-                return True
-            if rounding:
-                names.update(_DIM.findall(args + ")"))  # the match stops before it
-    return any(_text_assigned_rounded(text, k) for k in names)
+                return True, names  # nested too deep to follow: assume the worst
+            if _text_padded(a.group()):  # type: ignore[union-attr]
+                return True, names
+            # the match stops before the `)`: the names before it may end there
+            for d in _DIM.finditer(text, m.end(), end + 1):
+                k = d.group(1)
+                if k not in names and _may_be_dimension(text, d.start()):
+                    names.add(k)
+    return (False, names) if called else None
 
 
 _RULE_NEEDLES = Needles(
@@ -753,7 +855,8 @@ class PaddedUnpaddedWidthMismatch(Rule):
     Both options are fully honoured by the `ast` and facts prefilters. Only
     the raw-text prefilter runs before options are known: a file is analysed
     only if it calls `empty`, `zeros`, `ones`, `full`, `rand` (or `randn`,
-    `empty_strided`, `new_*`), has an exchange or consumer token (an
+    `empty_strided`; bare or as `torch.<name>`; or `new_*`), has an
+    exchange or consumer token (an
     in-place `copy_(`-style call, `+=`-style operators, `out=`, or a GEMM or
     reduction call with `empty` and a subscript), and one allocation's
     arguments hold `padded` or `aligned` (any case), a rounding word
@@ -793,17 +896,27 @@ class PaddedUnpaddedWidthMismatch(Rule):
 
     @classmethod
     def _text_gate(cls, text: str) -> bool:
-        # cheap substring tests first, the scans of allocations last
-        if not any(w in text for w in _ALLOC_WORDS_TEXT):
+        # the allocation calls first (the most selective test, and one that
+        # also tells whether the file allocates at all), the exchange tokens
+        # and the searches for rounded assignments last
+        scan = _allocation_scan(text)
+        if scan is None:
             return False
-        rounding = _text_rounded(text)
-        if not rounding:
-            low = text.lower()
-            if "padded" not in low and "aligned" not in low:
-                return False
-        if not cls._exchange_or_consumer(text):
+        inline, names = scan
+        if inline:
+            # a padded dimension inline holds a rounded expression or a
+            # padded word; one that cannot be delimited still needs them
+            if not _text_rounded(text):
+                low = text.lower()
+                if "padded" not in low and "aligned" not in low:
+                    return False
+            return cls._exchange_or_consumer(text)
+        # a dimension padded by name: bound to a rounded value in the file
+        if not names or not _text_rounded(text):
             return False
-        return _text_padded_allocation(text, rounding)
+        if not any(_text_assigned_rounded(text, k) for k in names):
+            return False
+        return cls._exchange_or_consumer(text)
 
     @staticmethod
     def _exchange_or_consumer(text: str) -> bool:

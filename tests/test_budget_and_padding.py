@@ -659,6 +659,15 @@ _TEXT_HOLES = [
     (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    a = torch.empty(m, round_up(h, 8))\n    a[:, :h] = x\n    return torch.max(a)\n"),
     (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    a = torch.zeros(m, round_up(h, 8))\n    torch.abs(x, out = a)\n"),
     (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    a = torch.zeros(m, x_padded)\n    a.copy_(x)\n".replace("x_padded", "h_padded")),
+    # the allocation scan reads which call and which argument a name is
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    self.hp = round_up(h, 8)\n    a = torch.zeros(m, self.hp)\n    a.copy_(x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    hp = round_up(h, 8)\n    a = x.new_zeros(m, hp)\n    a.copy_(x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    hp = round_up(h, 8)\n    a = empty(m, hp)\n    a.copy_(x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    hp = round_up(h, 8)\n    a = torch . zeros(m, hp)\n    a.copy_(x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    hp = round_up(h, 8)\n    a = torch.zeros(size=(m, hp), dtype=x.dtype)\n    a.copy_(x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    hp = round_up(h, 8)\n    a = torch.zeros(m, ( hp ), device=x.device)\n    a.copy_(x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    hp = round_up(h, 8)\n    a = torch.zeros(\n        m,\n        hp,\n    )\n    a.copy_(x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    hp = round_up(h, 8)\n    a = torch.empty_strided((m, hp), (hp, 1))\n    a.copy_(x)\n"),
     (RepeatedBudgetDivision, "def f(cfg, ep_size):\n    return (cfg.num_blocks * 2) / get_dp_size() // ep_size\n"),
     (RepeatedBudgetDivision, "def f(num_blocks, dp_size, ep_size):\n    return ceildiv(ceildiv(num_blocks, dp_size), ep_size)\n"),
     (RepeatedBudgetDivision, "def f(num_blocks, dp_size, ep_size):\n    return div_ceil(div_round_up(num_blocks, dp_size), ep_size)\n"),
@@ -692,6 +701,28 @@ def test_text_gates_skip_lookalikes() -> None:
     )
     assert not PaddedUnpaddedWidthMismatch.candidate(pad)
     assert PaddedUnpaddedWidthMismatch.candidate(pad.replace("zeros(n,", "zeros(grid,"))
+    # another module's allocator (Triton, NumPy) or a longer name is not a
+    # tracked allocation; a rounded name that is not a whole dimension (a
+    # keyword other than `size=`, a product, a call's attribute) pads nothing
+    head = "import torch\n\n\ndef f(x, n):\n    m, h = x.shape\n    hp = round_up(h, 8)\n"
+    tail = "    a.copy_(x)\n"
+    shapes = {
+        "tl.zeros([m, hp])": False,
+        "np.empty((m, hp))": False,
+        "my_empty(m, hp)": False,
+        "x.renew_zeros(m, hp)": False,
+        "torch.zeros(m, n, dtype=hp)": False,
+        "torch.zeros(m, n * hp)": False,
+        "torch.zeros(m, g().hp)": False,
+        "torch.zeros(m, -hp)": False,
+        "torch.zeros(m, hp)": True,
+        "torch.zeros(m, cfg.hp)": True,
+        "x.new_empty(m, hp)": True,
+        "torch.ones((m, *hp))": True,
+    }
+    for call, admitted in shapes.items():
+        text = head + f"    a = {call}\n" + tail
+        assert PaddedUnpaddedWidthMismatch.candidate(text) is admitted, call
     budget = (
         "def f(cfg, tp_size, dp_size):\n"
         "    heads = cfg.num_heads // tp_size\n"
