@@ -825,8 +825,14 @@ _GATE_TESTS = [
 
 
 def _gate_snippet(
-    payload: str, accessor: str, callee: str, args: str, leaf: str, test: tuple[str, bool],
-    shape: int, keyed_receiver: bool,
+    payload: str,
+    accessor: str,
+    callee: str,
+    args: str,
+    leaf: str,
+    test: tuple[str, bool],
+    shape: int,
+    keyed_receiver: bool,
 ) -> str:
     call = callee.format(payload) + args.format()
     cond = test[0].format(leaf.format(accessor))
@@ -849,9 +855,17 @@ def _gate_snippet(
     if shape == 0:  # the payload returned with no rank test at all
         lines += ["        if x:", f"            return {payload_value}", "        return h, aux"]
     elif not test[1]:  # the body is the other ranks' path
-        lines += [f"        if {cond}:", f"            return {payload_value}", "        return h, aux"]
+        lines += [
+            f"        if {cond}:",
+            f"            return {payload_value}",
+            "        return h, aux",
+        ]
     else:  # the body is the last rank's; the rest of the block the others'
-        lines += [f"        if {cond}:", "            return h, aux", f"        return {payload_value}"]
+        lines += [
+            f"        if {cond}:",
+            "            return h, aux",
+            f"        return {payload_value}",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -909,7 +923,7 @@ def test_payload_text_gate_explicit_cases() -> None:
         {"shape": 2},  # a plain dict on the other ranks' path
         {"shape": 0},  # a payload call with no rank test
         {"callee": "(\n            pkg.{}  # the payload\n        )"},
-        {"callee": "{} \\\n            ", "args": "(**{{\"h\": h}})"},
+        {"callee": "{} \\\n            ", "args": '(**{{"h": h}})'},
         {"leaf": "(\n            g.{}  # c\n        )", "payload": "Handoff"},
         {"leaf": "self.pp.{} ( )", "test": ("{} and x", True), "payload": "Handoff"},
         {"accessor": "stage_is_last_rank_é", "payload": "Handoff"},
@@ -917,7 +931,7 @@ def test_payload_text_gate_explicit_cases() -> None:
     ]
     for extra in cases:
         kw = {"payload": "IntermediateTensors", "accessor": "is_last_rank", **base, **extra}
-        text, fires, opts = _gate_case(**kw)
+        text, fires, _ = _gate_case(**kw)
         assert fires, (extra, text)
         assert PpPayloadDropsTensors.candidate(text), (extra, text)
 
@@ -953,7 +967,11 @@ def test_payload_text_gate_drops_mentions_that_cannot_be_a_finding() -> None:
 def test_payload_text_gate_stays_linear_on_comment_banners() -> None:
     import time
 
-    for head in ("IntermediateTensors  ", "is_last_rank  ", "make_empty_intermediate_tensors_factory( "):
+    for head in (
+        "IntermediateTensors  ",
+        "is_last_rank  ",
+        "make_empty_intermediate_tensors_factory( ",
+    ):
         text = head + "#" * 5000 + "\n" + "x" * 10
         t = time.process_time()
         PpPayloadDropsTensors.candidate(text)
