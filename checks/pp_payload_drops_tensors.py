@@ -42,8 +42,10 @@ _MUTATORS = {"append", "extend", "insert", "capture"}
 
 
 # Source text that may separate tokens inside brackets: whitespace, a
-# comment, a line continuation.
-_GAP = r"(?:\s|\\|#[^\n]*)*"
+# comment, a line continuation. A comment runs to the end of its line (the
+# lookahead): read any shorter, a line of ``#`` could be split into comments
+# in exponentially many ways before a failing match gives up.
+_GAP = r"(?:\s|\\|#[^\r\n]*(?=[\r\n]|\Z))*"
 # ``make_empty_intermediate_tensors_factory([...`` / ``((...``: a call of the
 # default factory whose first positional argument may be a list or tuple
 # display (``(factory)(...)`` too); where ``_receiver_keys_ast`` can record
@@ -710,23 +712,51 @@ def payload_shapes(tree: ast.Module, text: str) -> list[dict[str, Any]]:
     return memo
 
 
+# -- text gate -----------------------------------------------------------------
+# Every finding reports a payload return (``_is_payload_return``): a call of
+# a ``payload-classes`` name, or a return the rule puts in the non-last
+# context, which takes an ``if`` whose test (through ``not``/``and``/``or``)
+# is a ``last-rank-accessors`` name, bare, as an attribute, or called with
+# no arguments (``_classify``). With configured names that contain one of
+# the default strings, the text then holds one of:
+#   - ``...IntermediateTensors...(`` / ``...PPProxyTensors...(``: the call's
+#     leaf name (any identifier characters around the string), closing
+#     brackets of a parenthesised callee, then ``(``;
+#   - ``...is_last_rank...`` / ``last_stage`` / ``last_pp_rank`` ending a
+#     test operand: followed by ``:`` (the test ends), ``)`` (a bracket
+#     closes), ``(`` (the no-argument call) or ``and``/``or``.
+# Between tokens: whitespace, comments, line continuations (``_GAP``).
+# identifier characters (ASCII word characters or any non-ASCII one), one
+# class so that a failing match backtracks linearly
+_IDENT_TAIL = r"[0-9A-Z_a-z\x80-\U0010ffff]*"
+_PAYLOAD_CALL = rf"(?:IntermediateTensors|PPProxyTensors){_IDENT_TAIL}(?:{_GAP}\))*{_GAP}\("
+_LAST_RANK_TEST = rf"(?:is_last_rank|last_stage|last_pp_rank){_IDENT_TAIL}{_GAP}(?:[:()]|and|or)"
+
+
 class _PayloadNeedles(Needles):
     """The ``any_of`` group below (what the registry records), asked in two
-    passes over a text without any of the names instead of five: the
-    payload classes share ``Tensors``, the last-rank names ``last_``."""
+    passes over a text without any of the names instead of five (the
+    payload classes share ``Tensors``, the last-rank names ``last_``), then
+    the ``regex``: a payload call or a last-rank test."""
 
     def _match(self, text: str) -> bool:
-        if "Tensors" in text and ("IntermediateTensors" in text or "PPProxyTensors" in text):
-            return True
-        return "last_" in text and (
-            "is_last_rank" in text or "last_stage" in text or "last_pp_rank" in text
-        )
+        if not (
+            ("Tensors" in text and ("IntermediateTensors" in text or "PPProxyTensors" in text))
+            or (
+                "last_" in text
+                and ("is_last_rank" in text or "last_stage" in text or "last_pp_rank" in text)
+            )
+        ):
+            return False
+        assert self._search is not None
+        return self._search(text)
 
 
 _TEXT_NEEDLES = _PayloadNeedles(
     any_of=(
         ("IntermediateTensors", "PPProxyTensors", "is_last_rank", "last_stage", "last_pp_rank"),
-    )
+    ),
+    regex=f"{_PAYLOAD_CALL}|{_LAST_RANK_TEST}",
 )
 
 
@@ -737,7 +767,7 @@ class PpPayloadShapes(FactCollector):
     accumulator candidates, receiver candidates). Read only by the gate."""
 
     name = "pp_payload_shapes"
-    version = 2
+    version = 3
     needles = _TEXT_NEEDLES
 
     @classmethod
@@ -1001,9 +1031,13 @@ class PpPayloadDropsTensors(Rule):
     case (`require-claim = false`); the engine has one severity per rule, so
     that case is reported as an error too.
 
-    Prefilter and options: a file is parsed only when (1) its text holds one
-    of the default payload or last-rank names (`IntermediateTensors`,
-    `PPProxyTensors`, `is_last_rank`, `last_stage`, `last_pp_rank`), (2) a
+    Prefilter and options: a file is parsed only when (1) its text holds a
+    call of a name containing `IntermediateTensors` or `PPProxyTensors`
+    (`IntermediateTensors(`, `seq.IntermediateTensors (`, `(IntermediateTensors)(`)
+    or a name containing `is_last_rank`, `last_stage` or `last_pp_rank` that
+    can end an `if` test's operand (followed by `:`, `)`, `(`, `and` or `or`):
+    every finding reports a payload return, which is a `payload-classes` call
+    or sits on the other ranks' path of a `last-rank-accessors` test; (2) a
     class in it has a method where, under some options, a return without
     `**` may be the other ranks' payload while another return hands back a
     name the method adds to, or a string-keyed payload may be returned on a
@@ -1017,9 +1051,11 @@ class PpPayloadDropsTensors(Rule):
     from what the receiver allocates (`receiver-factories` calls or
     `receiver-methods` returns in the class, else in a base). Steps 2 and 3
     honour configured names; step 1 does not (it runs on raw text before
-    options are known): a project that renames the payload class *and* the
-    last-rank accessor to names containing none of the five default strings
-    is not analysed.
+    options are known): configured payload classes and last-rank accessors
+    must contain one of those default strings, and a finding whose payload
+    is written with a name containing none of them (a renamed payload class
+    called outside any last-rank test, or a plain value returned under a
+    renamed accessor) is not analysed.
     """
 
     code = "SHD301"
