@@ -107,7 +107,7 @@ _BUDGET_WORDS = ("blocks", "budget", "memory", "bytes", "max_num_", "max_total_"
 # division sites; a finding with one division stores the split under a budget
 # name (an attribute assigned, `//=`/`/=`, or a keyword: `num_blocks=`). The
 # budget itself can reach the division through local copies on other lines,
-# so only its word anywhere in the file is required.
+# so only its word anywhere in the function is required.
 _SIZE_FIND = re.compile(
     r"(?i)_size(?:(?<=[detpc]p_size)|(?<=world_size)|(?<=parallel_size))"
 ).finditer
@@ -205,6 +205,139 @@ def _text_size_divisions(text: str, enough: int) -> int:
             if n >= enough:
                 break
     return n
+
+
+def _text_size_sites(text: str) -> list[int]:
+    """The positions of every size word standing as a divisor (``_text_divisor``)."""
+    out = []
+    for m in _SIZE_FIND(text):
+        i = m.start()
+        while i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_"):
+            i -= 1
+        if _text_divisor(text, i):
+            out.append(m.start())
+    return out
+
+
+# -- per function, by text ------------------------------------------------------
+# Every finding is made inside one function body (``leave_FunctionDef`` walks
+# the body alone; see the ast prefilter below), so the words above must meet
+# in one function: its budget word, its divisions and its store. Functions
+# are delimited on a skeleton of the file, the text with every string and
+# comment blanked to spaces of the same length (newlines inside strings too),
+# so that positions are the same as in the text and every line break left
+# is a real one. In it a `def` keyword is a definition, and a body ends at the
+# first line indented no deeper than its `def` that starts a logical line
+# (outside brackets, not after a line-continuation backslash): exactly
+# Python's rule. The words are then looked for in the text of the span from
+# the `def` to that line (nested definitions, strings and comments included:
+# only ever more). Whenever the skeleton may differ from Python's own
+# tokens (tabs, form feeds, lone carriage returns, an f-string that may nest
+# quotes as Python 3.12 allows, a `def` not at the start of its line) the
+# file-wide test decides.
+_STRINGS = re.compile(
+    r'#[^\n]*|"""(?:[^"\\]+|\\.|"(?!""))*(?:"""|\Z)|\'\'\'(?:[^\'\\]+|\\.|\'(?!\'\'))*(?:\'\'\'|\Z)'
+    r'|"(?:[^"\\\n]+|\\.)*(?:"|$)|\'(?:[^\'\\\n]+|\\.)*(?:\'|$)',
+    re.S | re.M,
+)
+_DEF = re.compile(r"def\b").finditer
+_DEDENT: dict[int, Any] = {}  # indent -> search for a non-blank line indented no deeper
+
+
+class _Unsure(Exception):
+    """The skeleton may not match Python's tokens."""
+
+
+def _blank(m: re.Match[str]) -> str:
+    s = m.group()
+    q = s[:1]
+    if q != "#":
+        pre = m.string[max(m.start() - 2, 0) : m.start()].lower()
+        if pre[-1:] == "f" or pre in ("fr", "fb"):
+            # an f-string: Python 3.12 lets its fields hold the same quotes,
+            # which this pattern would end the string at
+            n = 3 if s[:3] in ('"""', "'''") else 1
+            body = s[n:-n] if s.endswith(s[:n]) and len(s) >= 2 * n else s[n:]
+            if "{" in body and not _fields_closed(body):
+                raise _Unsure
+    return " " * len(s)
+
+
+def _fields_closed(body: str) -> bool:
+    """Whether every replacement field of an f-string's ``body`` (as this
+    pattern ended it) is closed: a field still open where the string ended
+    means a quote of the string's own kind inside a field (Python 3.12), where
+    Python's string goes on. Unsure (a stray brace): False."""
+    if "'" not in body and '"' not in body:
+        flat = body.replace("{{", "").replace("}}", "")
+        return flat.count("{") == flat.count("}")
+    depth = 0  # 0: literal text; 1: a field's expression; more: brackets in it
+    spec = 0  # the depth of the format spec being read (literal text), or 0
+    i, n = 0, len(body)
+    while i < n:
+        ch = body[i]
+        if depth == 0 or (spec and depth == spec):
+            if ch == "{":
+                if depth == 0 and body.startswith("{{", i):
+                    i += 2
+                    continue
+                depth += 1
+            elif ch == "}":
+                if depth == 0:
+                    if not body.startswith("}}", i):
+                        return False
+                    i += 2
+                    continue
+                depth -= 1
+                spec = 0
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth < 0:
+                return False
+        elif ch in "'\"":
+            j = body.find(ch, i + 1)  # a string inside a field
+            if j < 0:
+                return False
+            i = j
+        elif ch == ":" and depth == 1 and not spec:
+            spec = depth  # literal text up to the field's `}` (or a nested field)
+        i += 1
+    return depth == 0
+
+
+def _skeleton(text: str) -> str:
+    return _STRINGS.sub(_blank, text)
+
+
+def _function_spans(sk: str, last: int) -> Iterator[tuple[int, int]]:
+    """(start, end) of every definition in the skeleton ``sk`` that starts
+    before ``last``: from its line to the line that ends its body (or the end
+    of the text)."""
+    for m in _DEF(sk, 0, last):
+        d = m.start()
+        if d and (sk[d - 1].isalnum() or sk[d - 1] == "_"):
+            continue  # `undef`, `is_def`
+        start = sk.rfind("\n", 0, d) + 1
+        head = sk[start:d]
+        k = len(head) - len(head.lstrip(" "))
+        if head.strip() not in ("", "async") or (start >= 2 and sk[start - 2] == "\\"):
+            raise _Unsure  # a `def` not at the start of its logical line
+        find = _DEDENT.get(k)
+        if find is None:
+            find = _DEDENT[k] = re.compile(r"\n {0,%d}(?=[^ \n])" % k).search
+        pos = d
+        end = len(sk)
+        while (c := find(sk, pos)) is not None:
+            line = c.start()
+            opened = sk.count("(", start, line) + sk.count("[", start, line) + sk.count("{", start, line)
+            closed = sk.count(")", start, line) + sk.count("]", start, line) + sk.count("}", start, line)
+            if opened == closed and sk[line - 1 : line] != "\\":
+                end = line
+                break
+            pos = c.end()
+        yield start, end
 
 
 class _CandidateNeedles(Needles):
@@ -646,7 +779,8 @@ class RepeatedBudgetDivision(Rule):
     Both options are fully honoured by the `ast` and facts prefilters. Only
     the raw-text prefilter runs before options are known: a file is analysed
     only if it holds a division (`/`, `cdiv`, `ceil_div`, `ceildiv`,
-    `div_ceil`, `div_round_up`); one of the lower-cased budget words
+    `div_ceil`, `div_round_up`) and, in the text of one function (from its
+    `def` to the end of its body), one of the lower-cased budget words
     `blocks`, `budget`, `memory`, `bytes`, `max_num_`, `max_total_`,
     `max_running`; and either two divisors, or one divisor and a budget word
     before an assignment's or keyword's `=` (or an annotation's `:`), whose
@@ -702,8 +836,34 @@ class RepeatedBudgetDivision(Rule):
         low = text.lower()
         if not any(w in low for w in cls._BUDGET_WORDS):
             return False
-        n = _text_size_divisions(text, 2)
-        return n >= 2 or (n == 1 and _BUDGET_STORE(low) is not None)
+        sites = _text_size_sites(text)
+        n = len(sites)
+        if not (n >= 2 or (n == 1 and _BUDGET_STORE(low) is not None)):
+            return False
+        return cls._function_gate(text, sites)
+
+    @classmethod
+    def _function_gate(cls, text: str, sites: list[int]) -> bool:
+        """The same test within each function (see the prefilter section),
+        given the positions of the size words standing as divisors."""
+        if "\t" in text or "\f" in text or "\r" in text:
+            return True
+        try:
+            sk = _skeleton(text)
+            spans = list(_function_spans(sk, sites[-1]))
+        except _Unsure:
+            return True
+        for start, end in spans:
+            i = bisect_left(sites, start)
+            n = bisect_left(sites, end) - i
+            if n == 0:
+                continue
+            low = text[start:end].lower()
+            if not any(w in low for w in cls._BUDGET_WORDS):
+                continue
+            if n >= 2 or _BUDGET_STORE(low) is not None:
+                return True
+        return False
 
     @classmethod
     def candidate_tree(cls, tree: ast.Module, text: str) -> bool:
