@@ -250,10 +250,11 @@ class _Unsure(Exception):
 
 def _blank(m: re.Match[str]) -> str:
     s = m.group()
-    q = s[:1]
-    if q != "#":
-        pre = m.string[max(m.start() - 2, 0) : m.start()].lower()
-        if pre[-1:] == "f" or pre in ("fr", "fb"):
+    a = m.start()
+    if s[0] != "#" and a and "{" in s:
+        text = m.string
+        before = text[a - 1]
+        if before in "fF" or (before in "rR" and a > 1 and text[a - 2] in "fF"):
             # an f-string: Python 3.12 lets its fields hold the same quotes,
             # which this pattern would end the string at
             n = 3 if s[:3] in ('"""', "'''") else 1
@@ -268,9 +269,6 @@ def _fields_closed(body: str) -> bool:
     pattern ended it) is closed: a field still open where the string ended
     means a quote of the string's own kind inside a field (Python 3.12), where
     Python's string goes on. Unsure (a stray brace): False."""
-    if "'" not in body and '"' not in body:
-        flat = body.replace("{{", "").replace("}}", "")
-        return flat.count("{") == flat.count("}")
     depth = 0  # 0: literal text; 1: a field's expression; more: brackets in it
     spec = 0  # the depth of the format spec being read (literal text), or 0
     i, n = 0, len(body)
@@ -836,11 +834,10 @@ class RepeatedBudgetDivision(Rule):
         low = text.lower()
         if not any(w in low for w in cls._BUDGET_WORDS):
             return False
-        sites = _text_size_sites(text)
-        n = len(sites)
+        n = _text_size_divisions(text, 2)
         if not (n >= 2 or (n == 1 and _BUDGET_STORE(low) is not None)):
             return False
-        return cls._function_gate(text, sites)
+        return cls._function_gate(text, _text_size_sites(text))
 
     @classmethod
     def _function_gate(cls, text: str, sites: list[int]) -> bool:
