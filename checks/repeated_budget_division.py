@@ -241,6 +241,7 @@ _STRINGS = re.compile(
     re.S | re.M,
 )
 _DEF = re.compile(r"def\b").finditer
+_TOP_LEVEL = re.compile(r"\n(?:def|class|async|@)").search
 _DEDENT: dict[int, Any] = {}  # indent -> search for a non-blank line indented no deeper
 
 
@@ -845,12 +846,20 @@ class RepeatedBudgetDivision(Rule):
         given the positions of the size words standing as divisors."""
         if "\t" in text or "\f" in text or "\r" in text:
             return True
+        # Only the text up to the next column-0 statement after the last
+        # site is blanked (a body still open there runs to the end of the
+        # file): the tokens before the cut are read exactly as in the whole
+        # text.
+        m = _TOP_LEVEL(text, sites[-1])
+        cut = m.start() + 2 if m is not None else len(text)
         try:
-            sk = _skeleton(text)
+            sk = _skeleton(text[:cut])
             spans = list(_function_spans(sk, sites[-1]))
         except _Unsure:
             return True
         for start, end in spans:
+            if end >= cut:
+                end = len(text)
             i = bisect_left(sites, start)
             n = bisect_left(sites, end) - i
             if n == 0:
