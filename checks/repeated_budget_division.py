@@ -310,6 +310,105 @@ def _skeleton(text: str) -> str:
     return _STRINGS.sub(_blank, text)
 
 
+def _statements(sk: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The logical lines of the skeleton between ``start`` and ``end`` (a
+    line break ends one outside brackets and not after a backslash), each
+    split at its top-level semicolons."""
+    out = []
+    a = start
+    depth = 0
+    pos = start
+    while True:
+        nl = sk.find("\n", pos, end)
+        stop = end if nl < 0 else nl
+        piece = sk[pos:stop]
+        for ch in "([{":
+            depth += piece.count(ch)
+        for ch in ")]}":
+            depth -= piece.count(ch)
+        if nl < 0 or (depth <= 0 and sk[nl - 1 : nl] != "\\"):
+            out.append((a, stop))
+            a = stop + 1
+            depth = 0
+            if nl < 0:
+                break
+        pos = nl + 1
+    split = []
+    for a, b in out:
+        j = sk.find(";", a, b)
+        if j < 0:
+            split.append((a, b))
+            continue
+        # semicolons inside brackets (none in valid code outside strings,
+        # but keep the statement whole then)
+        k = a
+        while j >= 0:
+            seg = sk[k:j]
+            if sum(seg.count(c) for c in "([{") == sum(seg.count(c) for c in ")]}"):
+                split.append((k, j))
+                k = j + 1
+            j = sk.find(";", j + 1, b)
+        split.append((k, b))
+    return split
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*").findall
+# a target's last name: not followed by a `.` (``self.per`` -> ``per``)
+_TARGET = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?![A-Za-z0-9_]|\s*\.)").findall
+_ASSIGN_EQ = re.compile(r"(?<![=<>!])=(?!=)").search
+
+
+def _lhs(sk: str, a: int, b: int) -> str | None:
+    """The text before the last top-level ``=`` of the statement (every
+    target of an assignment, a chained, annotated or augmented one), or
+    None."""
+    pos = a
+    out = None
+    while (m := _ASSIGN_EQ(sk, pos, b)) is not None:
+        j = m.start()
+        seg = sk[a:j]
+        if sum(seg.count(c) for c in "([{") == sum(seg.count(c) for c in ")]}"):
+            out = seg
+        pos = j + 1
+    return out
+
+
+def _budget_sites(text: str, sk: str, start: int, end: int, sites: list[int]) -> int:
+    """How many of ``sites`` (in one function's span) stand in a statement
+    that mentions a budget word or a name a budget can flow into: the last
+    names of the targets of assignments (plain, annotated, augmented, chained
+    or unpacking) whose statement mentions a budget word or such a name,
+    closed over the function in any order. Every split the rule counts
+    divides a value read from a budget name or from a local it derived
+    (``_chain``, ``_aug``), so its statement mentions one of them."""
+    stmts = _statements(sk, start, end)
+    words = _BUDGET_WORDS
+    info = []
+    for a, b in stmts:
+        low = text[a:b].lower()
+        lhs = _lhs(sk, a, b)
+        info.append((a, b, any(w in low for w in words), set(_IDENT(text[a:b])),
+                     set(_TARGET(lhs)) if lhs is not None else set()))
+    tainted: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for a, b, budget, names, targets in info:
+            if targets and not targets <= tainted and (budget or names & tainted):
+                tainted |= targets
+                changed = True
+    n = 0
+    for p in sites:
+        for a, b, budget, names, _ in info:
+            if a <= p <= b:
+                if budget or names & tainted:
+                    n += 1
+                break
+        else:
+            n += 1  # not inside a statement read here: count it
+    return n
+
+
 def _function_spans(sk: str, last: int) -> Iterator[tuple[int, int]]:
     """(start, end) of every definition in the skeleton ``sk`` that starts
     before ``last``: from its line to the line that ends its body (or the end
@@ -867,7 +966,12 @@ class RepeatedBudgetDivision(Rule):
             low = text[start:end].lower()
             if not any(w in low for w in cls._BUDGET_WORDS):
                 continue
-            if n >= 2 or _BUDGET_STORE(low) is not None:
+            if not (n >= 2 or _BUDGET_STORE(low) is not None):
+                continue
+            if end > len(sk):
+                return True  # a body open at the cut: no statements to read
+            n = _budget_sites(text, sk, start, end, sites[i : i + n])
+            if n >= 2 or (n == 1 and _BUDGET_STORE(low) is not None):
                 return True
         return False
 

@@ -731,7 +731,13 @@ def test_text_gates_skip_lookalikes() -> None:
         "    return cfg.num_blocks * dp_size, heads\n"
     )
     assert not RepeatedBudgetDivision.candidate(budget)
-    assert RepeatedBudgetDivision.candidate(budget.replace("* dp_size", "// dp_size"))
+    assert RepeatedBudgetDivision.candidate(budget.replace("* dp_size", "// dp_size // tp_size"))
+    # two divisions in one function, but only one divides a budget (the
+    # other divides heads, which no budget flows into): no chain
+    assert not RepeatedBudgetDivision.candidate(budget.replace("* dp_size", "// dp_size"))
+    assert RepeatedBudgetDivision.candidate(
+        budget.replace("* dp_size", "// dp_size").replace("cfg.num_heads", "cfg.num_blocks")
+    )
 
 
 # -- SHD401's text gate, per function ---------------------------------------------
@@ -760,6 +766,9 @@ _FINDINGS = (
     ("{i}per = num_blocks // dp_size", "{i}use(per // ep_size)"),
     ("{i}self.num_blocks //= dp_size",),
     ("{i}cfg.override(num_blocks=num_blocks // dp_size)",),
+    ("{i}a = per = num_blocks", "{i}q = per // dp_size; z = 1", "{i}use(max(1, q) // ep_size)"),
+    ("{i}self.per: int = (\n{i}    num_blocks\n{i})", "{i}use(self.per // dp_size // ep_size)"),
+    ("{i}k = num_blocks", "{i}x = k", "{i}x //= dp_size", "{i}x //= ep_size"),
 )
 _HEADERS = (
     "{o}def f(self, cfg, num_blocks, dp_size, ep_size):",
@@ -810,6 +819,29 @@ def test_budget_text_gate_delimits_functions_as_python_does(text: str) -> None:
     assert not errors
     assert [d.code for d in diags], text  # every layout holds a finding ...
     assert RepeatedBudgetDivision._text_gate(text), text  # ... that the text gate sees
+
+
+def test_budget_text_gate_follows_budgets_into_names() -> None:
+    """Within a function, a division counts when its statement mentions a
+    budget word or a name assigned (in any order, through chained, unpacking,
+    annotated or augmented assignments, attributes by their last name) from a
+    statement that does."""
+    base = "def f(self, cfg, dp_size, ep_size):\n{}    return y // ep_size\n"
+    for body in (
+        "    a = b = cfg.num_blocks\n    y = b // dp_size\n",
+        "    x = 1; self.per = self.num_blocks\n    y = self.per // dp_size\n",
+        "    a, b = cfg.num_blocks, 1\n    y = a // dp_size\n",
+        "    a: int = cfg.num_blocks\n    c = max(1, a)\n    y = cdiv(c, dp_size)\n",
+        "    y = cfg.num_blocks\n    y //= dp_size\n",
+        "    y = (\n        cfg.num_blocks\n        // dp_size\n    )\n",
+        "    y = cfg.num_blocks \\\n        // dp_size\n",
+    ):
+        assert RepeatedBudgetDivision._text_gate(base.format(body)), body
+    for body in (
+        "    y = cfg.num_heads // dp_size\n    z = cfg.num_blocks\n",
+        "    if cfg.num_blocks == 3:\n        y = cfg.tokens // dp_size\n",
+    ):
+        assert not RepeatedBudgetDivision._text_gate(base.format(body)), body
 
 
 def test_budget_text_gate_needs_the_words_in_one_function() -> None:
