@@ -382,38 +382,61 @@ def _budget_sites(text: str, sk: str, start: int, end: int, sites: list[int]) ->
     divides a value read from a budget name or from a local it derived
     (``_chain``, ``_aug``), so its statement mentions one of them."""
     stmts = _statements(sk, start, end)
-    words = _BUDGET_WORDS
-    info = []
+    # where the budget words stand (lower case, as everywhere above)
+    low = text[start:end].lower()
+    hits = []
+    for w in _BUDGET_WORDS:
+        i = low.find(w)
+        while i >= 0:
+            hits.append(start + i)
+            i = low.find(w, i + 1)
+    hits.sort()
+    info = []  # per statement: (start, end, mentions a budget word, its names, targets)
     for a, b in stmts:
-        low = text[a:b].lower()
-        lhs = _lhs(sk, a, b)
-        info.append((a, b, any(w in low for w in words), set(_IDENT(text[a:b])),
-                     set(_TARGET(lhs)) if lhs is not None else set()))
+        k = bisect_left(hits, a)
+        budget = k < len(hits) and hits[k] < b
+        lhs = _lhs(sk, a, b) if sk.find("=", a, b) >= 0 else None
+        targets = set(_TARGET(lhs)) if lhs is not None else set()
+        info.append([a, b, budget, None, targets])
     tainted: set[str] = set()
     changed = True
     while changed:
         changed = False
-        for a, b, budget, names, targets in info:
-            if targets and not targets <= tainted and (budget or names & tainted):
+        for row in info:
+            a, b, budget, names, targets = row
+            if not targets or targets <= tainted:
+                continue
+            if not budget and tainted:
+                if names is None:
+                    names = row[3] = set(_IDENT(text[a:b]))
+                budget = not names.isdisjoint(tainted)
+            if budget:
                 tainted |= targets
                 changed = True
     n = 0
     for p in sites:
-        for a, b, budget, names, _ in info:
+        for row in info:
+            a, b, budget, names, _ = row
             if a <= p <= b:
-                if budget or names & tainted:
-                    n += 1
+                if not budget and tainted:
+                    if names is None:
+                        names = set(_IDENT(text[a:b]))
+                    budget = not names.isdisjoint(tainted)
+                n += budget
                 break
         else:
             n += 1  # not inside a statement read here: count it
     return n
 
 
-def _function_spans(sk: str, last: int) -> Iterator[tuple[int, int]]:
-    """(start, end) of every definition in the skeleton ``sk`` that starts
-    before ``last``: from its line to the line that ends its body (or the end
-    of the text)."""
-    for m in _DEF(sk, 0, last):
+def _function_spans(sk: str, sites: Sequence[int]) -> Iterator[tuple[int, int]]:
+    """(start, end) of the definitions in the skeleton ``sk`` that may hold
+    one of ``sites`` (sorted): from the `def` line to the line that ends the
+    body (or the end of the text). A definition followed, before the next
+    site, by another `def` indented no deeper is skipped: that `def` starts a
+    logical line (checked below), so the body ended before it."""
+    defs = []
+    for m in _DEF(sk, 0, sites[-1]):
         d = m.start()
         if d and (sk[d - 1].isalnum() or sk[d - 1] == "_"):
             continue  # `undef`, `is_def`
@@ -422,6 +445,20 @@ def _function_spans(sk: str, last: int) -> Iterator[tuple[int, int]]:
         k = len(head) - len(head.lstrip(" "))
         if head.strip() not in ("", "async") or (start >= 2 and sk[start - 2] == "\\"):
             raise _Unsure  # a `def` not at the start of its logical line
+        defs.append((d, start, k))
+    following: list[int | None] = [None] * len(defs)  # the next def indented no deeper
+    stack: list[int] = []
+    for j in range(len(defs) - 1, -1, -1):
+        while stack and defs[stack[-1]][2] > defs[j][2]:
+            stack.pop()
+        following[j] = stack[-1] if stack else None
+        stack.append(j)
+    for j, (d, start, k) in enumerate(defs):
+        nxt = following[j]
+        if nxt is not None:
+            i = bisect_left(sites, start)
+            if i == len(sites) or sites[i] >= defs[nxt][1]:
+                continue
         find = _DEDENT.get(k)
         if find is None:
             find = _DEDENT[k] = re.compile(r"\n {0,%d}(?=[^ \n])" % k).search
@@ -934,10 +971,11 @@ class RepeatedBudgetDivision(Rule):
         low = text.lower()
         if not any(w in low for w in cls._BUDGET_WORDS):
             return False
-        n = _text_size_divisions(text, 2)
+        sites = _text_size_sites(text)
+        n = len(sites)
         if not (n >= 2 or (n == 1 and _BUDGET_STORE(low) is not None)):
             return False
-        return cls._function_gate(text, _text_size_sites(text))
+        return cls._function_gate(text, sites)
 
     @classmethod
     def _function_gate(cls, text: str, sites: list[int]) -> bool:
@@ -953,7 +991,7 @@ class RepeatedBudgetDivision(Rule):
         cut = m.start() + 2 if m is not None else len(text)
         try:
             sk = _skeleton(text[:cut])
-            spans = list(_function_spans(sk, sites[-1]))
+            spans = list(_function_spans(sk, sites))
         except _Unsure:
             return True
         for start, end in spans:

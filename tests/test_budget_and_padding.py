@@ -768,7 +768,7 @@ _FINDINGS = (
     ("{i}cfg.override(num_blocks=num_blocks // dp_size)",),
     ("{i}a = per = num_blocks", "{i}q = per // dp_size; z = 1", "{i}use(max(1, q) // ep_size)"),
     ("{i}self.per: int = (\n{i}    num_blocks\n{i})", "{i}use(self.per // dp_size // ep_size)"),
-    ("{i}k = num_blocks", "{i}x = k", "{i}x //= dp_size", "{i}x //= ep_size"),
+    ("{i}k = num_blocks", "{i}kk = k", "{i}kk //= dp_size", "{i}kk //= ep_size"),
 )
 _HEADERS = (
     "{o}def f(self, cfg, num_blocks, dp_size, ep_size):",
@@ -806,7 +806,7 @@ def test_budget_text_gate_delimits_functions_as_python_does(text: str) -> None:
     import checks.repeated_budget_division as bud
 
     tree = ast.parse(text)
-    spans = list(bud._function_spans(bud._skeleton(text), len(text)))
+    spans = list(bud._function_spans(bud._skeleton(text), range(len(text) + 1)))
     ends: dict[int, int] = {}
     for start, end in spans:
         line = text.count("\n", 0, start) + 1
