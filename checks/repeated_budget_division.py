@@ -918,7 +918,9 @@ class RepeatedBudgetDivision(Rule):
     `def` to the end of its body), one of the lower-cased budget words
     `blocks`, `budget`, `memory`, `bytes`, `max_num_`, `max_total_`,
     `max_running`; and either two divisors, or one divisor and a budget word
-    before an assignment's or keyword's `=` (or an annotation's `:`), whose
+    before an assignment's or keyword's `=` (or an annotation's `:`), each
+    in a statement that mentions a budget word or a name assigned (directly
+    or through other names) from a statement that does, and whose
     last name holds one of
     the default size words `dp_size`, `ep_size`, `tp_size`, `pp_size`,
     `cp_size`, `world_size`, `parallel_size` (any case; even when the
