@@ -107,7 +107,7 @@ _BUDGET_WORDS = ("blocks", "budget", "memory", "bytes", "max_num_", "max_total_"
 # division sites; a finding with one division stores the split under a budget
 # name (an attribute assigned, `//=`/`/=`, or a keyword: `num_blocks=`). The
 # budget itself can reach the division through local copies on other lines,
-# so only its word anywhere in the file is required.
+# so only its word anywhere in the function is required.
 _SIZE_FIND = re.compile(
     r"(?i)_size(?:(?<=[detpc]p_size)|(?<=world_size)|(?<=parallel_size))"
 ).finditer
@@ -205,6 +205,274 @@ def _text_size_divisions(text: str, enough: int) -> int:
             if n >= enough:
                 break
     return n
+
+
+def _text_size_sites(text: str) -> list[int]:
+    """The positions of every size word standing as a divisor (``_text_divisor``)."""
+    out = []
+    for m in _SIZE_FIND(text):
+        i = m.start()
+        while i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_"):
+            i -= 1
+        if _text_divisor(text, i):
+            out.append(m.start())
+    return out
+
+
+# -- per function, by text ------------------------------------------------------
+# Every finding is made inside one function body (``leave_FunctionDef`` walks
+# the body alone; see the ast prefilter below), so the words above must meet
+# in one function: its budget word, its divisions and its store. Functions
+# are delimited on a skeleton of the file, the text with every string and
+# comment blanked to spaces of the same length (newlines inside strings too),
+# so that positions are the same as in the text and every line break left
+# is a real one. In it a `def` keyword is a definition, and a body ends at the
+# first line indented no deeper than its `def` that starts a logical line
+# (outside brackets, not after a line-continuation backslash): exactly
+# Python's rule. The words are then looked for in the text of the span from
+# the `def` to that line (nested definitions, strings and comments included:
+# only ever more). Whenever the skeleton may differ from Python's own
+# tokens (tabs, form feeds, lone carriage returns, an f-string that may nest
+# quotes as Python 3.12 allows, a `def` not at the start of its line) the
+# file-wide test decides.
+_STRINGS = re.compile(
+    r'#[^\n]*|"""(?:[^"\\]+|\\.|"(?!""))*(?:"""|\Z)|\'\'\'(?:[^\'\\]+|\\.|\'(?!\'\'))*(?:\'\'\'|\Z)'
+    r'|"(?:[^"\\\n]+|\\.)*(?:"|$)|\'(?:[^\'\\\n]+|\\.)*(?:\'|$)',
+    re.S | re.M,
+)
+_DEF = re.compile(r"def\b").finditer
+_TOP_LEVEL = re.compile(r"\n(?:def|class|async|@)").search
+_DEDENT: dict[int, Any] = {}  # indent -> search for a non-blank line indented no deeper
+
+
+class _Unsure(Exception):
+    """The skeleton may not match Python's tokens."""
+
+
+def _blank(m: re.Match[str]) -> str:
+    s = m.group()
+    a = m.start()
+    if s[0] != "#" and a and "{" in s:
+        text = m.string
+        before = text[a - 1]
+        if before in "fF" or (before in "rR" and a > 1 and text[a - 2] in "fF"):
+            # an f-string: Python 3.12 lets its fields hold the same quotes,
+            # which this pattern would end the string at
+            n = 3 if s[:3] in ('"""', "'''") else 1
+            body = s[n:-n] if s.endswith(s[:n]) and len(s) >= 2 * n else s[n:]
+            if "{" in body and not _fields_closed(body):
+                raise _Unsure
+    return " " * len(s)
+
+
+def _fields_closed(body: str) -> bool:
+    """Whether every replacement field of an f-string's ``body`` (as this
+    pattern ended it) is closed: a field still open where the string ended
+    means a quote of the string's own kind inside a field (Python 3.12), where
+    Python's string goes on. Unsure (a stray brace): False."""
+    depth = 0  # 0: literal text; 1: a field's expression; more: brackets in it
+    spec = 0  # the depth of the format spec being read (literal text), or 0
+    i, n = 0, len(body)
+    while i < n:
+        ch = body[i]
+        if depth == 0 or (spec and depth == spec):
+            if ch == "{":
+                if depth == 0 and body.startswith("{{", i):
+                    i += 2
+                    continue
+                depth += 1
+            elif ch == "}":
+                if depth == 0:
+                    if not body.startswith("}}", i):
+                        return False
+                    i += 2
+                    continue
+                depth -= 1
+                spec = 0
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth < 0:
+                return False
+        elif ch in "'\"":
+            j = body.find(ch, i + 1)  # a string inside a field
+            if j < 0:
+                return False
+            i = j
+        elif ch == ":" and depth == 1 and not spec:
+            spec = depth  # literal text up to the field's `}` (or a nested field)
+        i += 1
+    return depth == 0
+
+
+def _skeleton(text: str) -> str:
+    return _STRINGS.sub(_blank, text)
+
+
+def _statements(sk: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The logical lines of the skeleton between ``start`` and ``end`` (a
+    line break ends one outside brackets and not after a backslash), each
+    split at its top-level semicolons."""
+    out = []
+    a = start
+    depth = 0
+    pos = start
+    while True:
+        nl = sk.find("\n", pos, end)
+        stop = end if nl < 0 else nl
+        piece = sk[pos:stop]
+        for ch in "([{":
+            depth += piece.count(ch)
+        for ch in ")]}":
+            depth -= piece.count(ch)
+        if nl < 0 or (depth <= 0 and sk[nl - 1 : nl] != "\\"):
+            out.append((a, stop))
+            a = stop + 1
+            depth = 0
+            if nl < 0:
+                break
+        pos = nl + 1
+    split = []
+    for a, b in out:
+        j = sk.find(";", a, b)
+        if j < 0:
+            split.append((a, b))
+            continue
+        # semicolons inside brackets (none in valid code outside strings,
+        # but keep the statement whole then)
+        k = a
+        while j >= 0:
+            seg = sk[k:j]
+            if sum(seg.count(c) for c in "([{") == sum(seg.count(c) for c in ")]}"):
+                split.append((k, j))
+                k = j + 1
+            j = sk.find(";", j + 1, b)
+        split.append((k, b))
+    return split
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*").findall
+# a target's last name: not followed by a `.` (``self.per`` -> ``per``)
+_TARGET = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?![A-Za-z0-9_]|\s*\.)").findall
+_ASSIGN_EQ = re.compile(r"(?<![=<>!])=(?!=)").search
+
+
+def _lhs(sk: str, a: int, b: int) -> str | None:
+    """The text before the last top-level ``=`` of the statement (every
+    target of an assignment, a chained, annotated or augmented one), or
+    None."""
+    pos = a
+    out = None
+    while (m := _ASSIGN_EQ(sk, pos, b)) is not None:
+        j = m.start()
+        seg = sk[a:j]
+        if sum(seg.count(c) for c in "([{") == sum(seg.count(c) for c in ")]}"):
+            out = seg
+        pos = j + 1
+    return out
+
+
+def _budget_sites(text: str, sk: str, start: int, end: int, sites: list[int]) -> int:
+    """How many of ``sites`` (in one function's span) stand in a statement
+    that mentions a budget word or a name a budget can flow into: the last
+    names of the targets of assignments (plain, annotated, augmented, chained
+    or unpacking) whose statement mentions a budget word or such a name,
+    closed over the function in any order. Every split the rule counts
+    divides a value read from a budget name or from a local it derived
+    (``_chain``, ``_aug``), so its statement mentions one of them."""
+    stmts = _statements(sk, start, end)
+    # where the budget words stand (lower case, as everywhere above)
+    low = text[start:end].lower()
+    hits = []
+    for w in _BUDGET_WORDS:
+        i = low.find(w)
+        while i >= 0:
+            hits.append(start + i)
+            i = low.find(w, i + 1)
+    hits.sort()
+    info = []  # per statement: (start, end, mentions a budget word, its names, targets)
+    for a, b in stmts:
+        k = bisect_left(hits, a)
+        budget = k < len(hits) and hits[k] < b
+        lhs = _lhs(sk, a, b) if sk.find("=", a, b) >= 0 else None
+        targets = set(_TARGET(lhs)) if lhs is not None else set()
+        info.append([a, b, budget, None, targets])
+    tainted: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for row in info:
+            a, b, budget, names, targets = row
+            if not targets or targets <= tainted:
+                continue
+            if not budget and tainted:
+                if names is None:
+                    names = row[3] = set(_IDENT(text[a:b]))
+                budget = not names.isdisjoint(tainted)
+            if budget:
+                tainted |= targets
+                changed = True
+    n = 0
+    for p in sites:
+        for row in info:
+            a, b, budget, names, _ = row
+            if a <= p <= b:
+                if not budget and tainted:
+                    if names is None:
+                        names = set(_IDENT(text[a:b]))
+                    budget = not names.isdisjoint(tainted)
+                n += budget
+                break
+        else:
+            n += 1  # not inside a statement read here: count it
+    return n
+
+
+def _function_spans(sk: str, sites: Sequence[int]) -> Iterator[tuple[int, int]]:
+    """(start, end) of the definitions in the skeleton ``sk`` that may hold
+    one of ``sites`` (sorted): from the `def` line to the line that ends the
+    body (or the end of the text). A definition followed, before the next
+    site, by another `def` indented no deeper is skipped: that `def` starts a
+    logical line (checked below), so the body ended before it."""
+    defs = []
+    for m in _DEF(sk, 0, sites[-1]):
+        d = m.start()
+        if d and (sk[d - 1].isalnum() or sk[d - 1] == "_"):
+            continue  # `undef`, `is_def`
+        start = sk.rfind("\n", 0, d) + 1
+        head = sk[start:d]
+        k = len(head) - len(head.lstrip(" "))
+        if head.strip() not in ("", "async") or (start >= 2 and sk[start - 2] == "\\"):
+            raise _Unsure  # a `def` not at the start of its logical line
+        defs.append((d, start, k))
+    following: list[int | None] = [None] * len(defs)  # the next def indented no deeper
+    stack: list[int] = []
+    for j in range(len(defs) - 1, -1, -1):
+        while stack and defs[stack[-1]][2] > defs[j][2]:
+            stack.pop()
+        following[j] = stack[-1] if stack else None
+        stack.append(j)
+    for j, (d, start, k) in enumerate(defs):
+        nxt = following[j]
+        if nxt is not None:
+            i = bisect_left(sites, start)
+            if i == len(sites) or sites[i] >= defs[nxt][1]:
+                continue
+        find = _DEDENT.get(k)
+        if find is None:
+            find = _DEDENT[k] = re.compile(r"\n {0,%d}(?=[^ \n])" % k).search
+        pos = d
+        end = len(sk)
+        while (c := find(sk, pos)) is not None:
+            line = c.start()
+            opened = sk.count("(", start, line) + sk.count("[", start, line) + sk.count("{", start, line)
+            closed = sk.count(")", start, line) + sk.count("]", start, line) + sk.count("}", start, line)
+            if opened == closed and sk[line - 1 : line] != "\\":
+                end = line
+                break
+            pos = c.end()
+        yield start, end
 
 
 class _CandidateNeedles(Needles):
@@ -646,10 +914,13 @@ class RepeatedBudgetDivision(Rule):
     Both options are fully honoured by the `ast` and facts prefilters. Only
     the raw-text prefilter runs before options are known: a file is analysed
     only if it holds a division (`/`, `cdiv`, `ceil_div`, `ceildiv`,
-    `div_ceil`, `div_round_up`); one of the lower-cased budget words
+    `div_ceil`, `div_round_up`) and, in the text of one function (from its
+    `def` to the end of its body), one of the lower-cased budget words
     `blocks`, `budget`, `memory`, `bytes`, `max_num_`, `max_total_`,
     `max_running`; and either two divisors, or one divisor and a budget word
-    before an assignment's or keyword's `=` (or an annotation's `:`), whose
+    before an assignment's or keyword's `=` (or an annotation's `:`), each
+    in a statement that mentions a budget word or a name assigned (directly
+    or through other names) from a statement that does, and whose
     last name holds one of
     the default size words `dp_size`, `ep_size`, `tp_size`, `pp_size`,
     `cp_size`, `world_size`, `parallel_size` (any case; even when the
@@ -702,8 +973,47 @@ class RepeatedBudgetDivision(Rule):
         low = text.lower()
         if not any(w in low for w in cls._BUDGET_WORDS):
             return False
-        n = _text_size_divisions(text, 2)
-        return n >= 2 or (n == 1 and _BUDGET_STORE(low) is not None)
+        sites = _text_size_sites(text)
+        n = len(sites)
+        if not (n >= 2 or (n == 1 and _BUDGET_STORE(low) is not None)):
+            return False
+        return cls._function_gate(text, sites)
+
+    @classmethod
+    def _function_gate(cls, text: str, sites: list[int]) -> bool:
+        """The same test within each function (see the prefilter section),
+        given the positions of the size words standing as divisors."""
+        if "\t" in text or "\f" in text or "\r" in text:
+            return True
+        # Only the text up to the next column-0 statement after the last
+        # site is blanked (a body still open there runs to the end of the
+        # file): the tokens before the cut are read exactly as in the whole
+        # text.
+        m = _TOP_LEVEL(text, sites[-1])
+        cut = m.start() + 2 if m is not None else len(text)
+        try:
+            sk = _skeleton(text[:cut])
+            spans = list(_function_spans(sk, sites))
+        except _Unsure:
+            return True
+        for start, end in spans:
+            if end >= cut:
+                end = len(text)
+            i = bisect_left(sites, start)
+            n = bisect_left(sites, end) - i
+            if n == 0:
+                continue
+            low = text[start:end].lower()
+            if not any(w in low for w in cls._BUDGET_WORDS):
+                continue
+            if not (n >= 2 or _BUDGET_STORE(low) is not None):
+                continue
+            if end > len(sk):
+                return True  # a body open at the cut: no statements to read
+            n = _budget_sites(text, sk, start, end, sites[i : i + n])
+            if n >= 2 or (n == 1 and _BUDGET_STORE(low) is not None):
+                return True
+        return False
 
     @classmethod
     def candidate_tree(cls, tree: ast.Module, text: str) -> bool:

@@ -10,6 +10,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from corpus_harness import CORPUS, corpus_files, diagnostics_for, project_roots
 
 from checks.padded_unpadded_width_mismatch import PaddedUnpaddedWidthMismatch
@@ -729,4 +731,162 @@ def test_text_gates_skip_lookalikes() -> None:
         "    return cfg.num_blocks * dp_size, heads\n"
     )
     assert not RepeatedBudgetDivision.candidate(budget)
-    assert RepeatedBudgetDivision.candidate(budget.replace("* dp_size", "// dp_size"))
+    assert RepeatedBudgetDivision.candidate(budget.replace("* dp_size", "// dp_size // tp_size"))
+    # two divisions in one function, but only one divides a budget (the
+    # other divides heads, which no budget flows into): no chain
+    assert not RepeatedBudgetDivision.candidate(budget.replace("* dp_size", "// dp_size"))
+    assert RepeatedBudgetDivision.candidate(
+        budget.replace("* dp_size", "// dp_size").replace("cfg.num_heads", "cfg.num_blocks")
+    )
+
+
+# -- SHD401's text gate, per function ---------------------------------------------
+# The budget word, the divisions and the store of a finding meet in one function
+# body; the text gate delimits bodies on a skeleton of the file (strings and
+# comments blanked). Layouts that fool a plain indentation reader: lines of a
+# string, of a bracket or after a backslash, at any indentation; `def` inside
+# strings; f-strings with fields, specs and quotes.
+_LAYOUT_PIECES = (
+    "{i}x = foo(\n1,\n{i})",
+    '{i}"""Doc at column 0:\ndef g():\nclass A:\n  return 1\n{i}"""',
+    "{i}s = '(['  # ] don't",
+    "{i}y = 1 + \\\n2",
+    "{i}z = '''\n''' + (\n0)",
+    '{i}m = f"{{a[\'k\']:>{{w}}}} {{{{x}}}} ("',
+    "{i}# a comment with a quote ' and a bracket (",
+    "{i}def inner(\na):\n{i}    return a",
+    "{i}fn = lambda q: (q,\n)",
+    '{i}t = "abc\\\ndef"',
+    "{i}if c:\n{i}    pass",
+    "{i}u = {{\n'k': [\n1]}}",
+    "{i}v = r'\\'' + \"\\\"\" + b'\\\\'",
+)
+_FINDINGS = (
+    ("{i}return num_blocks // dp_size // ep_size",),
+    ("{i}per = num_blocks // dp_size", "{i}use(per // ep_size)"),
+    ("{i}self.num_blocks //= dp_size",),
+    ("{i}cfg.override(num_blocks=num_blocks // dp_size)",),
+    ("{i}a = per = num_blocks", "{i}q = per // dp_size; z = 1", "{i}use(max(1, q) // ep_size)"),
+    ("{i}self.per: int = (\n{i}    num_blocks\n{i})", "{i}use(self.per // dp_size // ep_size)"),
+    ("{i}k = num_blocks", "{i}kk = k", "{i}kk //= dp_size", "{i}kk //= ep_size"),
+)
+_HEADERS = (
+    "{o}def f(self, cfg, num_blocks, dp_size, ep_size):",
+    "{o}def f(\nself, cfg,\n  num_blocks, dp_size, ep_size\n{o}):",
+    "{o}async def f(self, cfg, num_blocks, dp_size, ep_size):",
+    "{o}@deco(\n)\n{o}def f(self, cfg, num_blocks, dp_size, ep_size) -> dict[\nstr, int]:",
+)
+
+
+@st.composite
+def _budget_layouts(draw: st.DrawFn) -> str:
+    in_class = draw(st.booleans())
+    o = "    " if in_class else ""
+    i = o + "    "
+    pieces = st.lists(st.sampled_from(_LAYOUT_PIECES), max_size=4)
+    finding = draw(st.sampled_from(_FINDINGS))
+    body: list[str] = []
+    for stmt in finding:
+        body += [p.format(i=i) for p in draw(pieces)]
+        body.append(stmt.format(i=i))
+    body += [p.format(i=i) for p in draw(pieces)]
+    before = [p.format(i=i) for p in draw(pieces)]
+    after = [p.format(i=i) for p in draw(pieces)]
+    out = ["class C:"] if in_class else []
+    out += [f"{o}def before(c, foo, use, w, a, x):", *before, f"{i}pass"]
+    out += [draw(st.sampled_from(_HEADERS)).format(o=o), *body]
+    out += [f"{o}def after(c, foo, use, w, a, x):", *after, f"{i}pass"]
+    out += draw(st.sampled_from(["", "x = 1", "if c:\n    pass", "'''\n'''"])).splitlines()
+    return "\n".join(out) + "\n"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_budget_layouts())
+def test_budget_text_gate_delimits_functions_as_python_does(text: str) -> None:
+    import checks.repeated_budget_division as bud
+
+    tree = ast.parse(text)
+    spans = list(bud._function_spans(bud._skeleton(text), range(len(text) + 1)))
+    ends: dict[int, int] = {}
+    for start, end in spans:
+        line = text.count("\n", 0, start) + 1
+        ends[line] = text.count("\n", 0, end) + 1
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            assert ends.get(n.lineno, 0) >= (n.end_lineno or n.lineno), (n.name, text)
+    config = Config(root=Path("."), select=("SHD401",))
+    diags, errors = check_text(text, "m.py", "m", [RepeatedBudgetDivision], config, ProjectFacts())
+    assert not errors
+    assert [d.code for d in diags], text  # every layout holds a finding ...
+    assert RepeatedBudgetDivision._text_gate(text), text  # ... that the text gate sees
+
+
+def test_budget_text_gate_follows_budgets_into_names() -> None:
+    """Within a function, a division counts when its statement mentions a
+    budget word or a name assigned (in any order, through chained, unpacking,
+    annotated or augmented assignments, attributes by their last name) from a
+    statement that does."""
+    base = "def f(self, cfg, dp_size, ep_size):\n{}    return y // ep_size\n"
+    for body in (
+        "    a = b = cfg.num_blocks\n    y = b // dp_size\n",
+        "    x = 1; self.per = self.num_blocks\n    y = self.per // dp_size\n",
+        "    a, b = cfg.num_blocks, 1\n    y = a // dp_size\n",
+        "    a: int = cfg.num_blocks\n    c = max(1, a)\n    y = cdiv(c, dp_size)\n",
+        "    y = cfg.num_blocks\n    y //= dp_size\n",
+        "    y = (\n        cfg.num_blocks\n        // dp_size\n    )\n",
+        "    y = cfg.num_blocks \\\n        // dp_size\n",
+    ):
+        assert RepeatedBudgetDivision._text_gate(base.format(body)), body
+    for body in (
+        "    y = cfg.num_heads // dp_size\n    z = cfg.num_blocks\n",
+        "    if cfg.num_blocks == 3:\n        y = cfg.tokens // dp_size\n",
+    ):
+        assert not RepeatedBudgetDivision._text_gate(base.format(body)), body
+
+
+def test_budget_text_gate_needs_the_words_in_one_function() -> None:
+    split = (
+        "def f(num_blocks):\n    return num_blocks\n\n\n"
+        "def g(x, dp_size, ep_size):\n    return x // dp_size // ep_size\n"
+    )
+    assert not RepeatedBudgetDivision._text_gate(split)
+    # a method's body ends at the next method, not at a dedented argument
+    # list or a docstring's column-0 line
+    methods = (
+        "class C:\n    def f(self, dp_size):\n        '''Doc\nreturn 1\n'''\n"
+        "        self.num_blocks //= dp_size\n\n"
+        "    def g(\nself):\n        pass\n"
+    )
+    assert RepeatedBudgetDivision._text_gate(methods)
+    assert not RepeatedBudgetDivision._text_gate(methods.replace("self.num_blocks //=", "x //="))
+    joined = (
+        "def g(num_blocks, dp_size, ep_size):\n"
+        "    x = num_blocks\n"
+        "    return x // dp_size // ep_size\n"
+    )
+    assert RepeatedBudgetDivision._text_gate(joined)
+    # a division at module level, or in a class body, is never analysed
+    assert not RepeatedBudgetDivision._text_gate("x = num_blocks // dp_size // ep_size\n")
+    # a `def` only in a string delimits nothing
+    fake = 'def f(num_blocks, dp_size):\n    s = """\ndef g():\n"""\n    num_blocks //= dp_size\n    return num_blocks // dp_size\n'
+    assert RepeatedBudgetDivision._text_gate(fake)
+
+
+def test_budget_text_gate_falls_back_where_it_cannot_delimit() -> None:
+    """Where the skeleton may not match Python's tokens, the whole file is
+    one function (the file-wide test decides)."""
+    split = (
+        "def f(num_blocks):\n    return num_blocks\n\n\n"
+        "def g(x, dp_size, ep_size):\n{}    return x // dp_size // ep_size\n"
+    )
+    assert not RepeatedBudgetDivision._text_gate(split.format(""))
+    for odd in (
+        "\tpass\n",  # tabs
+        "    pass\r\n",  # carriage returns
+        '    s = f"{d["k"]}"\n',  # Python 3.12: a field holding the string's own quote
+        "    s = f'{d['k'] + e['}']}'\n",
+    ):
+        assert RepeatedBudgetDivision._text_gate(split.format(odd)), odd
+    # fields, specs and doubled braces of ordinary f-strings are read as Python does
+    for ok in ('    s = f"{d[\'k\']:>{w}} {{x}}"\n', "    s = f'{a!r:{\"<\"}10}'\n"):
+        assert not RepeatedBudgetDivision._text_gate(split.format(ok)), ok
