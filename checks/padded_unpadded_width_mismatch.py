@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import functools
 import json
 import re
 from bisect import bisect_left
@@ -556,9 +557,14 @@ _ARGS = re.compile(rf"\((?:[^()'\"#]|{_STR}|#[^\n]*|{_balanced(6, '(', ')')})*+"
 # break outside brackets): anything else where the match ends means the `=`
 # was not a statement's (a keyword inside brackets, a string), or nesting
 # too deep to follow
-_VALUE = re.compile(
-    rf"(?:[^\n\\()\[\]{{}}'\"#]|\\\r?\n|{_STR}|{_balanced(5, '([{', ')]}')})*+"
-)
+_VALUE_PATTERN = rf"(?:[^\n\\()\[\]{{}}'\"#]|\\\r?\n|{_STR}|{_balanced(5, '([{', ')]}')})*+"
+
+
+@functools.cache
+def _value() -> re.Pattern[str]:
+    """``_VALUE_PATTERN`` compiled on first use: ~60 ms of ``re`` compiling
+    that an import (the editor, a one-file run) should not pay up front."""
+    return re.compile(_VALUE_PATTERN)
 # what may follow an assignment target's name before its `=`
 _AFTER_TARGET = ("=", " ", "\t", ")", "\\", "\n", "\r", "\f")
 _ALLOC_WORDS_TEXT = ("empty", "zeros", "ones", "full", "rand")
@@ -627,7 +633,7 @@ def _text_assigned_rounded(text: str, name: str) -> bool:
         if i == 0 or not _WORD_CHAR(text, i - 1):
             m = _ASSIGN_AFTER(text, j)
             if m is not None:
-                v = _VALUE.match(text, m.end())
+                v = _value().match(text, m.end())
                 end = v.end()  # type: ignore[union-attr]
                 c = text[end] if end < len(text) else "\n"
                 if c in "\n#":
