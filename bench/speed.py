@@ -126,7 +126,7 @@ def main() -> None:
     cold = statistics.median(rows[0][1])
     for label, walls, _ in rows:
         if label.startswith("fixit"):
-            print(f"\nshardlint cold is {statistics.median(walls) / cold:.0f}x faster than Fixit")
+            print(f"\nshardlint cold is {statistics.median(walls) / cold:.1f}x faster than Fixit")
     shutil.rmtree(work, ignore_errors=True)
 
 
