@@ -234,7 +234,9 @@ def _text_size_sites(text: str) -> list[int]:
 # only ever more). Whenever the skeleton may differ from Python's own
 # tokens (tabs, form feeds, lone carriage returns, an f-string that may nest
 # quotes as Python 3.12 allows, a `def` not at the start of its line) the
-# file-wide test decides.
+# file-wide test decides. Known limit: a Python 3.12-only f-string nesting
+# its own quote two levels deep with a `}` inside the innermost string can
+# pass that check and be read wrongly (the span may then end early).
 _STRINGS = re.compile(
     r'#[^\n]*|"""(?:[^"\\]+|\\.|"(?!""))*(?:"""|\Z)|\'\'\'(?:[^\'\\]+|\\.|\'(?!\'\'))*(?:\'\'\'|\Z)'
     r'|"(?:[^"\\\n]+|\\.)*(?:"|$)|\'(?:[^\'\\\n]+|\\.)*(?:\'|$)',
