@@ -10,7 +10,8 @@ import fnmatch
 import functools
 import re
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TypeVar
 
 import libcst as cst
@@ -89,6 +90,44 @@ def lines_with(text: str, words: Iterable[str]) -> list[int]:
         if not out or out[-1] != line:
             out.append(line)
     return out
+
+
+_DEF_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_STMT_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def function_bodies_at(tree: ast.Module, hits: Sequence[int]) -> Iterator[list[ast.AST]]:
+    """The nodes of every function body of ``tree`` that spans one of the
+    sorted 1-based lines ``hits`` (see :func:`lines_with`), nested
+    functions, classes and lambdas left out (each node is visited once).
+    The other definitions are never entered: a definition spans every line
+    of the definitions nested in it."""
+
+    def spans_hit(n: ast.AST) -> bool:
+        i = bisect_left(hits, n.lineno)  # type: ignore[attr-defined]
+        return i < len(hits) and hits[i] <= n.end_lineno  # type: ignore[attr-defined]
+
+    pending: list[ast.AST] = [tree]
+    while pending:
+        owner = pending.pop()
+        function = isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef))
+        nodes: list[ast.AST] = []
+        stack: list[ast.AST] = list(getattr(owner, "body", ()))
+        while stack:
+            n = stack.pop()
+            if isinstance(n, _DEF_SCOPES):
+                if spans_hit(n):
+                    pending.append(n)
+                continue
+            if isinstance(n, ast.Lambda):
+                continue
+            if function:
+                nodes.append(n)
+                stack.extend(ast_children(n))
+            elif isinstance(n, _STMT_HOLDERS) and (isinstance(n, ast.match_case) or spans_hit(n)):
+                stack.extend(ast_children(n))
+        if function:
+            yield nodes
 
 
 def memo_on_tree(fn: Callable[[ast.Module], T]) -> Callable[[ast.Module], T]:

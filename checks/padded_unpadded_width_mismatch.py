@@ -7,7 +7,6 @@ import fnmatch
 import functools
 import json
 import re
-from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,7 +14,6 @@ from typing import Any
 import libcst as cst
 
 from checks._helpers import (
-    ast_children,
     ast_dotted,
     call_name,
     child_nodes,
@@ -23,13 +21,14 @@ from checks._helpers import (
     int_literal,
     keyword_args,
     last_name,
+    function_bodies_at,
     lines_with,
     name_matches,
     positional_args,
     walk_fast,
 )
 from linter.facts import FactCollector, ProjectFacts
-from linter.needles import Needles, split_top
+from linter.needles import Needles
 from linter.rule import Option, Rule, RuleContext
 from linter.types import Severity
 
@@ -165,42 +164,6 @@ def _ast_stem(base: ast.AST) -> str:
 # Every name ``_ast_alloc`` knows holds one of these: a function with none
 # of them on its lines tracks no tensor and holds no finding.
 _ALLOC_WORDS = ("empty", "zeros", "ones", "full", "rand")
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-# the nodes that can hold a definition (expressions cannot)
-_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
-
-
-def _function_bodies(tree: ast.Module, hits: Sequence[int]) -> Iterator[list[ast.AST]]:
-    """The nodes of every function body of ``tree`` that spans one of the
-    lines ``hits``, nested functions, classes and lambdas left out (each
-    node is visited once). The others are never entered: a definition
-    spans every line of the definitions nested in it."""
-
-    def spans_hit(n: ast.AST) -> bool:
-        i = bisect_left(hits, n.lineno)  # type: ignore[attr-defined]
-        return i < len(hits) and hits[i] <= n.end_lineno  # type: ignore[attr-defined]
-
-    pending: list[ast.AST] = [tree]
-    while pending:
-        owner = pending.pop()
-        function = isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef))
-        nodes: list[ast.AST] = []
-        stack: list[ast.AST] = list(getattr(owner, "body", ()))
-        while stack:
-            n = stack.pop()
-            if isinstance(n, _SCOPES):
-                if spans_hit(n):
-                    pending.append(n)
-                continue
-            if isinstance(n, ast.Lambda):
-                continue
-            if function:
-                nodes.append(n)
-                stack.extend(ast_children(n))
-            elif isinstance(n, _HOLDERS) and (isinstance(n, ast.match_case) or spans_hit(n)):
-                stack.extend(ast_children(n))
-        if function:
-            yield nodes
 
 
 def _ast_rounded(e: ast.AST) -> tuple[str | None, str] | None:
@@ -457,7 +420,7 @@ def padding_shapes(tree: ast.Module, text: str) -> list[dict[str, Any]]:
     memo: list[dict[str, Any]] | None = getattr(tree, "_shardlint_padding_shapes", None)
     if memo is None:
         hits = lines_with(text, _ALLOC_WORDS)
-        memo = [row for nodes in _function_bodies(tree, hits) for row in _function_shape(nodes)]
+        memo = [row for nodes in function_bodies_at(tree, hits) for row in _function_shape(nodes)]
         tree._shardlint_padding_shapes = memo  # type: ignore[attr-defined]
     return memo
 

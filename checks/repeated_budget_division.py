@@ -12,12 +12,12 @@ from typing import Any
 import libcst as cst
 
 from checks._helpers import (
-    ast_children,
     ast_dotted,
     call_name,
     child_nodes,
     dotted,
     last_name,
+    function_bodies_at,
     lines_with,
     name_matches,
     walk_fast,
@@ -554,44 +554,6 @@ def _ast_division(n: ast.AST) -> tuple[ast.AST, str] | None:
 # ceiling-division call (every name in ``_DIV_CALLS`` holds "div"): a
 # function with neither on its lines holds no finding.
 _DIV_WORDS = ("/", "div")
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-# the nodes that can hold a definition (expressions cannot)
-_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
-
-
-def _function_bodies(
-    tree: ast.Module, hits: Sequence[int]
-) -> Iterator[tuple[ast.AST, list[ast.AST]]]:
-    """Every function of ``tree`` that spans one of the lines ``hits``, with
-    the nodes of its body, nested functions, classes and lambdas left out
-    (each node is visited once). The others are never entered: a definition
-    spans every line of the definitions nested in it."""
-
-    def spans_hit(n: ast.AST) -> bool:
-        i = bisect_left(hits, n.lineno)  # type: ignore[attr-defined]
-        return i < len(hits) and hits[i] <= n.end_lineno  # type: ignore[attr-defined]
-
-    pending: list[ast.AST] = [tree]
-    while pending:
-        owner = pending.pop()
-        function = isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef))
-        nodes: list[ast.AST] = []
-        stack: list[ast.AST] = list(getattr(owner, "body", ()))
-        while stack:
-            n = stack.pop()
-            if isinstance(n, _SCOPES):
-                if spans_hit(n):
-                    pending.append(n)
-                continue
-            if isinstance(n, ast.Lambda):
-                continue
-            if function:
-                nodes.append(n)
-                stack.extend(ast_children(n))
-            elif isinstance(n, _HOLDERS) and (isinstance(n, ast.match_case) or spans_hit(n)):
-                stack.extend(ast_children(n))
-        if function:
-            yield owner, nodes
 
 
 _Summary = tuple[list[tuple[ast.AST, str]], set[str]]
@@ -817,7 +779,7 @@ def budget_shapes(tree: ast.Module, text: str) -> list[dict[str, Any]]:
     if memo is None:
         hits = lines_with(text, _DIV_WORDS)
         memo = [
-            s for _, nodes in _function_bodies(tree, hits) if (s := _function_shape(nodes)) is not None
+            s for nodes in function_bodies_at(tree, hits) if (s := _function_shape(nodes)) is not None
         ]
         tree._shardlint_budget_shapes = memo  # type: ignore[attr-defined]
     return memo

@@ -593,11 +593,13 @@ match mode:
 
 
 def _full_and_pruned(module: object, shape: object, text: str) -> tuple[list, list]:
+    from checks._helpers import function_bodies_at
+
     tree = ast.parse(text)
     every = range(1, text.count("\n") + 2)
-    full = [r for b in module._function_bodies(tree, every) for r in shape(b)]  # type: ignore[attr-defined]
+    full = [r for b in function_bodies_at(tree, every) for r in shape(b)]
     hits = module.lines_with(text, module._ALLOC_WORDS if hasattr(module, "_ALLOC_WORDS") else module._DIV_WORDS)  # type: ignore[attr-defined]
-    pruned = [r for b in module._function_bodies(tree, hits) for r in shape(b)]  # type: ignore[attr-defined]
+    pruned = [r for b in function_bodies_at(tree, hits) for r in shape(b)]
     return full, pruned
 
 
@@ -605,8 +607,8 @@ def test_gates_skip_only_definitions_that_cannot_hold_a_finding() -> None:
     import checks.padded_unpadded_width_mismatch as pad
     import checks.repeated_budget_division as bud
 
-    def budget_rows(body: tuple) -> list:
-        s = bud._function_shape(body[1])
+    def budget_rows(body: list) -> list:
+        s = bud._function_shape(body)
         return [s] if s is not None else []
 
     texts = [_NESTED] + [f.read_text(encoding="utf-8") for d in (BUDGET, PADDING) for f in corpus_files(d)]
