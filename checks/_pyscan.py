@@ -871,9 +871,11 @@ def _attr_value(w: str, rest: int, full_len: int) -> tuple[int, int, int, bool] 
     return vstart, vend, first_end, multi
 
 
-def _imports_map(
+def imports_map(
     scanned: list[tuple[int, str | None, str, str | None]], module: str, pkg: bool
 ) -> dict[str, str]:
+    """Local name → qualified name for scanned ``(level, module, name,
+    asname)`` imports, as ``imports_from_ast`` qualifies them."""
     from checks._imports import resolve_relative
 
     out: dict[str, str] = {}
@@ -894,7 +896,7 @@ def imports_from_text(blanked: str, text: str, module: str, path: str) -> dict[s
     """Local name → qualified name, like ``checks._imports.imports_from_ast``."""
     from checks._imports import is_package_path
 
-    return _imports_map(scan_imports(blanked, text), module, is_package_path(path))
+    return imports_map(scan_imports(blanked, text), module, is_package_path(path))
 
 
 def class_facts_from_text(
@@ -916,7 +918,7 @@ def class_facts_from_text(
         found = scan.classes(heads)
         if not found and not pkg:
             return None  # (imports only matter for classes and re-exports)
-        imports = _imports_map(scan.imports(), module, pkg)
+        imports = imports_map(scan.imports(), module, pkg)
     except _NeedsFullBlank:
         blanked = blank(text)
         imports = imports_from_text(blanked, text, module, path)

@@ -50,8 +50,8 @@ from functools import cmp_to_key
 from typing import Any
 
 from checks._helpers import ast_dotted
-from checks._imports import is_package_path, qualify, resolve_relative
-from checks._pyscan import blank
+from checks._imports import is_package_path, qualify
+from checks._pyscan import blank, imports_map
 from checks._sentinels import (
     INIT_FAMILY,
     Event,
@@ -998,19 +998,7 @@ class _Reader:
                 start = max(ls, self.rends[k]) if k >= 0 else ls
                 if self._token_end(start, p) < 0:
                     raise Fallback
-        pkg = is_package_path(self.path)
-        out: dict[str, str] = {}
-        for level, mod, name, asname in found:
-            if mod is None and level == 0:
-                if asname:
-                    out[asname] = name
-                else:
-                    head = name.split(".")[0]
-                    out[head] = head
-            else:
-                base = resolve_relative(self.module, pkg, level, mod)
-                out[asname or name] = f"{base}.{name}" if base else name
-        return out
+        return imports_map(found, self.module, is_package_path(self.path))
 
     def _prev_stmt(self, pos: int, below: int) -> tuple[int, int, str]:
         """The nearest statement line before ``pos`` indented less than
