@@ -1370,19 +1370,7 @@ class _Reader:
                 if s_off >= 0:
                     t = "\n".join(s_lines) if len(s_lines) > 1 else s_lines[0]
                     if self_name in t and not (excl and any(a <= s_off < b for a, b in excl)):
-                        # ``self.x = value`` read at once, the rest one by one
-                        m = fast.fullmatch(t)
-                        if (
-                            m is not None
-                            and (m.group(3) is None or not _depth(m.group(3)))
-                            and "None" not in m.group(4)
-                            and ";" not in m.group(4)
-                            and not _MINUS_DIGIT.search(m.group(4))
-                        ):
-                            k = len(m.group(1))
-                            out.append((s_line, k, 0, m.group(2), None, [s_line, k, 0, 0]))
-                        else:
-                            self._method_stmt(s_off, s_line, t, self_name, family, out)
+                        self._self_stmt(fast.fullmatch(t), s_off, s_line, t, self_name, family, out)
                     s_off = -1
                 if ln.strip():
                     s_off, s_line, s_lines = off, line, [ln]
@@ -1481,23 +1469,38 @@ class _Reader:
             s_line = line + s_idx
             if not (excl and any(a <= s_off < b for a, b in excl)):
                 m = fast.fullmatch(t) if e_idx != last else None
-                if (
-                    m is not None
-                    and (m.group(3) is None or not _depth(m.group(3)))
-                    and "None" not in m.group(4)
-                    and ";" not in m.group(4)
-                    and not _MINUS_DIGIT.search(m.group(4))
-                ):
-                    k = len(m.group(1))
-                    out.append((s_line, k, 0, m.group(2), None, [s_line, k, 0, 0]))
-                else:
-                    self._method_stmt(s_off, s_line, t, self_name, family, out)
+                self._self_stmt(m, s_off, s_line, t, self_name, family, out)
             if eo >= n:
                 break
             li += bl.count("\n", lpos, eo + 1)
             lpos = eo + 1
             i = bl.find(self_name, lpos)
         return True
+
+    def _self_stmt(
+        self,
+        m: re.Match[str] | None,
+        off: int,
+        line: int,
+        t: str,
+        self_name: str,
+        family: bool,
+        out: list[tuple[int, int, int, str, str | None, list[int]]],
+    ) -> None:
+        """One statement naming ``self``: a plain ``self.x = value`` (``m``,
+        the fast pattern's match) read at once, anything else by
+        :meth:`_method_stmt`."""
+        if (
+            m is not None
+            and (m.group(3) is None or not _depth(m.group(3)))
+            and "None" not in m.group(4)
+            and ";" not in m.group(4)
+            and not _MINUS_DIGIT.search(m.group(4))
+        ):
+            k = len(m.group(1))
+            out.append((line, k, 0, m.group(2), None, [line, k, 0, 0]))
+        else:
+            self._method_stmt(off, line, t, self_name, family, out)
 
     def _method_stmt(
         self,
