@@ -37,6 +37,46 @@ _MAX_DEPTH = 12
 # Always power-of-two calls, whatever the option says (see its doc).
 _BUILTIN_POW2 = ("triton.next_power_of_2", "next_power_of_2", "next_power_of_two")
 
+# Integer folding shared by the rule (libcst) and its ast replay.
+_AST_OPS = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.FloorDiv: "//",
+    ast.LShift: "<<",
+    ast.Pow: "**",
+}
+_CST_OPS = {
+    cst.Add: "+",
+    cst.Subtract: "-",
+    cst.Multiply: "*",
+    cst.FloorDivide: "//",
+    cst.LeftShift: "<<",
+    cst.Power: "**",
+}
+
+
+def _fold(op: str | None, a: int, b: int) -> int | None:
+    """``a op b`` for the operators block-size arithmetic uses, None for any
+    other (or a result too big to be a size)."""
+    try:
+        if op == "+":
+            return a + b
+        if op == "-":
+            return a - b
+        if op == "*":
+            return a * b
+        if op == "//" and b:
+            return a // b
+        if op == "<<" and 0 <= b < 64:
+            return a << b
+        if op == "**" and 0 <= b < 64:
+            return a**b
+    except (ValueError, OverflowError):
+        return None
+    return None
+
+
 
 # -- prefilter ------------------------------------------------------------------
 #
@@ -898,23 +938,7 @@ class _AValues:
             b = self.const(e.right, env, depth + 1)
             if a is None or b is None:
                 return None
-            op = e.op
-            try:
-                if isinstance(op, ast.Add):
-                    return a + b
-                if isinstance(op, ast.Sub):
-                    return a - b
-                if isinstance(op, ast.Mult):
-                    return a * b
-                if isinstance(op, ast.FloorDiv) and b:
-                    return a // b
-                if isinstance(op, ast.LShift) and 0 <= b < 64:
-                    return a << b
-                if isinstance(op, ast.Pow) and 0 <= b < 64:
-                    return a**b
-            except (ValueError, OverflowError):
-                return None
-            return None
+            return _fold(_AST_OPS.get(type(e.op)), a, b)
         if (
             isinstance(e, ast.Call)
             and isinstance(e.func, ast.Name)
@@ -1664,23 +1688,7 @@ class _Values:
             b = self.const(e.right, env, depth + 1)
             if a is None or b is None:
                 return None
-            op = e.operator
-            try:
-                if isinstance(op, cst.Add):
-                    return a + b
-                if isinstance(op, cst.Subtract):
-                    return a - b
-                if isinstance(op, cst.Multiply):
-                    return a * b
-                if isinstance(op, cst.FloorDivide) and b:
-                    return a // b
-                if isinstance(op, cst.LeftShift) and 0 <= b < 64:
-                    return a << b
-                if isinstance(op, cst.Power) and 0 <= b < 64:
-                    return a**b
-            except (ValueError, OverflowError):
-                return None
-            return None
+            return _fold(_CST_OPS.get(type(e.operator)), a, b)
         if isinstance(e, cst.Call) and call_name(e) in ("int", "min", "max") and e.args:
             vals = [self.const(a.value, env, depth + 1) for a in e.args]
             if any(v is None for v in vals) or any(a.keyword or a.star for a in e.args):
