@@ -65,6 +65,25 @@ def ast_children(node: ast.AST) -> list[ast.AST]:
     return out
 
 
+_STMT_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def ast_stmt_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a statement (or ``except``/``case`` clause) type that
+    hold statements or clauses, in ``_fields`` order; ``()`` for any other
+    node type (no expression holds a statement)."""
+    names = _STMT_FIELDS.get(cls)
+    if names is None:
+        names = _STMT_FIELDS[cls] = (
+            tuple(
+                f for f in cls._fields if f in ("body", "orelse", "finalbody", "handlers", "cases")
+            )
+            if issubclass(cls, (ast.stmt, ast.excepthandler, ast.match_case))
+            else ()
+        )
+    return names
+
+
 def ast_walk(node: ast.AST) -> Iterator[ast.AST]:
     """``ast.walk`` (breadth first, ``node`` included) over
     :func:`ast_children`: the same nodes in the same order, less the

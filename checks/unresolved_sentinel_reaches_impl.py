@@ -13,6 +13,7 @@ import libcst as cst
 from checks._helpers import (
     ast_children,
     ast_dotted,
+    ast_stmt_fields,
     call_name,
     dotted,
     memo_on_tree,
@@ -131,6 +132,19 @@ def _nodes_no_nested(stmts: Sequence[ast.stmt]) -> Iterator[ast.AST]:
             stack.extend(ast_children(n))
 
 
+def _stmts_no_nested(stmts: Sequence[ast.stmt]) -> Iterator[ast.AST]:
+    """The statements (and ``except``/``case`` clauses) among
+    :func:`_nodes_no_nested`'s nodes: what a search for assignments needs
+    (no expression holds a statement), without walking every expression."""
+    stack: list[ast.AST] = list(stmts)
+    while stack:
+        n = stack.pop()
+        yield n
+        if not isinstance(n, _AST_NESTED):
+            for f in ast_stmt_fields(type(n)):
+                stack.extend(getattr(n, f))
+
+
 def _own_size_uses(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     """Attributes of ``self`` an init-family method uses in a size position
     (``_size_uses``, any keyword counting)."""
@@ -181,7 +195,7 @@ def sentinel_sites(tree: ast.Module) -> dict[str, Any]:
     def constructions(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         fvars: dict[str, list[str]] = {}
         calls: list[ast.Call] = []
-        for n in _nodes_no_nested(fn.body):
+        for n in _stmts_no_nested(fn.body):
             if isinstance(n, ast.Assign):
                 targets = n.targets
             elif isinstance(n, ast.AnnAssign) and n.value is not None:
