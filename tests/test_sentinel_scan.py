@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 if __name__ == "__main__":  # run as a script from anywhere
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from checks._pyscan import blank as pyscan_blank
 from checks._sentinel_scan import (
     _CMP,
     _FSTRING,
@@ -35,6 +36,7 @@ from checks._sentinel_scan import (
     _has_cmp,
     _Reader,
     _rstrip_cont,
+    blank,
     collect_text,
 )
 from checks._sentinels import SentinelFacts, collect_ast
@@ -837,6 +839,13 @@ def test_literal_led_searches_of_calls_on_snippets(text: str) -> None:
     quotes = sorted(m.start() for rx in _FSTRING_QUOTES for m in rx.finditer(text))
     assert quotes == [m.end() for m in _FSTRING.finditer(text)]
     assert _case_line(text) == bool(re.search(r"(?m)^[ \t]*case\b", text))
+
+
+@settings(max_examples=1000, deadline=None)
+@given(text=st.text(alphabet="ab #'\"\\\n", max_size=40))
+def test_blank_equals_the_pyscan_blank(text: str) -> None:
+    """The reader's own ``blank`` (one call per token) blanks like ``_pyscan``'s."""
+    assert blank(text) == pyscan_blank(text)
 
 
 # pieces of sentinel comparisons and what borders them
