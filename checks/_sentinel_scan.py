@@ -51,7 +51,7 @@ from typing import Any
 
 from checks._helpers import ast_dotted
 from checks._imports import is_package_path, qualify
-from checks._pyscan import blank, imports_map
+from checks._pyscan import imports_map
 from checks._sentinels import (
     INIT_FAMILY,
     Event,
@@ -157,6 +157,31 @@ _ODD_WS = "\t\x0b\x0c\r\x1c\x1d\x1e\\"
 # matches one of them (or names ``getattr``)
 _CONST_OP = r"(?:-[\s\\(]*\d\w*|\bNone\b|\b\d\w*)[\s\\)]*(?:==|>=?|\bis\b)"
 _CMP = re.compile(r"(?:==|<=?|\bis\b)[\s\\(]*(?:-|None\b|\d)|" + _CONST_OP)
+# ``_CMP`` as six searches that each start with a literal (or a digit), the
+# word boundary before ``is``/``None``/a digit checked behind it: ``re`` then
+# jumps between candidates instead of trying both alternatives everywhere
+_CMP_TAIL = r"[\s\\(]*(?:-|None\b|\d)"
+_CMP_HEAD = r"[\s\\)]*(?:==|>=?|\bis\b)"
+_CMP_EQ = re.compile("==" + _CMP_TAIL)
+_CMP_LT = re.compile("<=?" + _CMP_TAIL)
+_CMP_IS = re.compile(r"is(?<!\wis)\b" + _CMP_TAIL)
+_CMP_NEG = re.compile(r"-[\s\\(]*\d\w*" + _CMP_HEAD)
+_CMP_NONE = re.compile(r"None(?<!\wNone)\b" + _CMP_HEAD)
+_CMP_NUM = re.compile(r"\d(?<!\w\d)\w*" + _CMP_HEAD)
+
+
+def _has_cmp(s: str) -> bool:
+    """``_CMP.search(s) is not None``."""
+    return bool(
+        ("==" in s and _CMP_EQ.search(s))
+        or ("<" in s and _CMP_LT.search(s))
+        or ("is" in s and _CMP_IS.search(s))
+        or ("-" in s and _CMP_NEG.search(s))
+        or ("None" in s and _CMP_NONE.search(s))
+        or _CMP_NUM.search(s)
+    )
+
+
 _CHAIN_OPERAND = r"(?<!\w)((?:" + _ID + r"[\s\\()]*\.[\s\\]*)+)(" + _ID + ")"
 _FWD = re.compile(_CHAIN_OPERAND + r"[\s\\)]*(?:==|<=?|\bis\b)[\s\\(]*(?:-|None\b|\d)")
 _REV = re.compile(_CONST_OP + r"[\s\\(]*" + _CHAIN_OPERAND)
@@ -221,6 +246,29 @@ _TOP_ATTR = re.compile(
 )
 _TOP_NAME = re.compile(r" *" + _ID + r"[ \t]*(?::[^=]*)?=(?!=)" + _VALUE, re.DOTALL)
 _FAST_NAME = re.compile(r" *(" + _ID + r")[ \t]*(?::([^=]*))?=(?!=)([^=]*)", re.DOTALL)
+_WS = re.compile(r"\s")
+_IS_NOT = re.compile(r"\bis\s+not\b")
+_ELSE = re.compile(r"(?:elif|else)\b")
+
+
+def _blank_token(m: re.Match[str]) -> str:
+    """``checks._pyscan._blank_str`` of the token, in one call."""
+    s = m.group()
+    if s[0] == "#":
+        return " " * len(s)
+    q = 3 if len(s) >= 6 and s[:3] in ("'''", '"""') else 1
+    inner = s[q:-q]
+    if "\n" not in inner:
+        return s[:q] + " " * len(inner) + s[-q:]
+    return s[:q] + "\n".join([" " * len(line) for line in inner.split("\n")]) + s[-q:]
+
+
+def blank(text: str) -> str:
+    """``checks._pyscan.blank`` (strings' and comments' insides replaced by
+    spaces, every position kept), with one Python call per token, not two."""
+    if "#" not in text and "'" not in text and '"' not in text:
+        return text
+    return _TOKEN.sub(_blank_token, text)
 
 
 def _shallow(indent: int) -> re.Pattern[str]:
@@ -357,8 +405,26 @@ class _Brackets:
         return self.after[i] if i >= 0 else 0
 
 
-def _simple_import(raw: str) -> list[tuple[int, str | None, str, str | None]] | None:
+_Imported = list[tuple[int, str | None, str, str | None]]
+# ``_simple_import`` by line: the same import lines recur from file to file
+# (read-only lists: callers only copy them out)
+_SIMPLE_SEEN: dict[str, _Imported | None] = {}
+
+
+def _simple_import(raw: str) -> _Imported | None:
     """A one-line import without comments or brackets, read directly."""
+    try:
+        return _SIMPLE_SEEN[raw]
+    except KeyError:
+        pass
+    got = _read_simple_import(raw)
+    if len(_SIMPLE_SEEN) >= 1 << 16:
+        _SIMPLE_SEEN.clear()
+    _SIMPLE_SEEN[raw] = got
+    return got
+
+
+def _read_simple_import(raw: str) -> _Imported | None:
     if not raw.isascii():
         return None
     m = _SIMPLE_FROM.fullmatch(raw)
@@ -484,8 +550,7 @@ class _Reader:
         the places that can start or continue them."""
         text = self.text
         pos = [m.start() for m in _TDQ.finditer(text)]
-        if "'''" in text:
-            pos += [m.start() for m in _TSQ.finditer(text)]
+        pos += [m.start() for m in _TSQ.finditer(text)]
         if "\\" in text:  # (most files have no backslash at all)
             pos += [m.start() for m in _BSNL.finditer(text)]
         pos.sort()
@@ -595,7 +660,7 @@ class _Reader:
                     .translate(None, _NOT_BRACKET)
                     .replace(b"\\\n", b"")
                 )
-                while True:
+                while sk:
                     t = _BGROUP.sub(b"", sk)
                     if t == sk:
                         break
@@ -606,13 +671,18 @@ class _Reader:
         parts: list[str] = []
         depth = 0
         a = ls
+        rstarts, rends = self.rstarts, self.rends
         out: tuple[int, str] | None = None
         while True:
             e = text.find("\n", a)
             if e < 0:
                 e = self.n
-            while e < self.n and self.in_region(e + 1):
-                e2 = text.find("\n", e + 1)
+            while e < self.n:
+                # a line that continues a string: on past the string's end
+                k = bisect_left(rstarts, e + 1) - 1  # (a string starting there: no)
+                if k < 0 or e + 1 >= rends[k]:
+                    break
+                e2 = text.find("\n", rends[k])
                 e = self.n if e2 < 0 else e2
             b = blank(text[a:e])
             parts.append(b)
@@ -712,6 +782,10 @@ class _Reader:
                 raise Fallback
             if h.body_indent <= h.indent:
                 raise Fallback
+        if len(self._cp_off) == 1:
+            # the headers' lines are known: ``line`` counts from the nearest one
+            self._cp_off += [h.ls for h in found]
+            self._cp_line += [h.line for h in found]
         # block ends (a class's scan also ends its direct defs), parents,
         # and the headers the ast walk visits
         stack2: list[_Hdr] = []
@@ -747,8 +821,11 @@ class _Reader:
         end = limit
         pending: _Hdr | None = None
         stmts = h.stmts
+        search = rx.search
+        rstarts, rends, cont = self.rstarts, self.rends, self.cont
+        hdr_at = self.hdr_at
         while True:
-            m = rx.search(text, pos, limit)
+            m = search(text, pos, limit)
             if m is None:
                 break
             ls = m.start() + 1
@@ -756,9 +833,12 @@ class _Reader:
             if ls < skip:
                 continue
             c = text[pos]
-            if c == "#" or self.in_region(ls):
+            if c == "#":
                 continue
-            if c in ")]}" or c in _ODD_WS or ls in self.cont:
+            i = bisect_right(rstarts, ls) - 1  # (``in_region``)
+            if i >= 0 and rstarts[i] < ls < rends[i]:
+                continue
+            if c in ")]}" or c in _ODD_WS or ls in cont:
                 raise Fallback  # a continuation line outside any statement we read
             k = pos - ls
             if k <= h.indent:
@@ -771,7 +851,7 @@ class _Reader:
             if pending is not None:
                 pending.end = ls
                 pending = None
-            hh = self.hdr_at.get(ls)
+            hh = hdr_at.get(ls)
             if hh is not None:
                 skip = hh.hdr_end + 1
                 if not hh.oneliner:
@@ -1067,13 +1147,13 @@ class _Reader:
                 a = _ALIAS.fullmatch(part)
                 if a is None:
                     return self._import_ast(ls, e, indent)
-                out.append((0, None, re.sub(r"\s", "", a.group(1)), a.group(2)))
+                out.append((0, None, _WS.sub("", a.group(1)), a.group(2)))
             return out
         m = _FROM_STMT.fullmatch(t)
         if m is None:
             return self._import_ast(ls, e, indent)
         level = len(m.group(1))
-        mod = re.sub(r"\s", "", m.group(2)) if m.group(2) else None
+        mod = _WS.sub("", m.group(2)) if m.group(2) else None
         names = m.group(3)
         if names.startswith("("):
             if not names.endswith(")"):
@@ -1162,28 +1242,47 @@ class _Reader:
             return []
         if hb[i] != "(":
             raise _Slow
-        depth, j = 0, i
-        while j < len(hb):
-            ch = hb[j]
-            if ch in "([{":
-                depth += 1
-            elif ch in ")]}":
-                depth -= 1
-                if depth == 0:
-                    break
-            j += 1
-        inner = hb[i + 1 : j]
-        raw = self.text[h.ls + i + 1 : h.ls + j]
         parts: list[tuple[str, str]] = []
-        depth, start = 0, 0
-        for k, ch in enumerate(inner):
-            if ch in "([{":
-                depth += 1
-            elif ch in ")]}":
-                depth -= 1
-            elif ch == "," and depth == 0:
+        j = hb.find(")", i + 1)
+        inner = hb[i + 1 : j]
+        if (
+            j > 0
+            and "(" not in inner
+            and "[" not in inner
+            and "{" not in inner
+            and "]" not in inner
+            and "}" not in inner
+        ):
+            # no bracket inside (the common case): the loops below, at once
+            raw = self.text[h.ls + i + 1 : h.ls + j]
+            start = 0
+            k = inner.find(",")
+            while k >= 0:
                 parts.append((inner[start:k], raw[start:k]))
                 start = k + 1
+                k = inner.find(",", start)
+        else:
+            depth, j = 0, i
+            while j < len(hb):
+                ch = hb[j]
+                if ch in "([{":
+                    depth += 1
+                elif ch in ")]}":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                j += 1
+            inner = hb[i + 1 : j]
+            raw = self.text[h.ls + i + 1 : h.ls + j]
+            depth, start = 0, 0
+            for k, ch in enumerate(inner):
+                if ch in "([{":
+                    depth += 1
+                elif ch in ")]}":
+                    depth -= 1
+                elif ch == "," and depth == 0:
+                    parts.append((inner[start:k], raw[start:k]))
+                    start = k + 1
         parts.append((inner[start:], raw[start:]))
         out: list[str] = []
         for part, rawpart in parts:
@@ -1195,7 +1294,7 @@ class _Reader:
                 continue  # metaclass=..., a keyword
             name: str | None
             if _DOTTED.fullmatch(p) and p.isascii():
-                name = re.sub(r"\s", "", p)
+                name = _WS.sub("", p)
             elif (
                 p.isascii()
                 and top.endswith("\x00")
@@ -1203,7 +1302,7 @@ class _Reader:
                 and _DOTTED.fullmatch(top[:-1].strip())
                 and p.rstrip().endswith("]")
             ):
-                name = re.sub(r"\s", "", top[:-1])
+                name = _WS.sub("", top[:-1])
             else:
                 try:
                     b = ast.parse("(" + rawpart.strip() + "\n)", mode="eval").body
@@ -1520,7 +1619,7 @@ class _Reader:
         word = w.group(1) if w else ""
         try:
             if word == "assert" and ";" not in t:
-                if family and (">" in t or "!=" in t or re.search(r"\bis\s+not\b", t)):
+                if family and (">" in t or "!=" in t or _IS_NOT.search(t)):
                     raise _Stmt
                 return
             if word in _COMPOUND:
@@ -1651,7 +1750,7 @@ class _Reader:
             if not (
                 ("." in raw or "getattr" in raw)
                 and ("==" in raw or "is" in raw or "<" in raw or ">" in raw)
-                and _CMP.search(raw)
+                and _has_cmp(raw)
             ) and not (raw[-1:] in ("\\", "(", "[", "{", ",") or _depth(raw)):
                 continue  # no attribute compared, and the header ends on this line
             while hi < nh and hdrs[hi].ls < ls:
@@ -1691,7 +1790,7 @@ class _Reader:
                 if r is None:
                     continue
                 hend, t = r
-                if not _CMP.search(t):
+                if not _has_cmp(t):
                     continue
             try:
                 if ":" not in _toplevel(t):
@@ -1792,7 +1891,7 @@ class _Reader:
             c = text[pos]
             if self.skippable(ls, c):
                 continue
-            if pos - ls == j and re.match(r"(?:elif|else)\b", text[pos : pos + 5]):
+            if pos - ls == j and _ELSE.match(text[pos : pos + 5]):
                 continue
             return ls
 

@@ -25,14 +25,18 @@ from hypothesis import strategies as st
 if __name__ == "__main__":  # run as a script from anywhere
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from checks._pyscan import blank as pyscan_blank
 from checks._sentinel_scan import (
+    _CMP,
     _FSTRING,
     _FSTRING_QUOTES,
     _TRAILING,
     Fallback,
     _case_line,
+    _has_cmp,
     _Reader,
     _rstrip_cont,
+    blank,
     collect_text,
 )
 from checks._sentinels import SentinelFacts, collect_ast
@@ -835,6 +839,78 @@ def test_literal_led_searches_of_calls_on_snippets(text: str) -> None:
     quotes = sorted(m.start() for rx in _FSTRING_QUOTES for m in rx.finditer(text))
     assert quotes == [m.end() for m in _FSTRING.finditer(text)]
     assert _case_line(text) == bool(re.search(r"(?m)^[ \t]*case\b", text))
+
+
+@settings(max_examples=1000, deadline=None)
+@given(text=st.text(alphabet="ab #'\"\\\n", max_size=40))
+def test_blank_equals_the_pyscan_blank(text: str) -> None:
+    """The reader's own ``blank`` (one call per token) blanks like ``_pyscan``'s."""
+    assert blank(text) == pyscan_blank(text)
+
+
+# pieces of sentinel comparisons and what borders them
+_CMP_TEXT = st.lists(
+    st.sampled_from(
+        [
+            "==",
+            "<",
+            "<=",
+            ">",
+            ">=",
+            "is",
+            "not",
+            "None",
+            "-",
+            "0",
+            "1",
+            "7",
+            "x",
+            "_",
+            "\u0663",
+            "\u00e9",
+            " ",
+            "\n",
+            "\\",
+            "(",
+            ")",
+            ".",
+            "a.b",
+        ]
+    ),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(text=_CMP_TEXT)
+def test_literal_led_searches_of_comparisons_equal_their_pattern(text: str) -> None:
+    """The ``if`` headers' cheap test searches ``_CMP`` in six literal-led parts."""
+    assert _has_cmp(text) == bool(_CMP.search(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x.y is None",
+        "x.y is-1",
+        "this None",
+        "aNone == 1",
+        "None==",
+        "x1 == y",
+        "1x>=",
+        "(-1) == a.b",
+        "- \\\n 2 is",
+        "a.b <= 0",
+        "a.b<x",
+        "\u06631 == 2",
+        "is(1",
+        "xis 1",
+        "b'' is None",
+        "",
+    ],
+)
+def test_literal_led_searches_of_comparisons_on_snippets(text: str) -> None:
+    assert _has_cmp(text) == bool(_CMP.search(text))
 
 
 @settings(max_examples=500, deadline=None)
