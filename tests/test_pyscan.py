@@ -510,6 +510,94 @@ def test_lookalikes_of_imports_and_class_bodies() -> None:
     )
 
 
+# class-level statements of every shape the body scan tells apart: methods
+# (``def`` read with the line, ``async def`` and look-alikes with the statement
+# pattern), assignments read from their line alone (``=`` at bracket depth 0,
+# brackets on the line) and those that need the window (strings, comments,
+# brackets left open)
+STATEMENT_SHAPES = '''
+class Shapes(Base):
+    a = 1
+    b: int = 2
+    c: dict[str, int] = {}
+    d: Annotated[int, Meta(k=1)] = 3
+    e: list[int]
+    f: Callable[
+        [int], int
+    ] = g
+    h = (1 +
+         2)
+    i = [x for x in range(3)]
+    j = m == n
+    j2 == 3
+    j3 != 4
+    k: Tuple[int, int] = (1,
+                          2)
+    p = call(a)(b)
+    q: x[1] = y[2]
+    def method(self): ...
+    def  spaced (self): ...
+    async def run(self): ...
+    async  def  run2(self): ...
+    define = 5
+    def_ = 6
+    t = """doc
+    more"""
+    u = 'x' # c
+    v = -1  # ( [
+    w=3
+    z :int=7
+    y: int = f(a=1)  # b = 2
+    x2: "Fwd" = None
+    x5: int = 1 if a else 2
+    if flag:
+        hidden = 1
+    class Inner:
+        deep = 2
+    tail = "end"
+'''
+# lines CPython would not take, or reads otherwise (the text readings skip
+# what follows a ``;`` and the later targets of a chained assignment): read
+# alike by the fast and the plain readings
+BROKEN_STATEMENTS = """
+class Broken(Base):
+    r = 1; s = 2
+    x3 = x4 = 8
+    j: int == 3
+    k: a != b
+    l: a <= b
+    l2: a >= b
+    m: int ) = 4
+    n: int ] = [
+    o =
+    p: int =
+    q: (int = 3
+    r = (1, 2
+    def 1x(self): ...
+    def
+    s: int = 5
+"""
+
+
+def test_class_statement_shapes() -> None:
+    text = textwrap.dedent(STATEMENT_SHAPES)
+    by_ast, by_text = _both(text)
+    assert by_text == by_ast
+    fast = class_facts_from_text(text, "pkg.m", "pkg/m.py")
+    assert fast == class_facts_from_text(text, "pkg.m", "pkg/m.py", fast=False)
+    attrs = fast["classes"]["Shapes"]["attrs"]
+    assert attrs["d"]["value"] == 3 and attrs["y"]["value"] == "f(a=1)"
+    assert attrs["k"]["value"] == "(1, ..." and "e" not in attrs
+    assert set(fast["classes"]["Shapes"]["methods"]) == {"method", "spaced", "run", "run2"}
+    broken = textwrap.dedent(BROKEN_STATEMENTS)
+    for cut in range(len(broken.splitlines()) + 1):
+        # every prefix too: a statement at the end of the text, without its newline
+        part = "\n".join(broken.splitlines()[:cut]) if cut else broken
+        assert class_facts_from_text(part, "pkg.m", "pkg/m.py") == class_facts_from_text(
+            part, "pkg.m", "pkg/m.py", fast=False
+        ), cut
+
+
 # -- whole trees (script) -------------------------------------------------------
 
 
