@@ -139,7 +139,23 @@ def _split_top(s: str) -> Iterator[str]:
     yield s[start:]
 
 
+_BASES: dict[str, str | None] = {}
+
+
 def _base(expr: str) -> str | None:
+    """A base as written (``Generic[T]`` -> ``Generic``), None when not a
+    dotted name (memoized: a project's bases are mostly a few names)."""
+    try:
+        return _BASES[expr]
+    except KeyError:
+        pass
+    if len(_BASES) >= 4096:
+        _BASES.clear()
+    b = _BASES[expr] = _read_base(expr)
+    return b
+
+
+def _read_base(expr: str) -> str | None:
     e = " ".join(expr.split())
     if not e or "=" in e.split("[")[0]:
         return None  # metaclass=..., keyword arguments
@@ -444,6 +460,7 @@ _NOT_TARGETS = frozenset(
 # what a class-level statement's line must not hold for the short reading
 # in ``_FastScan._class``
 _NOT_PLAIN = re.compile(r"[#'\"]")
+_NOT_PLAIN_BASES = re.compile(r"[#'\"(\[\]{}]")
 
 
 def _depth(s: str) -> int:
@@ -741,20 +758,33 @@ class _FastScan:
         if not heads:
             return []
         deepest = max(ind for _, ind in heads)
-        events: list[tuple[int, int, str]]
         if deepest == 0:
-            # every class at the top: no enclosing block to look for
-            events = [(ls, 0, "class") for ls, _ in heads]
-        else:
-            # a class's enclosing blocks are the headers before it indented less,
-            # so only headers indented less than the deepest class matter
-            events = [(ls, ind, "class") for ls, ind in heads if ind == deepest]
-            m0 = _HEADER.match(semi, 0)
-            if m0 is not None and len(m0.group(1)) < deepest:
-                events.append((0, len(m0.group(1)), m0.group(2)))
-            for m in _semi_re("head", deepest).finditer(semi):
-                events.append((m.start() + 1, len(m.group(1)), m.group(2)))
-            events.sort()
+            # every class at the top: no enclosing block to look for, each is
+            # visible and named as written
+            match, one = _CLASS.match, self._class
+            return [one(ls, 0, cm, cm.group(2)) for ls, _ in heads if (cm := match(semi, ls))]
+        # a class's enclosing blocks are the headers before it indented less:
+        # the headers between two classes that matter are those indented less
+        # than the deepest class from there on (one indented as much or more
+        # is left, and what it left too, before any of those classes is read)
+        events: list[tuple[int, int, str]] = []
+        below = [0] * len(heads)  # the deepest indent of heads[k:]
+        deep = 0
+        for k in range(len(heads) - 1, -1, -1):
+            deep = max(deep, heads[k][1])
+            below[k] = deep
+        prev = 0
+        for k, (ls, ind) in enumerate(heads):
+            limit = below[k]
+            if limit and prev < ls:
+                if prev == 0:
+                    m0 = _HEADER.match(semi, 0)
+                    if m0 is not None and len(m0.group(1)) < limit:
+                        events.append((0, len(m0.group(1)), m0.group(2)))
+                for m in _semi_re("head", limit).finditer(semi, prev, ls - 1):
+                    events.append((m.start() + 1, len(m.group(1)), m.group(2)))
+            events.append((ls, ind, "class"))
+            prev = ls
         out: list[ScannedClass] = []
         stack: list[tuple[int, str, str]] = []  # (indent, keyword, class qualname)
         for ls, indent, kw in events:
@@ -786,20 +816,23 @@ class _FastScan:
         col = text[ls:le].find(cm.group(2), len(cm.group(1)) + 5)
         sc = ScannedClass(qual, self.lineno(ls), max(col, 0))
         if cm.group(3) == "(":
-            open_at = cm.end(3) - 1 - ls
-            end = le
-            while True:
-                w = self.window(ls, end)
-                close = _balanced(w, open_at)
-                colon = w.find(":", close)
-                if end >= n or (close < len(w) and colon >= 0):
-                    break
-                end = self.grow(ls, end)
-            for part in _split_top(w[open_at + 1 : close - 1]):
-                b = _base(part)
-                if b:
-                    sc.bases.append(b)
-            colon = ls + colon if colon >= 0 else -1
+            a = cm.end(3)
+            c = semi.find(")", a, le)
+            colon = semi.find(":", c + 1, le) if c >= 0 else -1
+            if (
+                colon >= 0
+                and _NOT_PLAIN_BASES.search(semi, a, c) is None
+                and _NOT_PLAIN.search(semi, c, colon) is None
+            ):
+                # ``class C(A, b.B):`` with no string, comment or other
+                # bracket up to the colon: what the window below reads
+                bases = sc.bases
+                for part in semi[a:c].split(","):
+                    b = _base(part)
+                    if b:
+                        bases.append(b)
+            else:
+                colon = self._bases(sc, ls, le, cm)
         else:
             colon = cm.end(3) - 1
         body_start = semi.find("\n", colon)
@@ -895,6 +928,26 @@ class _FastScan:
         return sc
 
 
+    def _bases(self, sc: ScannedClass, ls: int, le: int, cm: re.Match[str]) -> int:
+        """The bases of a class header ``cm`` (at line ``ls``, ending ``le``)
+        into ``sc``; the offset of the colon ending the header (-1: none)."""
+        n = self.n
+        open_at = cm.end(3) - 1 - ls
+        end = le
+        while True:
+            w = self.window(ls, end)
+            close = _balanced(w, open_at)
+            colon = w.find(":", close)
+            if end >= n or (close < len(w) and colon >= 0):
+                break
+            end = self.grow(ls, end)
+        for part in _split_top(w[open_at + 1 : close - 1]):
+            b = _base(part)
+            if b:
+                sc.bases.append(b)
+        return ls + colon if colon >= 0 else -1
+
+
 def _attr_value(w: str, rest: int, full_len: int) -> tuple[int, int, int, bool] | None:
     """For a class-level statement ``name: ... = value`` whose blanked text
     (a window of a text ``full_len`` long) starts ``w``, the value's
@@ -936,16 +989,24 @@ def imports_map(
     from checks._imports import resolve_relative
 
     out: dict[str, str] = {}
+    relative: dict[tuple[int, str | None], str] = {}
     for level, mod, name, asname in scanned:
-        if mod is None and level == 0:
-            if asname:
-                out[asname] = name
-            else:
-                head = name.split(".")[0]
-                out[head] = head
+        if level == 0:
+            if mod is None:
+                if asname:
+                    out[asname] = name
+                else:
+                    head = name.split(".")[0]
+                    out[head] = head
+                continue
+            base = mod  # what ``resolve_relative`` gives at level 0
         else:
-            base = resolve_relative(module, pkg, level, mod)
-            out[asname or name] = f"{base}.{name}" if base else name
+            key = (level, mod)
+            known = relative.get(key)
+            if known is None:
+                known = relative[key] = resolve_relative(module, pkg, level, mod)
+            base = known
+        out[asname or name] = f"{base}.{name}" if base else name
     return out
 
 

@@ -598,6 +598,59 @@ def test_class_statement_shapes() -> None:
         ), cut
 
 
+# class headers whose bases or colon the header line alone does not give
+# (the colon read through the window: a comment's or a string's is not it)
+HEADER_SHAPES = [
+    "class R(B)  # note: y\n    x: int = 1\n    def f(self):\n        pass\n",
+    "class R(B)  # c: d\n    :\n    x = 1\n",
+    "class R(B) 'a' :\n    x = 1\n",
+    "class R(mix(B), C):\n    x = 1\n",
+    'class R(B, "x)", C):\n    x = 1\n',
+    "class R(B, (C\n    )):\n    x = 1\n",
+]
+
+
+def test_class_header_shapes() -> None:
+    for text in HEADER_SHAPES:
+        fast = class_facts_from_text(text, "pkg.m", "pkg/m.py")
+        assert fast == class_facts_from_text(text, "pkg.m", "pkg/m.py", fast=False), text
+    assert fast["classes"]["R"]["bases"] == ["pkg.m.B"]
+
+
+# lines for random programs: block headers of every kind, classes with and
+# without bases (read from the header line, or through the window: strings,
+# comments, brackets), class-level statements and look-alikes
+_LINES = [
+    "class A{i}(B):", "class C{i}:", "class D{i}(m.B, Generic[T]):", "class E{i}(B, C):  # (x)",
+    "class F{i}(B, 'C') :", "class H{i}(mix(B), C):",
+    'class Q{i}(B, "x)", C):', "def f{i}(self):", "async def g{i}(self):",
+    "if x:", "else:", "elif y:", "try:", "except E:", "finally:", "with m:", "for i in r:",
+    "while t:", "match v:", "case 1:", "x{i} = {i}", "y{i}: int = 1", "z{i}: list[int] = [1]",
+    "pass", "# class Z:", '"""doc\nclass W:"""', "class(", "classy = 1",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, len(_LINES) - 1)), max_size=40))
+def test_random_nesting_reads_alike(lines: list[tuple[int, int]]) -> None:
+    # which classes are visible, and their dotted names, come from the block
+    # headers read before them (only those that can still enclose a later
+    # class are looked for): programs indented as blocks are (each header
+    # followed by a deeper line) read as the plain reading of the whole
+    # blanked text does
+    out: list[str] = []
+    depth, opens = 0, False
+    for i, (want, k) in enumerate(lines):
+        depth = depth + 1 if opens else min(want, depth)
+        line = _LINES[k].format(i=i)
+        out.append(" " * (4 * depth) + line + "\n")
+        opens = line.split("#")[0].rstrip().endswith(":")
+    if opens:
+        out.append(" " * (4 * depth + 4) + "pass\n")
+    text = "".join(out)
+    fast = class_facts_from_text(text, "pkg.m", "pkg/m.py")
+    assert fast == class_facts_from_text(text, "pkg.m", "pkg/m.py", fast=False)
+
 # -- whole trees (script) -------------------------------------------------------
 
 
