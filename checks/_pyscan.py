@@ -45,6 +45,7 @@ _TOKEN = re.compile(
 )
 _NOT_NL = re.compile(r"[^\n]")
 _NL = re.compile("\n")
+_BLANK_BYTES = bytes(10 if i == 10 else 32 for i in range(256))  # every byte but b"\n" to b" "
 
 
 def _blank_str(s: str) -> str:
@@ -55,8 +56,11 @@ def _blank_str(s: str) -> str:
     inner = s[q:-q]
     if "\n" not in inner:
         body = " " * len(inner)
+    elif inner.isascii():
+        # what ``_NOT_NL.sub(" ", inner)`` gives, byte by byte through a table
+        body = inner.encode("ascii").translate(_BLANK_BYTES).decode("ascii")
     else:
-        # what ``_NOT_NL.sub(" ", inner)`` gives, a few times faster
+        # the same, a few times faster than the regex
         body = "\n".join([" " * len(line) for line in inner.split("\n")])
     return s[:q] + body + s[-q:]
 
@@ -453,6 +457,9 @@ _IMPORT_HEAD = re.compile(r"[ \t]*(import|from)[ \t]")
 _SIMPLE_FROM = re.compile(
     r"[ \t]*from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]+([^\n#'\"(\\]*)(?![^\n])"
 )
+# ``_FROM`` when its parenthesized branch matches, with no string or comment
+# up to the closing parenthesis (blanking leaves it as it is)
+_PAREN_FROM = re.compile(r"[ \t]*from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]+(\([^)#'\"]*\))")
 _WIDTH_SEMI = re.compile(r"\n([ ]+)[^\s#]")
 _NOT_TARGETS = frozenset(
     ("class", "def", "async", "if", "for", "while", "with", "return", "else", "try")
@@ -695,15 +702,24 @@ class _FastScan:
                 le = n
             sm = simple_from(semi, ls)
             if sm is not None:
-                # what the ``from`` branch below reads, in one match
-                if ls >= from_end:
-                    from_end = sm.end()
-                    level, mod = len(sm.group(1)), sm.group(2) or None
-                    out.extend([
-                        (level, mod, bits[0], bits[2] if len(bits) >= 3 and bits[1] == "as" else None)
-                        for bits in map(str.split, sm.group(3).split(","))
-                        if bits and bits[0] != "*"
-                    ])
+                # what the ``from`` branch below reads, in one match; and so
+                # for the lines after it that are such imports too (the next
+                # ``import`` is on the next line: no need to look for it)
+                while True:
+                    if ls >= from_end:
+                        from_end = le = sm.end()
+                        level, mod = len(sm.group(1)), sm.group(2) or None
+                        out.extend([
+                            (level, mod, bits[0], bits[2] if len(bits) >= 3 and bits[1] == "as" else None)
+                            for bits in map(str.split, sm.group(3).split(","))
+                            if bits and bits[0] != "*"
+                        ])
+                    else:
+                        le = sm.end()
+                    ls = le + 1
+                    sm = simple_from(semi, ls) if le < n else None
+                    if sm is None:
+                        break
                 p = find("import", le)
                 continue
             hm = head(semi, ls)
@@ -713,6 +729,12 @@ class _FastScan:
                 m = _IMPORT.match(self.window(ls, le))
                 if m is not None:
                     out.extend([(0, None, name, asn) for name, asn in _import_names(m.group(1))])
+            elif ls >= from_end and (pm := _PAREN_FROM.match(semi, ls)) is not None:
+                # ``from m import (...)``, no string or comment up to the
+                # first ``)``: what the windows below read
+                from_end = pm.end()
+                level, mod = len(pm.group(1)), pm.group(2) or None
+                out.extend([(level, mod, name, asn) for name, asn in _from_names(pm.group(3))])
             elif ls >= from_end:
                 w = self.window(ls, le)
                 fm = _FROM.match(w)

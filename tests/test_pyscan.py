@@ -598,6 +598,49 @@ def test_class_statement_shapes() -> None:
         ), cut
 
 
+# imports: runs of one-line ``from`` imports (read line after line), the
+# parenthesized ones read in one match unless a string or comment comes
+# before their ``)``, and the lines a multi-line import spans (not imports)
+IMPORT_SHAPES = """\
+from a import b
+from .c import d as e, f
+from importlib import g
+import h.i as j, k
+from l import (m,
+    n as o)
+from p import q
+from r import (s,  # t)
+    u)
+from v import (w, "x)",
+    y)
+from z import (aa, # (
+from bb import cc
+from b2 import c2
+    )
+from dd import (ee)  # ff
+from .. import (gg,
+    hh,
+)
+from ii import jj  # kk
+from ll import mm
+class Uses(b, d, e, g, j, k, o, q, u, y, ee, gg, jj, mm):
+    pass
+"""
+
+
+def test_import_shapes() -> None:
+    fast = class_facts_from_text(IMPORT_SHAPES, "pkg.sub.m", "pkg/sub/m.py")
+    assert fast == class_facts_from_text(IMPORT_SHAPES, "pkg.sub.m", "pkg/sub/m.py", fast=False)
+    imports = fast["imports"]
+    assert imports["o"] == "l.n" and imports["u"] == "r.u" and imports["gg"] == "pkg.gg"
+    assert "cc" not in imports and "c2" not in imports and imports["mm"] == "ll.mm"
+    for cut in range(1, IMPORT_SHAPES.count("\n")):
+        part = "".join(IMPORT_SHAPES.splitlines(keepends=True)[:cut]) + "class C(b): pass\n"
+        assert class_facts_from_text(part, "pkg.m", "pkg/m.py") == class_facts_from_text(
+            part, "pkg.m", "pkg/m.py", fast=False
+        ), cut
+
+
 # class headers whose bases or colon the header line alone does not give
 # (the colon read through the window: a comment's or a string's is not it)
 HEADER_SHAPES = [
