@@ -559,23 +559,22 @@ def _multiline_strings(text: str) -> list[tuple[int, int]]:
     find = text.find
     dq = _TRIPLE_DQ.search  # faster than ``str.find`` on this needle
     m = dq(text)
-    nxt = [m.start() if m else -1, _find_single_triple(text, 0), _find_continuation(text, 0)]
+    # the next ``"""``, ``'''`` and backslash-newline (-1: none left)
+    x0, x1, x2 = m.start() if m else -1, _find_single_triple(text, 0), _find_continuation(text, 0)
     pos = 0  # outside any token; everything before is tokenized
     while True:
-        c = -1
-        for k in (0, 1, 2):
-            x = nxt[k]
-            if 0 <= x < pos:
-                if k == 0:
-                    m = dq(text, pos)
-                    x = m.start() if m else -1
-                elif k == 1:
-                    x = _find_single_triple(text, pos)
-                else:
-                    x = _find_continuation(text, pos)
-                nxt[k] = x
-            if x >= 0 and (c < 0 or x < c):
-                c = x
+        if 0 <= x0 < pos:
+            m = dq(text, pos)
+            x0 = m.start() if m else -1
+        if 0 <= x1 < pos:
+            x1 = _find_single_triple(text, pos)
+        if 0 <= x2 < pos:
+            x2 = _find_continuation(text, pos)
+        c = x0
+        if x1 >= 0 and (c < 0 or x1 < c):
+            c = x1
+        if x2 >= 0 and (c < 0 or x2 < c):
+            c = x2
         if c < 0:
             return out
         p = max(pos, text.rfind("\n", 0, c) + 1)
@@ -585,11 +584,17 @@ def _multiline_strings(text: str) -> list[tuple[int, int]]:
                 pos = c + 1
                 break
             a = sm.start()
-            t = _TOKEN.match(text, a)
-            if t is None:  # a stray quote: ``blank`` moves on too
-                p = a + 1
-                continue
-            e = t.end()
+            e = find('"""', a + 3) if text.startswith('"""', a) else -1
+            if e >= 0 and find("\\", a + 3, e) < 0:
+                # with no backslash in it, a ``"""`` string ends at the next
+                # ``"""`` (where ``_TOKEN`` ends it, without a regex over it)
+                e += 3
+            else:
+                t = _TOKEN.match(text, a)
+                if t is None:  # a stray quote: ``blank`` moves on too
+                    p = a + 1
+                    continue
+                e = t.end()
             if find("\n", a, e) >= 0:
                 out.append((a, e))
             if e > c:

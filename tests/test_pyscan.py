@@ -457,6 +457,19 @@ def test_quote_and_continuation_finds_agree_with_str_find(text: str, pos: int) -
     assert P._find_continuation(text, pos) == text.find("\\\n", pos)
 
 
+_QUOTISH = st.lists(
+    st.sampled_from(['"""', "'''", '"', "'", "\\", "\n", " ", "a", "#"]), max_size=24
+).map("".join)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.one_of(_QUOTISH, st.text(alphabet="\"'\\\n a#", max_size=50)))
+def test_multiline_strings_are_the_blanked_tokens_with_a_newline(text: str) -> None:
+    # a ``"""`` string with no backslash is ended by a find, not by ``_TOKEN``
+    spans = [m.span() for m in _TOKEN.finditer(text) if "\n" in m.group()]
+    assert _multiline_strings(text) == spans
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet="ab\n\r\té ", max_size=30), st.sampled_from(['"""', "'''", "'", '"']))
 def test_blank_str_blanks_every_character_but_newlines(inner: str, q: str) -> None:
