@@ -899,36 +899,57 @@ class _FastScan:
             r = st.end() - 1  # the ``:`` or ``=`` after the name
             le = find("\n", r)
             eq = -1
-            if 0 <= le < r + 4000 and plain(semi, r, le) is None:
-                # no string or comment on the statement's line (so the window
-                # ``_attr_value`` reads is the line as it is): the ``=`` is
-                # the first at bracket depth 0 on it; none there is no
-                # assignment, unless a bracket stays open
-                if semi[r] == "=":
-                    if semi[r + 1] == "=":
-                        continue
-                    eq = r
+            if 0 <= le < r + 4000:
+                # the statement's line, blanked (as it is when it holds no
+                # string or comment): the window ``_attr_value`` reads first,
+                # which gives its value when it ends on the line. Its ``=``
+                # is the first at bracket depth 0 on the line; none there is
+                # no assignment, unless a bracket stays open
+                if plain(semi, r, le) is None:
+                    w, o = semi, 0
                 else:
-                    eq = find("=", r + 1, le)
-                    while eq >= 0 and _depth(semi[r + 1 : eq]):
-                        eq = find("=", eq + 1, le)
+                    w, o = self.window(start, le + 1), start
+                wr, wle = r - o, le - o
+                if w[wr] == "=":
+                    if w[wr + 1] == "=":
+                        continue
+                    eq = wr
+                else:
+                    eq = w.find("=", wr + 1, wle)
+                    while eq >= 0 and _depth(w[wr + 1 : eq]):
+                        eq = w.find("=", eq + 1, wle)
                     if eq < 0:
-                        if _depth(semi[r + 1 : le]) <= 0:
+                        if _depth(w[wr + 1 : wle]) <= 0:
                             continue
-                    elif semi[eq + 1] == "=" or semi[eq - 1] in "=!<>":
+                    elif w[eq + 1] == "=" or w[eq - 1] in "=!<>":
                         continue
             if eq >= 0:
                 vstart = eq + 1
-                while semi[vstart] in " \t":
+                while w[vstart] in " \t":
                     vstart += 1
-                vend = start + len(semi[start:le].rstrip())
-            if eq >= 0 and not _depth(semi[vstart:vend]):
+                vend = start - o + len(w[start - o : wle].rstrip())
+            if (
+                eq >= 0
+                and w[vstart : vstart + 4].lstrip("rRbBuUfF")[:3] not in ('"""', "'''")
+                and not _depth(w[vstart:vend])
+            ):
                 # the value ends on the line (as ``_attr_value`` reads it)
+                vstart, vend = vstart + o, vend + o
                 first_end, multi = vend, False
             else:
                 rest = r - start
                 # the line with its newline: ``name: T`` alone ends there
-                end = min(n, self.line_end(start) + 1)
+                end = min(n, le + 1) if le >= 0 else n
+                if eq >= 0 and end < n:
+                    # a value that goes on past the line: the window starts
+                    # as far as its brackets seem to close in the half-blanked
+                    # text (any window long enough reads the same; a short
+                    # one grows below)
+                    try:
+                        close = _expr_end(semi, vstart + o)
+                    except _Short:
+                        close = n
+                    end = min(n, max(end, close + 1))
                 while True:
                     try:
                         value = _attr_value(self.window(start, end), rest, n - start)

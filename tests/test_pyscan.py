@@ -567,6 +567,13 @@ class Shapes(Base):
         hidden = 1
     class Inner:
         deep = 2
+    s1 = call(")",
+              2)
+    s2 = call("(", x)[
+        0]
+    s3: dict[str, str] = {"a": "(", "b": ")"}  # ) ]
+    s4: str = f"{x} = y"
+    s5 = x if "a == b" else y
     tail = "end"
 '''
 # lines CPython would not take, or reads otherwise (the text readings skip
@@ -601,6 +608,8 @@ def test_class_statement_shapes() -> None:
     attrs = fast["classes"]["Shapes"]["attrs"]
     assert attrs["d"]["value"] == 3 and attrs["y"]["value"] == "f(a=1)"
     assert attrs["k"]["value"] == "(1, ..." and "e" not in attrs
+    assert attrs["s1"]["value"] == 'call(")", ...' and attrs["s2"]["value"] == 'call("(", x)[ ...'
+    assert attrs["s3"]["literal"] is False and attrs["s4"]["value"] == 'f"{x} = y"'
     assert set(fast["classes"]["Shapes"]["methods"]) == {"method", "spaced", "run", "run2"}
     broken = textwrap.dedent(BROKEN_STATEMENTS)
     for cut in range(len(broken.splitlines()) + 1):
