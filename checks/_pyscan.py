@@ -839,9 +839,11 @@ class _FastScan:
 
     def _class(self, ls: int, indent: int, cm: re.Match[str], qual: str) -> ScannedClass:
         semi, text, n = self.semi, self.text, self.n
-        le = self.line_end(ls)
-        col = text[ls:le].find(cm.group(2), len(cm.group(1)) + 5)
-        sc = ScannedClass(qual, self.lineno(ls), max(col, 0))
+        le = semi.find("\n", ls)
+        if le < 0:
+            le = n
+        col = text.find(cm.group(2), ls + len(cm.group(1)) + 5, le)
+        sc = ScannedClass(qual, self.lineno(ls), col - ls if col >= 0 else 0)
         if cm.group(3) == "(":
             a = cm.end(3)
             c = semi.find(")", a, le)
@@ -974,7 +976,6 @@ class _FastScan:
                 "end_col": width + len(target),
             }
         return sc
-
 
     def _bases(self, sc: ScannedClass, ls: int, le: int, cm: re.Match[str]) -> int:
         """The bases of a class header ``cm`` (at line ``ls``, ending ``le``)
