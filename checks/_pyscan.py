@@ -460,6 +460,52 @@ _SIMPLE_FROM = re.compile(
 # ``_FROM`` when its parenthesized branch matches, with no string or comment
 # up to the closing parenthesis (blanking leaves it as it is)
 _PAREN_FROM = re.compile(r"[ \t]*from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]+(\([^)#'\"]*\))")
+_Imported = list[tuple[int, str | None, str, str | None]]
+# what an import line reads, by the line's text (a project repeats most of its
+# import lines): one-line ``from`` imports (None: not one), plain ``import``
+_FROM_LINES: dict[str, _Imported | None] = {}
+_IMPORT_LINES: dict[str, _Imported] = {}
+_LINES_KEPT = 16384  # lines of each kind (of up to 200 characters) kept
+
+
+def _simple_from(line: str) -> _Imported | None:
+    """The imports of a line ``_SIMPLE_FROM`` matches (as the ``from``
+    branch of ``_FastScan.imports`` reads them), None for another line."""
+    try:
+        return _FROM_LINES[line]
+    except KeyError:
+        pass
+    sm = _SIMPLE_FROM.match(line)
+    if sm is None:
+        got = None
+    else:
+        level, mod = len(sm.group(1)), sm.group(2) or None
+        got = [
+            (level, mod, bits[0], bits[2] if len(bits) >= 3 and bits[1] == "as" else None)
+            for bits in map(str.split, sm.group(3).split(","))
+            if bits and bits[0] != "*"
+        ]
+    if len(line) <= 200:
+        if len(_FROM_LINES) >= _LINES_KEPT:
+            _FROM_LINES.clear()
+        _FROM_LINES[line] = got
+    return got
+
+
+def _plain_import(line: str) -> _Imported:
+    """The imports of an ``import`` line with no string or comment (its
+    window is itself)."""
+    got = _IMPORT_LINES.get(line)
+    if got is None:
+        m = _IMPORT.match(line)
+        got = [] if m is None else [(0, None, name, asn) for name, asn in _import_names(m.group(1))]
+        if len(line) <= 200:
+            if len(_IMPORT_LINES) >= _LINES_KEPT:
+                _IMPORT_LINES.clear()
+            _IMPORT_LINES[line] = got
+    return got
+
+
 _WIDTH_SEMI = re.compile(r"\n([ ]+)[^\s#]")
 _NOT_TARGETS = frozenset(
     ("class", "def", "async", "if", "for", "while", "with", "return", "else", "try")
@@ -696,7 +742,7 @@ class _FastScan:
         """As ``scan_imports``."""
         semi, n = self.semi, self.n
         find, rfind, head = semi.find, semi.rfind, _IMPORT_HEAD.match
-        simple_from = _SIMPLE_FROM.match
+        simple_from = _simple_from
         out: list[tuple[int, str | None, str, str | None]] = []
         from_end = 0  # ``from`` matches do not overlap (a parenthesized one spans lines)
         p = find("import")
@@ -705,35 +751,37 @@ class _FastScan:
             le = find("\n", p)
             if le < 0:
                 le = n
-            sm = simple_from(semi, ls)
-            if sm is not None:
+            got = simple_from(semi[ls:le])
+            if got is not None:
                 # what the ``from`` branch below reads, in one match; and so
                 # for the lines after it that are such imports too (the next
                 # ``import`` is on the next line: no need to look for it)
                 while True:
                     if ls >= from_end:
-                        from_end = le = sm.end()
-                        level, mod = len(sm.group(1)), sm.group(2) or None
-                        out.extend([
-                            (level, mod, bits[0], bits[2] if len(bits) >= 3 and bits[1] == "as" else None)
-                            for bits in map(str.split, sm.group(3).split(","))
-                            if bits and bits[0] != "*"
-                        ])
-                    else:
-                        le = sm.end()
-                    ls = le + 1
-                    sm = simple_from(semi, ls) if le < n else None
-                    if sm is None:
+                        from_end = le
+                        out.extend(got)
+                    if le >= n:
                         break
+                    nle = find("\n", le + 1)
+                    if nle < 0:
+                        nle = n
+                    got = simple_from(semi[le + 1 : nle])
+                    if got is None:
+                        break
+                    ls, le = le + 1, nle
                 p = find("import", le)
                 continue
             hm = head(semi, ls)
             if hm is None:
                 pass
             elif hm.group(1) == "import":
-                m = _IMPORT.match(self.window(ls, le))
-                if m is not None:
-                    out.extend([(0, None, name, asn) for name, asn in _import_names(m.group(1))])
+                line = semi[ls:le]
+                if "#" in line or "'" in line or '"' in line:
+                    m = _IMPORT.match(self.window(ls, le))
+                    if m is not None:
+                        out.extend([(0, None, name, asn) for name, asn in _import_names(m.group(1))])
+                else:
+                    out.extend(_plain_import(line))  # the window is the line
             elif ls >= from_end and (pm := _PAREN_FROM.match(semi, ls)) is not None:
                 # ``from m import (...)``, no string or comment up to the
                 # first ``)``: what the windows below read

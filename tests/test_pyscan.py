@@ -651,8 +651,16 @@ class Uses(b, d, e, g, j, k, o, q, u, y, ee, gg, jj, mm):
 
 
 def test_import_shapes() -> None:
-    fast = class_facts_from_text(IMPORT_SHAPES, "pkg.sub.m", "pkg/sub/m.py")
-    assert fast == class_facts_from_text(IMPORT_SHAPES, "pkg.sub.m", "pkg/sub/m.py", fast=False)
+    # import lines are read once per text (then remembered, up to 200
+    # characters): the same facts on first and later readings
+    long_line = "from a import " + ", ".join(f"n{i}" for i in range(40)) + "\n"
+    text = IMPORT_SHAPES + long_line
+    P._FROM_LINES.clear()
+    P._IMPORT_LINES.clear()
+    fast = class_facts_from_text(text, "pkg.sub.m", "pkg/sub/m.py")
+    assert fast == class_facts_from_text(text, "pkg.sub.m", "pkg/sub/m.py")
+    assert fast == class_facts_from_text(text, "pkg.sub.m", "pkg/sub/m.py", fast=False)
+    assert fast["imports"]["n39"] == "a.n39" and len(long_line) > 200
     imports = fast["imports"]
     assert imports["o"] == "l.n" and imports["u"] == "r.u" and imports["gg"] == "pkg.gg"
     assert "cc" not in imports and "c2" not in imports and imports["mm"] == "ll.mm"
