@@ -45,6 +45,7 @@ _TOKEN = re.compile(
 )
 _NOT_NL = re.compile(r"[^\n]")
 _NL = re.compile("\n")
+_BLANK_BYTES = bytes(10 if i == 10 else 32 for i in range(256))  # every byte but b"\n" to b" "
 
 
 def _blank_str(s: str) -> str:
@@ -55,8 +56,11 @@ def _blank_str(s: str) -> str:
     inner = s[q:-q]
     if "\n" not in inner:
         body = " " * len(inner)
+    elif inner.isascii():
+        # what ``_NOT_NL.sub(" ", inner)`` gives, byte by byte through a table
+        body = inner.encode("ascii").translate(_BLANK_BYTES).decode("ascii")
     else:
-        # what ``_NOT_NL.sub(" ", inner)`` gives, a few times faster
+        # the same, a few times faster than the regex
         body = "\n".join([" " * len(line) for line in inner.split("\n")])
     return s[:q] + body + s[-q:]
 
@@ -139,7 +143,23 @@ def _split_top(s: str) -> Iterator[str]:
     yield s[start:]
 
 
+_BASES: dict[str, str | None] = {}
+
+
 def _base(expr: str) -> str | None:
+    """A base as written (``Generic[T]`` -> ``Generic``), None when not a
+    dotted name (memoized: a project's bases are mostly a few names)."""
+    try:
+        return _BASES[expr]
+    except KeyError:
+        pass
+    if len(_BASES) >= 4096:
+        _BASES.clear()
+    b = _BASES[expr] = _read_base(expr)
+    return b
+
+
+def _read_base(expr: str) -> str | None:
     e = " ".join(expr.split())
     if not e or "=" in e.split("[")[0]:
         return None  # metaclass=..., keyword arguments
@@ -437,10 +457,71 @@ _IMPORT_HEAD = re.compile(r"[ \t]*(import|from)[ \t]")
 _SIMPLE_FROM = re.compile(
     r"[ \t]*from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]+([^\n#'\"(\\]*)(?![^\n])"
 )
+# ``_FROM`` when its parenthesized branch matches, with no string or comment
+# up to the closing parenthesis (blanking leaves it as it is)
+_PAREN_FROM = re.compile(r"[ \t]*from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]+(\([^)#'\"]*\))")
+_Imported = list[tuple[int, str | None, str, str | None]]
+# what an import line reads, by the line's text (a project repeats most of its
+# import lines): one-line ``from`` imports (None: not one), plain ``import``
+_FROM_LINES: dict[str, _Imported | None] = {}
+_IMPORT_LINES: dict[str, _Imported] = {}
+_LINES_KEPT = 16384  # lines of each kind (of up to 200 characters) kept
+
+
+def _simple_from(line: str) -> _Imported | None:
+    """The imports of a line ``_SIMPLE_FROM`` matches (as the ``from``
+    branch of ``_FastScan.imports`` reads them), None for another line."""
+    try:
+        return _FROM_LINES[line]
+    except KeyError:
+        pass
+    sm = _SIMPLE_FROM.match(line)
+    if sm is None:
+        got = None
+    else:
+        level, mod = len(sm.group(1)), sm.group(2) or None
+        got = [
+            (level, mod, bits[0], bits[2] if len(bits) >= 3 and bits[1] == "as" else None)
+            for bits in map(str.split, sm.group(3).split(","))
+            if bits and bits[0] != "*"
+        ]
+    if len(line) <= 200:
+        if len(_FROM_LINES) >= _LINES_KEPT:
+            _FROM_LINES.clear()
+        _FROM_LINES[line] = got
+    return got
+
+
+def _plain_import(line: str) -> _Imported:
+    """The imports of an ``import`` line with no string or comment (its
+    window is itself)."""
+    got = _IMPORT_LINES.get(line)
+    if got is None:
+        m = _IMPORT.match(line)
+        got = [] if m is None else [(0, None, name, asn) for name, asn in _import_names(m.group(1))]
+        if len(line) <= 200:
+            if len(_IMPORT_LINES) >= _LINES_KEPT:
+                _IMPORT_LINES.clear()
+            _IMPORT_LINES[line] = got
+    return got
+
+
 _WIDTH_SEMI = re.compile(r"\n([ ]+)[^\s#]")
 _NOT_TARGETS = frozenset(
     ("class", "def", "async", "if", "for", "while", "with", "return", "else", "try")
 )
+# what a class-level statement's line must not hold for the short reading
+# in ``_FastScan._class``
+_NOT_PLAIN = re.compile(r"[#'\"]")
+_NOT_PLAIN_BASES = re.compile(r"[#'\"(\[\]{}]")
+
+
+def _depth(s: str) -> int:
+    """The bracket depth at the end of ``s`` (from 0 at its start)."""
+    count = s.count
+    return count("(") + count("[") + count("{") - count(")") - count("]") - count("}")
+
+
 _KEYWORDS = "class|def|async|if|elif|else|try|except|finally|with|for|while|match|case"
 _SEMI_RES: dict[tuple[str, int], re.Pattern[str]] = {}
 
@@ -496,14 +577,20 @@ _BODY_RES: dict[tuple[int, int], re.Pattern[str]] = {}
 
 
 def _body_re2(width: int, indent: int) -> re.Pattern[str]:
-    """``_semi_re("stmt", width)`` or, as group ``e``, ``_semi_re("end",
-    indent)`` (the line ending a body indented ``width`` > ``indent``)."""
+    """The lines of a body indented ``width`` > ``indent`` that may matter,
+    by ``lastindex``: 1, a line indented ``width`` defining the method named
+    by group 1 (what ``_semi_re("stmt", width)`` reads there as ``d``); 2, a
+    line indented ``width`` that starts with a name's first character (where
+    that pattern may match: every statement it reads starts so); None, the
+    line ending the body (``_semi_re("end", indent)``). No other line matches
+    (a line indented ``width`` is not an end: ``width`` > ``indent``). With
+    few groups and short branches, the regex engine goes through the body's
+    lines about twice as fast as with the statement pattern itself."""
     pat = _BODY_RES.get((width, indent))
     if pat is None:
         pat = _BODY_RES[(width, indent)] = re.compile(
-            "\n(?:" + " " * width + r"(?:(?:async[ \t]+)?def[ \t]+(?P<d>[A-Za-z_]\w*)"
-            r"|(?P<a>[A-Za-z_]\w*)[ \t]*(?P<rest>[:=]))"
-            rf"|(?P<e>)(?=[ ]{{0,{indent}}}[^ \n#]))"
+            "\n(?:" + " " * width + r"(?:def[ \t]+([A-Za-z_]\w*)|([A-Za-z_]))"
+            rf"|(?=[ ]{{0,{indent}}}[^ \n#]))"
         )
     return pat
 
@@ -518,23 +605,22 @@ def _multiline_strings(text: str) -> list[tuple[int, int]]:
     find = text.find
     dq = _TRIPLE_DQ.search  # faster than ``str.find`` on this needle
     m = dq(text)
-    nxt = [m.start() if m else -1, _find_single_triple(text, 0), _find_continuation(text, 0)]
+    # the next ``"""``, ``'''`` and backslash-newline (-1: none left)
+    x0, x1, x2 = m.start() if m else -1, _find_single_triple(text, 0), _find_continuation(text, 0)
     pos = 0  # outside any token; everything before is tokenized
     while True:
-        c = -1
-        for k in (0, 1, 2):
-            x = nxt[k]
-            if 0 <= x < pos:
-                if k == 0:
-                    m = dq(text, pos)
-                    x = m.start() if m else -1
-                elif k == 1:
-                    x = _find_single_triple(text, pos)
-                else:
-                    x = _find_continuation(text, pos)
-                nxt[k] = x
-            if x >= 0 and (c < 0 or x < c):
-                c = x
+        if 0 <= x0 < pos:
+            m = dq(text, pos)
+            x0 = m.start() if m else -1
+        if 0 <= x1 < pos:
+            x1 = _find_single_triple(text, pos)
+        if 0 <= x2 < pos:
+            x2 = _find_continuation(text, pos)
+        c = x0
+        if x1 >= 0 and (c < 0 or x1 < c):
+            c = x1
+        if x2 >= 0 and (c < 0 or x2 < c):
+            c = x2
         if c < 0:
             return out
         p = max(pos, text.rfind("\n", 0, c) + 1)
@@ -544,11 +630,17 @@ def _multiline_strings(text: str) -> list[tuple[int, int]]:
                 pos = c + 1
                 break
             a = sm.start()
-            t = _TOKEN.match(text, a)
-            if t is None:  # a stray quote: ``blank`` moves on too
-                p = a + 1
-                continue
-            e = t.end()
+            e = find('"""', a + 3) if text.startswith('"""', a) else -1
+            if e >= 0 and find("\\", a + 3, e) < 0:
+                # with no backslash in it, a ``"""`` string ends at the next
+                # ``"""`` (where ``_TOKEN`` ends it, without a regex over it)
+                e += 3
+            else:
+                t = _TOKEN.match(text, a)
+                if t is None:  # a stray quote: ``blank`` moves on too
+                    p = a + 1
+                    continue
+                e = t.end()
             if find("\n", a, e) >= 0:
                 out.append((a, e))
             if e > c:
@@ -650,7 +742,7 @@ class _FastScan:
         """As ``scan_imports``."""
         semi, n = self.semi, self.n
         find, rfind, head = semi.find, semi.rfind, _IMPORT_HEAD.match
-        simple_from = _SIMPLE_FROM.match
+        simple_from = _simple_from
         out: list[tuple[int, str | None, str, str | None]] = []
         from_end = 0  # ``from`` matches do not overlap (a parenthesized one spans lines)
         p = find("import")
@@ -659,26 +751,43 @@ class _FastScan:
             le = find("\n", p)
             if le < 0:
                 le = n
-            sm = simple_from(semi, ls)
-            if sm is not None:
-                # what the ``from`` branch below reads, in one match
-                if ls >= from_end:
-                    from_end = sm.end()
-                    level, mod = len(sm.group(1)), sm.group(2) or None
-                    out.extend([
-                        (level, mod, bits[0], bits[2] if len(bits) >= 3 and bits[1] == "as" else None)
-                        for bits in map(str.split, sm.group(3).split(","))
-                        if bits and bits[0] != "*"
-                    ])
+            got = simple_from(semi[ls:le])
+            if got is not None:
+                # what the ``from`` branch below reads, in one match; and so
+                # for the lines after it that are such imports too (the next
+                # ``import`` is on the next line: no need to look for it)
+                while True:
+                    if ls >= from_end:
+                        from_end = le
+                        out.extend(got)
+                    if le >= n:
+                        break
+                    nle = find("\n", le + 1)
+                    if nle < 0:
+                        nle = n
+                    got = simple_from(semi[le + 1 : nle])
+                    if got is None:
+                        break
+                    ls, le = le + 1, nle
                 p = find("import", le)
                 continue
             hm = head(semi, ls)
             if hm is None:
                 pass
             elif hm.group(1) == "import":
-                m = _IMPORT.match(self.window(ls, le))
-                if m is not None:
-                    out.extend([(0, None, name, asn) for name, asn in _import_names(m.group(1))])
+                line = semi[ls:le]
+                if "#" in line or "'" in line or '"' in line:
+                    m = _IMPORT.match(self.window(ls, le))
+                    if m is not None:
+                        out.extend([(0, None, name, asn) for name, asn in _import_names(m.group(1))])
+                else:
+                    out.extend(_plain_import(line))  # the window is the line
+            elif ls >= from_end and (pm := _PAREN_FROM.match(semi, ls)) is not None:
+                # ``from m import (...)``, no string or comment up to the
+                # first ``)``: what the windows below read
+                from_end = pm.end()
+                level, mod = len(pm.group(1)), pm.group(2) or None
+                out.extend([(level, mod, name, asn) for name, asn in _from_names(pm.group(3))])
             elif ls >= from_end:
                 w = self.window(ls, le)
                 fm = _FROM.match(w)
@@ -724,20 +833,33 @@ class _FastScan:
         if not heads:
             return []
         deepest = max(ind for _, ind in heads)
-        events: list[tuple[int, int, str]]
         if deepest == 0:
-            # every class at the top: no enclosing block to look for
-            events = [(ls, 0, "class") for ls, _ in heads]
-        else:
-            # a class's enclosing blocks are the headers before it indented less,
-            # so only headers indented less than the deepest class matter
-            events = [(ls, ind, "class") for ls, ind in heads if ind == deepest]
-            m0 = _HEADER.match(semi, 0)
-            if m0 is not None and len(m0.group(1)) < deepest:
-                events.append((0, len(m0.group(1)), m0.group(2)))
-            for m in _semi_re("head", deepest).finditer(semi):
-                events.append((m.start() + 1, len(m.group(1)), m.group(2)))
-            events.sort()
+            # every class at the top: no enclosing block to look for, each is
+            # visible and named as written
+            match, one = _CLASS.match, self._class
+            return [one(ls, 0, cm, cm.group(2)) for ls, _ in heads if (cm := match(semi, ls))]
+        # a class's enclosing blocks are the headers before it indented less:
+        # the headers between two classes that matter are those indented less
+        # than the deepest class from there on (one indented as much or more
+        # is left, and what it left too, before any of those classes is read)
+        events: list[tuple[int, int, str]] = []
+        below = [0] * len(heads)  # the deepest indent of heads[k:]
+        deep = 0
+        for k in range(len(heads) - 1, -1, -1):
+            deep = max(deep, heads[k][1])
+            below[k] = deep
+        prev = 0
+        for k, (ls, ind) in enumerate(heads):
+            limit = below[k]
+            if limit and prev < ls:
+                if prev == 0:
+                    m0 = _HEADER.match(semi, 0)
+                    if m0 is not None and len(m0.group(1)) < limit:
+                        events.append((0, len(m0.group(1)), m0.group(2)))
+                for m in _semi_re("head", limit).finditer(semi, prev, ls - 1):
+                    events.append((m.start() + 1, len(m.group(1)), m.group(2)))
+            events.append((ls, ind, "class"))
+            prev = ls
         out: list[ScannedClass] = []
         stack: list[tuple[int, str, str]] = []  # (indent, keyword, class qualname)
         for ls, indent, kw in events:
@@ -765,24 +887,29 @@ class _FastScan:
 
     def _class(self, ls: int, indent: int, cm: re.Match[str], qual: str) -> ScannedClass:
         semi, text, n = self.semi, self.text, self.n
-        le = self.line_end(ls)
-        col = text[ls:le].find(cm.group(2), len(cm.group(1)) + 5)
-        sc = ScannedClass(qual, self.lineno(ls), max(col, 0))
+        le = semi.find("\n", ls)
+        if le < 0:
+            le = n
+        col = text.find(cm.group(2), ls + len(cm.group(1)) + 5, le)
+        sc = ScannedClass(qual, self.lineno(ls), col - ls if col >= 0 else 0)
         if cm.group(3) == "(":
-            open_at = cm.end(3) - 1 - ls
-            end = le
-            while True:
-                w = self.window(ls, end)
-                close = _balanced(w, open_at)
-                colon = w.find(":", close)
-                if end >= n or (close < len(w) and colon >= 0):
-                    break
-                end = self.grow(ls, end)
-            for part in _split_top(w[open_at + 1 : close - 1]):
-                b = _base(part)
-                if b:
-                    sc.bases.append(b)
-            colon = ls + colon if colon >= 0 else -1
+            a = cm.end(3)
+            c = semi.find(")", a, le)
+            colon = semi.find(":", c + 1, le) if c >= 0 else -1
+            if (
+                colon >= 0
+                and _NOT_PLAIN_BASES.search(semi, a, c) is None
+                and _NOT_PLAIN.search(semi, c, colon) is None
+            ):
+                # ``class C(A, b.B):`` with no string, comment or other
+                # bracket up to the colon: what the window below reads
+                bases = sc.bases
+                for part in semi[a:c].split(","):
+                    b = _base(part)
+                    if b:
+                        bases.append(b)
+            else:
+                colon = self._bases(sc, ls, le, cm)
         else:
             colon = cm.end(3) - 1
         body_start = semi.find("\n", colon)
@@ -796,32 +923,93 @@ class _FastScan:
             return sc
         width = len(bm.group(1))
         methods = sc.methods
-        for st in _body_re2(width, indent).finditer(semi, body_start):
-            last = st.lastgroup
-            if last == "d":
-                d = st.group("d")
+        stmt = _semi_re("stmt", width).match
+        find, plain = semi.find, _NOT_PLAIN.search
+        for cand in _body_re2(width, indent).finditer(semi, body_start):
+            k = cand.lastindex
+            if k == 1:
+                d = cand.group(1)
                 if d not in methods:
                     methods.append(d)
                 continue
-            if last == "e":
+            if k is None:
                 break  # the first line after the body
+            st = stmt(semi, cand.start())
+            if st is None:
+                continue
+            d = st.group("d")
+            if d is not None:
+                if d not in methods:
+                    methods.append(d)
+                continue
             target = st.group("a")
             if target in _NOT_TARGETS:
                 continue
             start = st.start() + 1
-            rest = st.start("rest") - start
-            # the line with its newline: ``name: T`` alone ends there
-            end = min(n, self.line_end(start) + 1)
-            while True:
-                try:
-                    value = _attr_value(self.window(start, end), rest, n - start)
-                    break
-                except _Short:
-                    end = self.grow(start, end)
-            if value is None:
-                continue
-            vstart, vend, first_end, multi = value
-            vstart, vend, first_end = vstart + start, vend + start, first_end + start
+            r = st.end() - 1  # the ``:`` or ``=`` after the name
+            le = find("\n", r)
+            eq = -1
+            if 0 <= le < r + 4000:
+                # the statement's line, blanked (as it is when it holds no
+                # string or comment): the window ``_attr_value`` reads first,
+                # which gives its value when it ends on the line. Its ``=``
+                # is the first at bracket depth 0 on the line; none there is
+                # no assignment, unless a bracket stays open
+                if plain(semi, r, le) is None:
+                    w, o = semi, 0
+                else:
+                    w, o = self.window(start, le + 1), start
+                wr, wle = r - o, le - o
+                if w[wr] == "=":
+                    if w[wr + 1] == "=":
+                        continue
+                    eq = wr
+                else:
+                    eq = w.find("=", wr + 1, wle)
+                    while eq >= 0 and _depth(w[wr + 1 : eq]):
+                        eq = w.find("=", eq + 1, wle)
+                    if eq < 0:
+                        if _depth(w[wr + 1 : wle]) <= 0:
+                            continue
+                    elif w[eq + 1] == "=" or w[eq - 1] in "=!<>":
+                        continue
+            if eq >= 0:
+                vstart = eq + 1
+                while w[vstart] in " \t":
+                    vstart += 1
+                vend = start - o + len(w[start - o : wle].rstrip())
+            if (
+                eq >= 0
+                and w[vstart : vstart + 4].lstrip("rRbBuUfF")[:3] not in ('"""', "'''")
+                and not _depth(w[vstart:vend])
+            ):
+                # the value ends on the line (as ``_attr_value`` reads it)
+                vstart, vend = vstart + o, vend + o
+                first_end, multi = vend, False
+            else:
+                rest = r - start
+                # the line with its newline: ``name: T`` alone ends there
+                end = min(n, le + 1) if le >= 0 else n
+                if eq >= 0 and end < n:
+                    # a value that goes on past the line: the window starts
+                    # as far as its brackets seem to close in the half-blanked
+                    # text (any window long enough reads the same; a short
+                    # one grows below)
+                    try:
+                        close = _expr_end(semi, vstart + o)
+                    except _Short:
+                        close = n
+                    end = min(n, max(end, close + 1))
+                while True:
+                    try:
+                        value = _attr_value(self.window(start, end), rest, n - start)
+                        break
+                    except _Short:
+                        end = self.grow(start, end)
+                if value is None:
+                    continue
+                vstart, vend, first_end, multi = value
+                vstart, vend, first_end = vstart + start, vend + start, first_end + start
             lit, val = _literal("", text[vstart:vend])
             if not lit:
                 first = text[vstart:first_end]
@@ -836,6 +1024,25 @@ class _FastScan:
                 "end_col": width + len(target),
             }
         return sc
+
+    def _bases(self, sc: ScannedClass, ls: int, le: int, cm: re.Match[str]) -> int:
+        """The bases of a class header ``cm`` (at line ``ls``, ending ``le``)
+        into ``sc``; the offset of the colon ending the header (-1: none)."""
+        n = self.n
+        open_at = cm.end(3) - 1 - ls
+        end = le
+        while True:
+            w = self.window(ls, end)
+            close = _balanced(w, open_at)
+            colon = w.find(":", close)
+            if end >= n or (close < len(w) and colon >= 0):
+                break
+            end = self.grow(ls, end)
+        for part in _split_top(w[open_at + 1 : close - 1]):
+            b = _base(part)
+            if b:
+                sc.bases.append(b)
+        return ls + colon if colon >= 0 else -1
 
 
 def _attr_value(w: str, rest: int, full_len: int) -> tuple[int, int, int, bool] | None:
@@ -879,16 +1086,24 @@ def imports_map(
     from checks._imports import resolve_relative
 
     out: dict[str, str] = {}
+    relative: dict[tuple[int, str | None], str] = {}
     for level, mod, name, asname in scanned:
-        if mod is None and level == 0:
-            if asname:
-                out[asname] = name
-            else:
-                head = name.split(".")[0]
-                out[head] = head
+        if level == 0:
+            if mod is None:
+                if asname:
+                    out[asname] = name
+                else:
+                    head = name.split(".")[0]
+                    out[head] = head
+                continue
+            base = mod  # what ``resolve_relative`` gives at level 0
         else:
-            base = resolve_relative(module, pkg, level, mod)
-            out[asname or name] = f"{base}.{name}" if base else name
+            key = (level, mod)
+            known = relative.get(key)
+            if known is None:
+                known = relative[key] = resolve_relative(module, pkg, level, mod)
+            base = known
+        out[asname or name] = f"{base}.{name}" if base else name
     return out
 
 

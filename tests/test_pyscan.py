@@ -457,6 +457,19 @@ def test_quote_and_continuation_finds_agree_with_str_find(text: str, pos: int) -
     assert P._find_continuation(text, pos) == text.find("\\\n", pos)
 
 
+_QUOTISH = st.lists(
+    st.sampled_from(['"""', "'''", '"', "'", "\\", "\n", " ", "a", "#"]), max_size=24
+).map("".join)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.one_of(_QUOTISH, st.text(alphabet="\"'\\\n a#", max_size=50)))
+def test_multiline_strings_are_the_blanked_tokens_with_a_newline(text: str) -> None:
+    # a ``"""`` string with no backslash is ended by a find, not by ``_TOKEN``
+    spans = [m.span() for m in _TOKEN.finditer(text) if "\n" in m.group()]
+    assert _multiline_strings(text) == spans
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet="ab\n\r\té ", max_size=30), st.sampled_from(['"""', "'''", "'", '"']))
 def test_blank_str_blanks_every_character_but_newlines(inner: str, q: str) -> None:
@@ -509,6 +522,207 @@ def test_lookalikes_of_imports_and_class_bodies() -> None:
         cont, "pkg.m", "pkg/m.py", fast=False
     )
 
+
+# class-level statements of every shape the body scan tells apart: methods
+# (``def`` read with the line, ``async def`` and look-alikes with the statement
+# pattern), assignments read from their line alone (``=`` at bracket depth 0,
+# brackets on the line) and those that need the window (strings, comments,
+# brackets left open)
+STATEMENT_SHAPES = '''
+class Shapes(Base):
+    a = 1
+    b: int = 2
+    c: dict[str, int] = {}
+    d: Annotated[int, Meta(k=1)] = 3
+    e: list[int]
+    f: Callable[
+        [int], int
+    ] = g
+    h = (1 +
+         2)
+    i = [x for x in range(3)]
+    j = m == n
+    j2 == 3
+    j3 != 4
+    k: Tuple[int, int] = (1,
+                          2)
+    p = call(a)(b)
+    q: x[1] = y[2]
+    def method(self): ...
+    def  spaced (self): ...
+    async def run(self): ...
+    async  def  run2(self): ...
+    define = 5
+    def_ = 6
+    t = """doc
+    more"""
+    u = 'x' # c
+    v = -1  # ( [
+    w=3
+    z :int=7
+    y: int = f(a=1)  # b = 2
+    x2: "Fwd" = None
+    x5: int = 1 if a else 2
+    if flag:
+        hidden = 1
+    class Inner:
+        deep = 2
+    s1 = call(")",
+              2)
+    s2 = call("(", x)[
+        0]
+    s3: dict[str, str] = {"a": "(", "b": ")"}  # ) ]
+    s4: str = f"{x} = y"
+    s5 = x if "a == b" else y
+    tail = "end"
+'''
+# lines CPython would not take, or reads otherwise (the text readings skip
+# what follows a ``;`` and the later targets of a chained assignment): read
+# alike by the fast and the plain readings
+BROKEN_STATEMENTS = """
+class Broken(Base):
+    r = 1; s = 2
+    x3 = x4 = 8
+    j: int == 3
+    k: a != b
+    l: a <= b
+    l2: a >= b
+    m: int ) = 4
+    n: int ] = [
+    o =
+    p: int =
+    q: (int = 3
+    r = (1, 2
+    def 1x(self): ...
+    def
+    s: int = 5
+"""
+
+
+def test_class_statement_shapes() -> None:
+    text = textwrap.dedent(STATEMENT_SHAPES)
+    by_ast, by_text = _both(text)
+    assert by_text == by_ast
+    fast = class_facts_from_text(text, "pkg.m", "pkg/m.py")
+    assert fast == class_facts_from_text(text, "pkg.m", "pkg/m.py", fast=False)
+    attrs = fast["classes"]["Shapes"]["attrs"]
+    assert attrs["d"]["value"] == 3 and attrs["y"]["value"] == "f(a=1)"
+    assert attrs["k"]["value"] == "(1, ..." and "e" not in attrs
+    assert attrs["s1"]["value"] == 'call(")", ...' and attrs["s2"]["value"] == 'call("(", x)[ ...'
+    assert attrs["s3"]["literal"] is False and attrs["s4"]["value"] == 'f"{x} = y"'
+    assert set(fast["classes"]["Shapes"]["methods"]) == {"method", "spaced", "run", "run2"}
+    broken = textwrap.dedent(BROKEN_STATEMENTS)
+    for cut in range(len(broken.splitlines()) + 1):
+        # every prefix too: a statement at the end of the text, without its newline
+        part = "\n".join(broken.splitlines()[:cut]) if cut else broken
+        assert class_facts_from_text(part, "pkg.m", "pkg/m.py") == class_facts_from_text(
+            part, "pkg.m", "pkg/m.py", fast=False
+        ), cut
+
+
+# imports: runs of one-line ``from`` imports (read line after line), the
+# parenthesized ones read in one match unless a string or comment comes
+# before their ``)``, and the lines a multi-line import spans (not imports)
+IMPORT_SHAPES = """\
+from a import b
+from .c import d as e, f
+from importlib import g
+import h.i as j, k
+from l import (m,
+    n as o)
+from p import q
+from r import (s,  # t)
+    u)
+from v import (w, "x)",
+    y)
+from z import (aa, # (
+from bb import cc
+from b2 import c2
+    )
+from dd import (ee)  # ff
+from .. import (gg,
+    hh,
+)
+from ii import jj  # kk
+from ll import mm
+class Uses(b, d, e, g, j, k, o, q, u, y, ee, gg, jj, mm):
+    pass
+"""
+
+
+def test_import_shapes() -> None:
+    # import lines are read once per text (then remembered, up to 200
+    # characters): the same facts on first and later readings
+    long_line = "from a import " + ", ".join(f"n{i}" for i in range(40)) + "\n"
+    text = IMPORT_SHAPES + long_line
+    P._FROM_LINES.clear()
+    P._IMPORT_LINES.clear()
+    fast = class_facts_from_text(text, "pkg.sub.m", "pkg/sub/m.py")
+    assert fast == class_facts_from_text(text, "pkg.sub.m", "pkg/sub/m.py")
+    assert fast == class_facts_from_text(text, "pkg.sub.m", "pkg/sub/m.py", fast=False)
+    assert fast["imports"]["n39"] == "a.n39" and len(long_line) > 200
+    imports = fast["imports"]
+    assert imports["o"] == "l.n" and imports["u"] == "r.u" and imports["gg"] == "pkg.gg"
+    assert "cc" not in imports and "c2" not in imports and imports["mm"] == "ll.mm"
+    for cut in range(1, IMPORT_SHAPES.count("\n")):
+        part = "".join(IMPORT_SHAPES.splitlines(keepends=True)[:cut]) + "class C(b): pass\n"
+        assert class_facts_from_text(part, "pkg.m", "pkg/m.py") == class_facts_from_text(
+            part, "pkg.m", "pkg/m.py", fast=False
+        ), cut
+
+
+# class headers whose bases or colon the header line alone does not give
+# (the colon read through the window: a comment's or a string's is not it)
+HEADER_SHAPES = [
+    "class R(B)  # note: y\n    x: int = 1\n    def f(self):\n        pass\n",
+    "class R(B)  # c: d\n    :\n    x = 1\n",
+    "class R(B) 'a' :\n    x = 1\n",
+    "class R(mix(B), C):\n    x = 1\n",
+    'class R(B, "x)", C):\n    x = 1\n',
+    "class R(B, (C\n    )):\n    x = 1\n",
+]
+
+
+def test_class_header_shapes() -> None:
+    for text in HEADER_SHAPES:
+        fast = class_facts_from_text(text, "pkg.m", "pkg/m.py")
+        assert fast == class_facts_from_text(text, "pkg.m", "pkg/m.py", fast=False), text
+    assert fast["classes"]["R"]["bases"] == ["pkg.m.B"]
+
+
+# lines for random programs: block headers of every kind, classes with and
+# without bases (read from the header line, or through the window: strings,
+# comments, brackets), class-level statements and look-alikes
+_LINES = [
+    "class A{i}(B):", "class C{i}:", "class D{i}(m.B, Generic[T]):", "class E{i}(B, C):  # (x)",
+    "class F{i}(B, 'C') :", "class H{i}(mix(B), C):",
+    'class Q{i}(B, "x)", C):', "def f{i}(self):", "async def g{i}(self):",
+    "if x:", "else:", "elif y:", "try:", "except E:", "finally:", "with m:", "for i in r:",
+    "while t:", "match v:", "case 1:", "x{i} = {i}", "y{i}: int = 1", "z{i}: list[int] = [1]",
+    "pass", "# class Z:", '"""doc\nclass W:"""', "class(", "classy = 1",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, len(_LINES) - 1)), max_size=40))
+def test_random_nesting_reads_alike(lines: list[tuple[int, int]]) -> None:
+    # which classes are visible, and their dotted names, come from the block
+    # headers read before them (only those that can still enclose a later
+    # class are looked for): programs indented as blocks are (each header
+    # followed by a deeper line) read as the plain reading of the whole
+    # blanked text does
+    out: list[str] = []
+    depth, opens = 0, False
+    for i, (want, k) in enumerate(lines):
+        depth = depth + 1 if opens else min(want, depth)
+        line = _LINES[k].format(i=i)
+        out.append(" " * (4 * depth) + line + "\n")
+        opens = line.split("#")[0].rstrip().endswith(":")
+    if opens:
+        out.append(" " * (4 * depth + 4) + "pass\n")
+    text = "".join(out)
+    fast = class_facts_from_text(text, "pkg.m", "pkg/m.py")
+    assert fast == class_facts_from_text(text, "pkg.m", "pkg/m.py", fast=False)
 
 # -- whole trees (script) -------------------------------------------------------
 
