@@ -525,9 +525,52 @@ _VALUE_PATTERN = rf"(?:[^\n\\()\[\]{{}}'\"#]|\\\r?\n|{_STR}|{_balanced(5, '([{',
 
 @functools.cache
 def _value() -> re.Pattern[str]:
-    """``_VALUE_PATTERN`` compiled on first use: ~60 ms of ``re`` compiling
-    that an import (the editor, a one-file run) should not pay up front."""
+    """``_VALUE_PATTERN`` compiled: the reference ``_value_end`` answers
+    without (~60 ms of ``re`` compiling, a 52 kB pattern, that a cold run
+    would pay for the first assignment it reads)."""
     return re.compile(_VALUE_PATTERN)
+
+
+# ``_VALUE_PATTERN`` read token by token: every alternative of its loops
+# starts with its own characters (a bracket opens a group, a quote a string,
+# `#` a comment, `\\` a continuation), so a possessive run of the flat
+# alternatives, then a bracketed group matched by hand (nested at most five
+# deep, as ``_balanced(5, ...)``), ends exactly where the pattern does.
+_TOP_FLAT = re.compile(rf"(?:[^\n\\()\[\]{{}}'\"#]|\\\r?\n|{_STR})*+").match
+_INNER_FLAT = re.compile(rf"(?:[^()\[\]{{}}'\"#]|{_STR}|#[^\n]*)*+").match
+_CLOSER = {"(": ")", "[": "]", "{": "}"}
+
+
+def _group_end(text: str, i: int, depth: int) -> int:
+    """The end of the group ``_balanced(depth, '([{', ')]}')`` matches at
+    the bracket ``text[i]`` (just past its closer), or -1 where it fails."""
+    close = _CLOSER[text[i]]
+    j = i + 1
+    while True:
+        j = _INNER_FLAT(text, j).end()  # type: ignore[union-attr]
+        c = text[j : j + 1]
+        if c == close:
+            return j + 1
+        if depth > 1 and c in _CLOSER:
+            k = _group_end(text, j, depth - 1)
+            if k >= 0:
+                j = k
+                continue
+        return -1
+
+
+def _value_end(text: str, pos: int) -> int:
+    """``_value().match(text, pos).end()``."""
+    n = len(text)
+    j = pos
+    while True:
+        j = _TOP_FLAT(text, j).end()  # type: ignore[union-attr]
+        if j < n and text[j] in _CLOSER:
+            k = _group_end(text, j, 5)
+            if k >= 0:
+                j = k
+                continue
+        return j
 # what may follow an assignment target's name before its `=`
 _AFTER_TARGET = ("=", " ", "\t", ")", "\\", "\n", "\r", "\f")
 _ALLOC_WORDS_TEXT = ("empty", "zeros", "ones", "full", "rand")
@@ -562,14 +605,14 @@ def _text_rounded(code: str) -> bool:
     """Whether ``code`` may hold a rounded width (``_rounded_base``): a
     rounding call, a ceiling-division call times something, or
     `(X + c) // n * n`."""
-    if any(w in code for w in _ROUND_WORDS):
-        return True
+    # the common characters first: on a whole file they end the test
+    # early more often than the words, which are mostly absent
     if "*" in code:
-        if any(w in code for w in _CDIV_WORDS):
-            return True
         if "//" in code and "+" in code:
             return True
-    return False
+        if any(w in code for w in _CDIV_WORDS):
+            return True
+    return any(w in code for w in _ROUND_WORDS)
 
 
 def _text_padded(code: str) -> bool:
@@ -593,14 +636,18 @@ def _text_assigned_rounded(text: str, name: str) -> bool:
     i = text.find(name)
     while i >= 0:
         j = i + size
-        if i == 0 or not _WORD_CHAR(text, i - 1):
+        # what ``_ASSIGN_AFTER`` needs first (``\s`` is ``str.isspace``)
+        c = text[j : j + 1]
+        if (c == "=" or c == ")" or c == "\\" or c.isspace()) and (
+            i == 0 or not _WORD_CHAR(text, i - 1)
+        ):
             m = _ASSIGN_AFTER(text, j)
             if m is not None:
-                v = _value().match(text, m.end())
-                end = v.end()  # type: ignore[union-attr]
+                start = m.end()
+                end = _value_end(text, start)
                 c = text[end] if end < len(text) else "\n"
                 if c in "\n#":
-                    if _text_rounded(v.group()):  # type: ignore[union-attr]
+                    if _text_rounded(text[start:end]):
                         return True
                 elif c not in ")]}'\"":
                     return True  # the value cannot be delimited: assume the worst

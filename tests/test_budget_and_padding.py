@@ -892,3 +892,72 @@ def test_budget_text_gate_falls_back_where_it_cannot_delimit() -> None:
     # fields, specs and doubled braces of ordinary f-strings are read as Python does
     for ok in ('    s = f"{d[\'k\']:>{w}} {{x}}"\n', "    s = f'{a!r:{\"<\"}10}'\n"):
         assert not RepeatedBudgetDivision._text_gate(split.format(ok)), ok
+
+
+# -- the padding text gate's shortcuts answer as the plain reading -----------------
+# Written for these tests: token soups full of brackets, strings, comments and
+# continuations, where a shortcut that read the text differently would show.
+
+_SOUP = st.lists(
+    st.sampled_from([
+        "(", ")", "[", "]", "{", "}", "'", '"', '"""', "'''", "#", "\\", "\\\n", "\\\r\n", "\n",
+        "\r", " ", "\t", "\xa0", "\u3000", "=", "==", "hp", "h", "round_up(h, 8)", "*", "//",
+        "+", "cdiv", "x", ",", "#c\n", "'s'", "((((((", "))))))",
+    ]),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=_SOUP, pos=st.integers(0, 200))
+def test_padding_value_scan_ends_where_the_value_pattern_does(text: str, pos: int) -> None:
+    from checks import padded_unpadded_width_mismatch as pad
+
+    pos = min(pos, len(text))
+    assert pad._value_end(text, pos) == pad._value().match(text, pos).end()  # type: ignore[union-attr]
+
+
+def _assigned_rounded_reference(text: str, name: str) -> bool:
+    """``_text_assigned_rounded`` as first written: every occurrence of the
+    name tried with the regexes, the value read by ``_VALUE_PATTERN``."""
+    from checks import padded_unpadded_width_mismatch as pad
+
+    i = text.find(name)
+    while i >= 0:
+        j = i + len(name)
+        if i == 0 or not pad._WORD_CHAR(text, i - 1):
+            m = pad._ASSIGN_AFTER(text, j)
+            if m is not None:
+                v = pad._value().match(text, m.end())
+                end = v.end()  # type: ignore[union-attr]
+                c = text[end] if end < len(text) else "\n"
+                if c in "\n#":
+                    if pad._text_rounded(v.group()):  # type: ignore[union-attr]
+                        return True
+                elif c not in ")]}'\"":
+                    return True
+        i = text.find(name, j)
+    return False
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=_SOUP, name=st.sampled_from(["hp", "h", "x"]))
+def test_padding_assigned_rounded_skips_only_what_cannot_assign(text: str, name: str) -> None:
+    from checks import padded_unpadded_width_mismatch as pad
+
+    assert pad._text_assigned_rounded(text, name) == _assigned_rounded_reference(text, name)
+
+
+def test_padding_assigned_rounded_reads_every_blank_before_the_equals() -> None:
+    from checks import padded_unpadded_width_mismatch as pad
+
+    for gap in (" ", "\t", "\xa0", "\u3000", "\x1c", "\x85", "\v", ")", ") ", "\\\n", ""):
+        text = f"hp{gap}= round_up(h, 8)\n"
+        assert pad._text_assigned_rounded(text, "hp"), repr(gap)
+        assert _assigned_rounded_reference(text, "hp"), repr(gap)
+    assert not pad._text_assigned_rounded("hp == round_up(h, 8)\n", "hp")
+    assert not pad._text_assigned_rounded("xhp = round_up(h, 8)\n", "hp")
+    # a value nested deeper than the pattern follows cannot be delimited
+    deep = "hp = f(((((((1))))))) + g\n"
+    assert pad._value_end(deep, 5) == pad._value().match(deep, 5).end() == 6  # type: ignore[union-attr]
+    assert pad._text_assigned_rounded(deep, "hp")
