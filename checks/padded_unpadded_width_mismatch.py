@@ -732,12 +732,12 @@ def _may_be_allocator(text: str, i: int) -> bool:
     return True
 
 
-def _allocation_scan(text: str) -> tuple[bool, set[str]] | None:
+def _allocation_scan(text: str) -> tuple[bool, list[tuple[int, int]]] | None:
     """Over every allocation call: (whether one may have a padded dimension
-    inline, or cannot be delimited; the names that may be dimensions of
-    one, to look up among the rounded assignments). None when the file
-    calls no allocator."""
-    names: set[str] = set()
+    inline, or cannot be delimited; the spans of the argument lists, where
+    ``_dimension_names`` reads the names that may be dimensions of one).
+    None when the file calls no allocator."""
+    spans: list[tuple[int, int]] = []
     n = len(text)
     called = False
     for word, after in _ALLOC_CALLS:
@@ -755,15 +755,24 @@ def _allocation_scan(text: str) -> tuple[bool, set[str]] | None:
             if end >= n or text[end] != ")":
                 if end < n and text[end] in "'\"":
                     continue  # an unbalanced quote: not a call, text in a string
-                return True, names  # nested too deep to follow: assume the worst
+                return True, spans  # nested too deep to follow: assume the worst
             if _text_padded(a.group()):  # type: ignore[union-attr]
-                return True, names
+                return True, spans
             # the match stops before the `)`: the names before it may end there
-            for d in _DIM.finditer(text, m.end(), end + 1):
-                k = d.group(1)
-                if k not in names and _may_be_dimension(text, d.start()):
-                    names.add(k)
-    return (False, names) if called else None
+            spans.append((m.end(), end + 1))
+    return (False, spans) if called else None
+
+
+def _dimension_names(text: str, spans: list[tuple[int, int]]) -> set[str]:
+    """The names that may be dimensions in the argument lists at ``spans``
+    (read only for a file whose text may hold a rounded width)."""
+    names: set[str] = set()
+    for start, end in spans:
+        for d in _DIM.finditer(text, start, end):
+            k = d.group(1)
+            if k not in names and _may_be_dimension(text, d.start()):
+                names.add(k)
+    return names
 
 
 _RULE_NEEDLES = Needles(
@@ -918,7 +927,7 @@ class PaddedUnpaddedWidthMismatch(Rule):
         scan = _allocation_scan(text)
         if scan is None:
             return False
-        inline, names = scan
+        inline, spans = scan
         if inline:
             # a padded dimension inline holds a rounded expression or a
             # padded word; one that cannot be delimited still needs them
@@ -928,8 +937,9 @@ class PaddedUnpaddedWidthMismatch(Rule):
                     return False
             return cls._exchange_or_consumer(text)
         # a dimension padded by name: bound to a rounded value in the file
-        if not names or not _text_rounded(text):
+        if not spans or not _text_rounded(text):
             return False
+        names = _dimension_names(text, spans)
         if not any(_text_assigned_rounded(text, k) for k in names):
             return False
         return cls._exchange_or_consumer(text)
