@@ -477,6 +477,24 @@ def _function_spans(sk: str, sites: Sequence[int]) -> Iterator[tuple[int, int]]:
         yield start, end
 
 
+_BUDGET_BYTES = tuple(w.encode("ascii") for w in _BUDGET_WORDS)
+
+
+def _budget_word_in_lower(text: str) -> bool:
+    """``any(w in text.lower() for w in _BUDGET_WORDS)`` for a non-ASCII
+    text, searched in its UTF-8 bytes lower-cased (about four times faster).
+    The words are ASCII, and every byte of a non-ASCII character's UTF-8
+    form is >= 0x80, so they match the ASCII characters alone; those
+    ``bytes.lower`` lower-cases as ``str.lower`` does. Only U+0130 and
+    U+212A lower-case into ASCII letters (``i`` and a combining dot, ``k``):
+    a text holding one is lower-cased as a string."""
+    if "\u0130" in text or "\u212a" in text:
+        low = text.lower()
+        return any(w in low for w in _BUDGET_WORDS)
+    data = text.encode("utf-8", "surrogatepass").lower()
+    return any(w in data for w in _BUDGET_BYTES)
+
+
 class _CandidateNeedles(Needles):
     """The collector's needles: exactly ``RepeatedBudgetDivision.candidate``
     (lower-cased, as the rule's names are matched case-insensitively), so
@@ -934,12 +952,19 @@ class RepeatedBudgetDivision(Rule):
         # non-ASCII letters, only ever admitting more), before lower-casing
         if cls._SIZE_SEARCH(text) is None:
             return False
-        low = text.lower()
-        if not any(w in low for w in cls._BUDGET_WORDS):
-            return False
+        if text.isascii():
+            low: str | None = text.lower()
+            if not any(w in low for w in cls._BUDGET_WORDS):  # type: ignore[operator]
+                return False
+        else:
+            low = None  # lower-casing a non-ASCII text is slow: only when needed
+            if not _budget_word_in_lower(text):
+                return False
         sites = _text_size_sites(text)
         n = len(sites)
-        if not (n >= 2 or (n == 1 and _BUDGET_STORE(low) is not None)):
+        if n == 0:
+            return False
+        if n == 1 and _BUDGET_STORE(text.lower() if low is None else low) is None:
             return False
         return cls._function_gate(text, sites)
 

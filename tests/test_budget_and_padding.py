@@ -961,3 +961,36 @@ def test_padding_assigned_rounded_reads_every_blank_before_the_equals() -> None:
     deep = "hp = f(((((((1))))))) + g\n"
     assert pad._value_end(deep, 5) == pad._value().match(deep, 5).end() == 6  # type: ignore[union-attr]
     assert pad._text_assigned_rounded(deep, "hp")
+
+
+# -- the budget text gate lower-cases a non-ASCII text only when it must -----------
+
+_CASED = st.lists(
+    st.sampled_from([
+        "blocks", "BLOCKS", "BloCKs", "bloc", "ks", "budget", "Memory", "BYTES", "max_num_", "MAX_TOTAL_",
+        "max_runn", "ing", "\u0130", "\u212a", "\u017f", "\u0131", "\u00e9", "\u00c9", "\u03a3", "\u1e9e",
+        "\U0001f600", "\udcff", " ", "\n", "x", "K", "k", "i", "I", "s",
+    ]),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=_CASED)
+def test_budget_words_found_in_utf8_bytes_as_in_the_lower_cased_text(text: str) -> None:
+    from checks import repeated_budget_division as bud
+
+    want = any(w in text.lower() for w in bud._BUDGET_WORDS)
+    assert bud._budget_word_in_lower(text) == want
+    assert bud._budget_word_in_lower(text + "\u00e9") == want  # a non-ASCII text
+
+
+def test_budget_words_lower_cased_into_ascii_are_found() -> None:
+    from checks import repeated_budget_division as bud
+
+    # U+212A KELVIN SIGN lower-cases to `k`: `BLOC\u212aS` holds `blocks`
+    assert bud._budget_word_in_lower("n = BLOC\u212aS // dp_size \u00e9")
+    assert not bud._budget_word_in_lower("n = BLOCS // dp_size \u00e9")
+    assert bud._budget_word_in_lower("n = \u00c9BYTES")
+    for word in ("blocks", "budget", "memory", "bytes", "max_num_", "max_total_", "max_running"):
+        assert bud._budget_word_in_lower(f"\u00e9{word.upper()}")
