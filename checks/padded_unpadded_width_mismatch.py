@@ -7,7 +7,7 @@ import fnmatch
 import functools
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -631,7 +631,17 @@ _WORD_CHAR = re.compile(r"\w").match
 def _text_assigned_rounded(text: str, name: str) -> bool:
     """Whether some assignment to ``name`` (the last name of a target) may
     give it a rounded value: ``_on_assign`` binds a padded width only so.
-    (``str.find`` jumps between the name's occurrences faster than ``re``.)"""
+    (``str.find`` jumps between the name's occurrences faster than ``re``;
+    a one-letter name occurs so often that a search for it followed by an
+    assignment's `=` is faster.)"""
+    if len(name) == 1:
+        for m in _one_letter_assigned(name)(text):
+            i = m.start()
+            if i == 0 or not _WORD_CHAR(text, i - 1):
+                a = _ASSIGN_AFTER(text, i + 1)
+                if _rounded_value_at(text, a.end()):  # type: ignore[union-attr]
+                    return True
+        return False
     size = len(name)
     i = text.find(name)
     while i >= 0:
@@ -642,17 +652,26 @@ def _text_assigned_rounded(text: str, name: str) -> bool:
             i == 0 or not _WORD_CHAR(text, i - 1)
         ):
             m = _ASSIGN_AFTER(text, j)
-            if m is not None:
-                start = m.end()
-                end = _value_end(text, start)
-                c = text[end] if end < len(text) else "\n"
-                if c in "\n#":
-                    if _text_rounded(text[start:end]):
-                        return True
-                elif c not in ")]}'\"":
-                    return True  # the value cannot be delimited: assume the worst
+            if m is not None and _rounded_value_at(text, m.end()):
+                return True
         i = text.find(name, j)
     return False
+
+
+@functools.lru_cache(maxsize=256)
+def _one_letter_assigned(name: str) -> Callable[[str], Iterator[re.Match[str]]]:
+    """The occurrences of ``name`` that ``_ASSIGN_AFTER`` matches after."""
+    return re.compile(re.escape(name) + r"(?=[\s)\\]*=(?!=))").finditer
+
+
+def _rounded_value_at(text: str, start: int) -> bool:
+    """Whether the value assigned from ``start`` may be rounded: it holds a
+    rounded width, or it cannot be delimited (assume the worst)."""
+    end = _value_end(text, start)
+    c = text[end] if end < len(text) else "\n"
+    if c in "\n#":
+        return _text_rounded(text[start:end])
+    return c not in ")]}'\""
 
 
 def _may_be_dimension(text: str, i: int) -> bool:

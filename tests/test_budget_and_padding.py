@@ -951,12 +951,15 @@ def test_padding_assigned_rounded_skips_only_what_cannot_assign(text: str, name:
 def test_padding_assigned_rounded_reads_every_blank_before_the_equals() -> None:
     from checks import padded_unpadded_width_mismatch as pad
 
-    for gap in (" ", "\t", "\xa0", "\u3000", "\x1c", "\x85", "\v", ")", ") ", "\\\n", ""):
-        text = f"hp{gap}= round_up(h, 8)\n"
-        assert pad._text_assigned_rounded(text, "hp"), repr(gap)
-        assert _assigned_rounded_reference(text, "hp"), repr(gap)
-    assert not pad._text_assigned_rounded("hp == round_up(h, 8)\n", "hp")
-    assert not pad._text_assigned_rounded("xhp = round_up(h, 8)\n", "hp")
+    # a one-letter name is looked for with a regex, a longer one with str.find
+    for name in ("hp", "w"):
+        for gap in (" ", "\t", "\xa0", "\u3000", "\x1c", "\x85", "\v", ")", ") ", "\\\n", ""):
+            text = f"z = w + hp\n{name}{gap}= round_up(h, 8)\n"
+            assert pad._text_assigned_rounded(text, name), (name, gap)
+            assert _assigned_rounded_reference(text, name), (name, gap)
+        assert not pad._text_assigned_rounded(f"{name} == round_up(h, 8)\n", name)
+        assert not pad._text_assigned_rounded(f"x{name} = round_up(h, 8)\n", name)
+        assert not pad._text_assigned_rounded(f"{name} = h\n{name}(x) == round_up(h, 8)\n", name)
     # a value nested deeper than the pattern follows cannot be delimited
     deep = "hp = f(((((((1))))))) + g\n"
     assert pad._value_end(deep, 5) == pad._value().match(deep, 5).end() == 6  # type: ignore[union-attr]
