@@ -267,11 +267,21 @@ def _blank(m: re.Match[str]) -> str:
     return " " * len(s)
 
 
+# an f-string body whose fields hold no bracket, brace or quote (the common
+# case), read in one match: the loop below reads such a body alike (True)
+_SIMPLE_FIELDS = re.compile(r"(?:[^{}]++|\{\{|\}\}|\{[^{}()\[\]'\"]*+\})*+\Z").match
+
+
 def _fields_closed(body: str) -> bool:
     """Whether every replacement field of an f-string's ``body`` (as this
     pattern ended it) is closed: a field still open where the string ended
     means a quote of the string's own kind inside a field (Python 3.12), where
     Python's string goes on. Unsure (a stray brace): False."""
+    return _SIMPLE_FIELDS(body) is not None or _fields_read(body)
+
+
+def _fields_read(body: str) -> bool:
+    """``_fields_closed`` read character by character."""
     depth = 0  # 0: literal text; 1: a field's expression; more: brackets in it
     spec = 0  # the depth of the format spec being read (literal text), or 0
     i, n = 0, len(body)

@@ -997,3 +997,32 @@ def test_budget_words_lower_cased_into_ascii_are_found() -> None:
     assert bud._budget_word_in_lower("n = \u00c9BYTES")
     for word in ("blocks", "budget", "memory", "bytes", "max_num_", "max_total_", "max_running"):
         assert bud._budget_word_in_lower(f"\u00e9{word.upper()}")
+
+
+def test_budget_fstring_fields_fast_match_reads_as_the_loop() -> None:
+    """``_SIMPLE_FIELDS`` answers for the bodies whose fields hold no
+    bracket, brace or quote: every short body over the characters that
+    matter is read alike with and without it."""
+    import itertools
+
+    from checks import repeated_budget_division as bud
+
+    for n in range(7):
+        for chars in itertools.product("{}(']:x", repeat=n):
+            body = "".join(chars)
+            assert bud._fields_closed(body) == bud._fields_read(body), body
+    for body in ("{x} and {y.z!r:>{w}}", "{{literal}} {a=}", "{d['k']}", '{f"{x}"}', "{x:{{}}}", "}{"):
+        assert bud._fields_closed(body) == bud._fields_read(body), body
+
+
+def test_padding_rounded_text_test_spells_out_its_words() -> None:
+    from checks import padded_unpadded_width_mismatch as pad
+
+    assert pad._ROUND_WORDS == ("round_up", "round_to", "align", "ceil_to", "next_multiple_of")
+    assert pad._CDIV_WORDS == ("cdiv", "ceil")
+    for w in pad._ROUND_WORDS:
+        assert pad._text_rounded(f"x = {w}(h, 8)")
+    for w in pad._CDIV_WORDS:
+        assert pad._text_rounded(f"{w}(h, 8) * 8") and not pad._text_rounded(f"{w}(h, 8) + 8")
+    assert pad._text_rounded("(h + 7) // 8 * 8") and not pad._text_rounded("(h + 7) // 8")
+    assert not pad._text_rounded("round(h) * 8 // 2")
