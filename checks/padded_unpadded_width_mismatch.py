@@ -610,9 +610,18 @@ def _text_rounded(code: str) -> bool:
     if "*" in code:
         if "//" in code and "+" in code:
             return True
-        if any(w in code for w in _CDIV_WORDS):
+        if "cdiv" in code or "ceil" in code:  # _CDIV_WORDS
             return True
-    return any(w in code for w in _ROUND_WORDS)
+    # _ROUND_WORDS spelled out: this runs on every allocation's arguments
+    # and every assigned value read, where a generator costs more than the
+    # searches (a test holds the two equal)
+    return (
+        "round_up" in code
+        or "round_to" in code
+        or "align" in code
+        or "ceil_to" in code
+        or "next_multiple_of" in code
+    )
 
 
 def _text_padded(code: str) -> bool:
