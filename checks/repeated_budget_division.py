@@ -237,9 +237,14 @@ def _text_size_sites(text: str) -> list[int]:
 # file-wide test decides. Known limit: a Python 3.12-only f-string nesting
 # its own quote two levels deep with a `}` inside the innermost string can
 # pass that check and be read wrongly (the span may then end early).
+# The loops are possessive: their alternatives start with different
+# characters and none of them can stand before the closing quote (or the
+# end), so only the longest loop can be followed by it, as with backtracking;
+# backtracking instead took exponential time where a string runs to a
+# backslash at the end of the text (an unfinished file).
 _STRINGS = re.compile(
-    r'#[^\n]*|"""(?:[^"\\]+|\\.|"(?!""))*(?:"""|\Z)|\'\'\'(?:[^\'\\]+|\\.|\'(?!\'\'))*(?:\'\'\'|\Z)'
-    r'|"(?:[^"\\\n]+|\\.)*(?:"|$)|\'(?:[^\'\\\n]+|\\.)*(?:\'|$)',
+    r'#[^\n]*|"""(?:[^"\\]++|\\.|"(?!""))*+(?:"""|\Z)|\'\'\'(?:[^\'\\]++|\\.|\'(?!\'\'))*+(?:\'\'\'|\Z)'
+    r'|"(?:[^"\\\n]++|\\.)*+(?:"|$)|\'(?:[^\'\\\n]++|\\.)*+(?:\'|$)',
     re.S | re.M,
 )
 _DEF = re.compile(r"def\b").finditer

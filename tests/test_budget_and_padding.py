@@ -1026,3 +1026,20 @@ def test_padding_rounded_text_test_spells_out_its_words() -> None:
         assert pad._text_rounded(f"{w}(h, 8) * 8") and not pad._text_rounded(f"{w}(h, 8) + 8")
     assert pad._text_rounded("(h + 7) // 8 * 8") and not pad._text_rounded("(h + 7) // 8")
     assert not pad._text_rounded("round(h) * 8 // 2")
+
+
+def test_budget_skeleton_reads_an_unfinished_string_in_linear_time() -> None:
+    """A string running to a backslash at the end of the text (a file being
+    written): the string pattern's loops once backtracked exponentially
+    there (a minute for 40 characters)."""
+    import time
+
+    from checks import repeated_budget_division as bud
+
+    for q in ('"', "'", '"""', "'''"):
+        text = "def f(num_blocks, dp_size):\n    s = " + q + "ab " * 3000 + "\\"
+        start = time.process_time()
+        sk = bud._skeleton(text)
+        assert time.process_time() - start < 1.0, q
+        # no string closes: only an empty `""` before the third quote does
+        assert sk == (text if len(q) == 1 else text.replace(q[:2], "  ", 1)), q
