@@ -7,7 +7,7 @@ import fnmatch
 import functools
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -525,9 +525,52 @@ _VALUE_PATTERN = rf"(?:[^\n\\()\[\]{{}}'\"#]|\\\r?\n|{_STR}|{_balanced(5, '([{',
 
 @functools.cache
 def _value() -> re.Pattern[str]:
-    """``_VALUE_PATTERN`` compiled on first use: ~60 ms of ``re`` compiling
-    that an import (the editor, a one-file run) should not pay up front."""
+    """``_VALUE_PATTERN`` compiled: the reference ``_value_end`` answers
+    without (~60 ms of ``re`` compiling, a 52 kB pattern, that a cold run
+    would pay for the first assignment it reads)."""
     return re.compile(_VALUE_PATTERN)
+
+
+# ``_VALUE_PATTERN`` read token by token: every alternative of its loops
+# starts with its own characters (a bracket opens a group, a quote a string,
+# `#` a comment, `\\` a continuation), so a possessive run of the flat
+# alternatives, then a bracketed group matched by hand (nested at most five
+# deep, as ``_balanced(5, ...)``), ends exactly where the pattern does.
+_TOP_FLAT = re.compile(rf"(?:[^\n\\()\[\]{{}}'\"#]|\\\r?\n|{_STR})*+").match
+_INNER_FLAT = re.compile(rf"(?:[^()\[\]{{}}'\"#]|{_STR}|#[^\n]*)*+").match
+_CLOSER = {"(": ")", "[": "]", "{": "}"}
+
+
+def _group_end(text: str, i: int, depth: int) -> int:
+    """The end of the group ``_balanced(depth, '([{', ')]}')`` matches at
+    the bracket ``text[i]`` (just past its closer), or -1 where it fails."""
+    close = _CLOSER[text[i]]
+    j = i + 1
+    while True:
+        j = _INNER_FLAT(text, j).end()  # type: ignore[union-attr]
+        c = text[j : j + 1]
+        if c == close:
+            return j + 1
+        if depth > 1 and c in _CLOSER:
+            k = _group_end(text, j, depth - 1)
+            if k >= 0:
+                j = k
+                continue
+        return -1
+
+
+def _value_end(text: str, pos: int) -> int:
+    """``_value().match(text, pos).end()``."""
+    n = len(text)
+    j = pos
+    while True:
+        j = _TOP_FLAT(text, j).end()  # type: ignore[union-attr]
+        if j < n and text[j] in _CLOSER:
+            k = _group_end(text, j, 5)
+            if k >= 0:
+                j = k
+                continue
+        return j
 # what may follow an assignment target's name before its `=`
 _AFTER_TARGET = ("=", " ", "\t", ")", "\\", "\n", "\r", "\f")
 _ALLOC_WORDS_TEXT = ("empty", "zeros", "ones", "full", "rand")
@@ -562,14 +605,23 @@ def _text_rounded(code: str) -> bool:
     """Whether ``code`` may hold a rounded width (``_rounded_base``): a
     rounding call, a ceiling-division call times something, or
     `(X + c) // n * n`."""
-    if any(w in code for w in _ROUND_WORDS):
-        return True
+    # the common characters first: on a whole file they end the test
+    # early more often than the words, which are mostly absent
     if "*" in code:
-        if any(w in code for w in _CDIV_WORDS):
-            return True
         if "//" in code and "+" in code:
             return True
-    return False
+        if "cdiv" in code or "ceil" in code:  # _CDIV_WORDS
+            return True
+    # _ROUND_WORDS spelled out: this runs on every allocation's arguments
+    # and every assigned value read, where a generator costs more than the
+    # searches (a test holds the two equal)
+    return (
+        "round_up" in code
+        or "round_to" in code
+        or "align" in code
+        or "ceil_to" in code
+        or "next_multiple_of" in code
+    )
 
 
 def _text_padded(code: str) -> bool:
@@ -588,24 +640,47 @@ _WORD_CHAR = re.compile(r"\w").match
 def _text_assigned_rounded(text: str, name: str) -> bool:
     """Whether some assignment to ``name`` (the last name of a target) may
     give it a rounded value: ``_on_assign`` binds a padded width only so.
-    (``str.find`` jumps between the name's occurrences faster than ``re``.)"""
+    (``str.find`` jumps between the name's occurrences faster than ``re``;
+    a one-letter name occurs so often that a search for it followed by an
+    assignment's `=` is faster.)"""
+    if len(name) == 1:
+        for m in _one_letter_assigned(name)(text):
+            i = m.start()
+            if i == 0 or not _WORD_CHAR(text, i - 1):
+                a = _ASSIGN_AFTER(text, i + 1)
+                if _rounded_value_at(text, a.end()):  # type: ignore[union-attr]
+                    return True
+        return False
     size = len(name)
     i = text.find(name)
     while i >= 0:
         j = i + size
-        if i == 0 or not _WORD_CHAR(text, i - 1):
+        # what ``_ASSIGN_AFTER`` needs first (``\s`` is ``str.isspace``)
+        c = text[j : j + 1]
+        if (c == "=" or c == ")" or c == "\\" or c.isspace()) and (
+            i == 0 or not _WORD_CHAR(text, i - 1)
+        ):
             m = _ASSIGN_AFTER(text, j)
-            if m is not None:
-                v = _value().match(text, m.end())
-                end = v.end()  # type: ignore[union-attr]
-                c = text[end] if end < len(text) else "\n"
-                if c in "\n#":
-                    if _text_rounded(v.group()):  # type: ignore[union-attr]
-                        return True
-                elif c not in ")]}'\"":
-                    return True  # the value cannot be delimited: assume the worst
+            if m is not None and _rounded_value_at(text, m.end()):
+                return True
         i = text.find(name, j)
     return False
+
+
+@functools.lru_cache(maxsize=256)
+def _one_letter_assigned(name: str) -> Callable[[str], Iterator[re.Match[str]]]:
+    """The occurrences of ``name`` that ``_ASSIGN_AFTER`` matches after."""
+    return re.compile(re.escape(name) + r"(?=[\s)\\]*=(?!=))").finditer
+
+
+def _rounded_value_at(text: str, start: int) -> bool:
+    """Whether the value assigned from ``start`` may be rounded: it holds a
+    rounded width, or it cannot be delimited (assume the worst)."""
+    end = _value_end(text, start)
+    c = text[end] if end < len(text) else "\n"
+    if c in "\n#":
+        return _text_rounded(text[start:end])
+    return c not in ")]}'\""
 
 
 def _may_be_dimension(text: str, i: int) -> bool:
@@ -685,12 +760,12 @@ def _may_be_allocator(text: str, i: int) -> bool:
     return True
 
 
-def _allocation_scan(text: str) -> tuple[bool, set[str]] | None:
+def _allocation_scan(text: str) -> tuple[bool, list[tuple[int, int]]] | None:
     """Over every allocation call: (whether one may have a padded dimension
-    inline, or cannot be delimited; the names that may be dimensions of
-    one, to look up among the rounded assignments). None when the file
-    calls no allocator."""
-    names: set[str] = set()
+    inline, or cannot be delimited; the spans of the argument lists, where
+    ``_dimension_names`` reads the names that may be dimensions of one).
+    None when the file calls no allocator."""
+    spans: list[tuple[int, int]] = []
     n = len(text)
     called = False
     for word, after in _ALLOC_CALLS:
@@ -708,15 +783,24 @@ def _allocation_scan(text: str) -> tuple[bool, set[str]] | None:
             if end >= n or text[end] != ")":
                 if end < n and text[end] in "'\"":
                     continue  # an unbalanced quote: not a call, text in a string
-                return True, names  # nested too deep to follow: assume the worst
+                return True, spans  # nested too deep to follow: assume the worst
             if _text_padded(a.group()):  # type: ignore[union-attr]
-                return True, names
+                return True, spans
             # the match stops before the `)`: the names before it may end there
-            for d in _DIM.finditer(text, m.end(), end + 1):
-                k = d.group(1)
-                if k not in names and _may_be_dimension(text, d.start()):
-                    names.add(k)
-    return (False, names) if called else None
+            spans.append((m.end(), end + 1))
+    return (False, spans) if called else None
+
+
+def _dimension_names(text: str, spans: list[tuple[int, int]]) -> set[str]:
+    """The names that may be dimensions in the argument lists at ``spans``
+    (read only for a file whose text may hold a rounded width)."""
+    names: set[str] = set()
+    for start, end in spans:
+        for d in _DIM.finditer(text, start, end):
+            k = d.group(1)
+            if k not in names and _may_be_dimension(text, d.start()):
+                names.add(k)
+    return names
 
 
 _RULE_NEEDLES = Needles(
@@ -871,7 +955,7 @@ class PaddedUnpaddedWidthMismatch(Rule):
         scan = _allocation_scan(text)
         if scan is None:
             return False
-        inline, names = scan
+        inline, spans = scan
         if inline:
             # a padded dimension inline holds a rounded expression or a
             # padded word; one that cannot be delimited still needs them
@@ -881,8 +965,9 @@ class PaddedUnpaddedWidthMismatch(Rule):
                     return False
             return cls._exchange_or_consumer(text)
         # a dimension padded by name: bound to a rounded value in the file
-        if not names or not _text_rounded(text):
+        if not spans or not _text_rounded(text):
             return False
+        names = _dimension_names(text, spans)
         if not any(_text_assigned_rounded(text, k) for k in names):
             return False
         return cls._exchange_or_consumer(text)

@@ -892,3 +892,154 @@ def test_budget_text_gate_falls_back_where_it_cannot_delimit() -> None:
     # fields, specs and doubled braces of ordinary f-strings are read as Python does
     for ok in ('    s = f"{d[\'k\']:>{w}} {{x}}"\n', "    s = f'{a!r:{\"<\"}10}'\n"):
         assert not RepeatedBudgetDivision._text_gate(split.format(ok)), ok
+
+
+# -- the padding text gate's shortcuts answer as the plain reading -----------------
+# Written for these tests: token soups full of brackets, strings, comments and
+# continuations, where a shortcut that read the text differently would show.
+
+_SOUP = st.lists(
+    st.sampled_from([
+        "(", ")", "[", "]", "{", "}", "'", '"', '"""', "'''", "#", "\\", "\\\n", "\\\r\n", "\n",
+        "\r", " ", "\t", "\xa0", "\u3000", "=", "==", "hp", "h", "round_up(h, 8)", "*", "//",
+        "+", "cdiv", "x", ",", "#c\n", "'s'", "((((((", "))))))",
+    ]),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=_SOUP, pos=st.integers(0, 200))
+def test_padding_value_scan_ends_where_the_value_pattern_does(text: str, pos: int) -> None:
+    from checks import padded_unpadded_width_mismatch as pad
+
+    pos = min(pos, len(text))
+    assert pad._value_end(text, pos) == pad._value().match(text, pos).end()  # type: ignore[union-attr]
+
+
+def _assigned_rounded_reference(text: str, name: str) -> bool:
+    """``_text_assigned_rounded`` as first written: every occurrence of the
+    name tried with the regexes, the value read by ``_VALUE_PATTERN``."""
+    from checks import padded_unpadded_width_mismatch as pad
+
+    i = text.find(name)
+    while i >= 0:
+        j = i + len(name)
+        if i == 0 or not pad._WORD_CHAR(text, i - 1):
+            m = pad._ASSIGN_AFTER(text, j)
+            if m is not None:
+                v = pad._value().match(text, m.end())
+                end = v.end()  # type: ignore[union-attr]
+                c = text[end] if end < len(text) else "\n"
+                if c in "\n#":
+                    if pad._text_rounded(v.group()):  # type: ignore[union-attr]
+                        return True
+                elif c not in ")]}'\"":
+                    return True
+        i = text.find(name, j)
+    return False
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=_SOUP, name=st.sampled_from(["hp", "h", "x"]))
+def test_padding_assigned_rounded_skips_only_what_cannot_assign(text: str, name: str) -> None:
+    from checks import padded_unpadded_width_mismatch as pad
+
+    assert pad._text_assigned_rounded(text, name) == _assigned_rounded_reference(text, name)
+
+
+def test_padding_assigned_rounded_reads_every_blank_before_the_equals() -> None:
+    from checks import padded_unpadded_width_mismatch as pad
+
+    # a one-letter name is looked for with a regex, a longer one with str.find
+    for name in ("hp", "w"):
+        for gap in (" ", "\t", "\xa0", "\u3000", "\x1c", "\x85", "\v", ")", ") ", "\\\n", ""):
+            text = f"z = w + hp\n{name}{gap}= round_up(h, 8)\n"
+            assert pad._text_assigned_rounded(text, name), (name, gap)
+            assert _assigned_rounded_reference(text, name), (name, gap)
+        assert not pad._text_assigned_rounded(f"{name} == round_up(h, 8)\n", name)
+        assert not pad._text_assigned_rounded(f"x{name} = round_up(h, 8)\n", name)
+        assert not pad._text_assigned_rounded(f"{name} = h\n{name}(x) == round_up(h, 8)\n", name)
+    # a value nested deeper than the pattern follows cannot be delimited
+    deep = "hp = f(((((((1))))))) + g\n"
+    assert pad._value_end(deep, 5) == pad._value().match(deep, 5).end() == 6  # type: ignore[union-attr]
+    assert pad._text_assigned_rounded(deep, "hp")
+
+
+# -- the budget text gate lower-cases a non-ASCII text only when it must -----------
+
+_CASED = st.lists(
+    st.sampled_from([
+        "blocks", "BLOCKS", "BloCKs", "bloc", "ks", "budget", "Memory", "BYTES", "max_num_", "MAX_TOTAL_",
+        "max_runn", "ing", "\u0130", "\u212a", "\u017f", "\u0131", "\u00e9", "\u00c9", "\u03a3", "\u1e9e",
+        "\U0001f600", "\udcff", " ", "\n", "x", "K", "k", "i", "I", "s",
+    ]),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=_CASED)
+def test_budget_words_found_in_utf8_bytes_as_in_the_lower_cased_text(text: str) -> None:
+    from checks import repeated_budget_division as bud
+
+    want = any(w in text.lower() for w in bud._BUDGET_WORDS)
+    assert bud._budget_word_in_lower(text) == want
+    assert bud._budget_word_in_lower(text + "\u00e9") == want  # a non-ASCII text
+
+
+def test_budget_words_lower_cased_into_ascii_are_found() -> None:
+    from checks import repeated_budget_division as bud
+
+    # U+212A KELVIN SIGN lower-cases to `k`: `BLOC\u212aS` holds `blocks`
+    assert bud._budget_word_in_lower("n = BLOC\u212aS // dp_size \u00e9")
+    assert not bud._budget_word_in_lower("n = BLOCS // dp_size \u00e9")
+    assert bud._budget_word_in_lower("n = \u00c9BYTES")
+    for word in ("blocks", "budget", "memory", "bytes", "max_num_", "max_total_", "max_running"):
+        assert bud._budget_word_in_lower(f"\u00e9{word.upper()}")
+
+
+def test_budget_fstring_fields_fast_match_reads_as_the_loop() -> None:
+    """``_SIMPLE_FIELDS`` answers for the bodies whose fields hold no
+    bracket, brace or quote: every short body over the characters that
+    matter is read alike with and without it."""
+    import itertools
+
+    from checks import repeated_budget_division as bud
+
+    for n in range(7):
+        for chars in itertools.product("{}(']:x", repeat=n):
+            body = "".join(chars)
+            assert bud._fields_closed(body) == bud._fields_read(body), body
+    for body in ("{x} and {y.z!r:>{w}}", "{{literal}} {a=}", "{d['k']}", '{f"{x}"}', "{x:{{}}}", "}{"):
+        assert bud._fields_closed(body) == bud._fields_read(body), body
+
+
+def test_padding_rounded_text_test_spells_out_its_words() -> None:
+    from checks import padded_unpadded_width_mismatch as pad
+
+    assert pad._ROUND_WORDS == ("round_up", "round_to", "align", "ceil_to", "next_multiple_of")
+    assert pad._CDIV_WORDS == ("cdiv", "ceil")
+    for w in pad._ROUND_WORDS:
+        assert pad._text_rounded(f"x = {w}(h, 8)")
+    for w in pad._CDIV_WORDS:
+        assert pad._text_rounded(f"{w}(h, 8) * 8") and not pad._text_rounded(f"{w}(h, 8) + 8")
+    assert pad._text_rounded("(h + 7) // 8 * 8") and not pad._text_rounded("(h + 7) // 8")
+    assert not pad._text_rounded("round(h) * 8 // 2")
+
+
+def test_budget_skeleton_reads_an_unfinished_string_in_linear_time() -> None:
+    """A string running to a backslash at the end of the text (a file being
+    written): the string pattern's loops once backtracked exponentially
+    there (a minute for 40 characters)."""
+    import time
+
+    from checks import repeated_budget_division as bud
+
+    for q in ('"', "'", '"""', "'''"):
+        text = "def f(num_blocks, dp_size):\n    s = " + q + "ab " * 3000 + "\\"
+        start = time.process_time()
+        sk = bud._skeleton(text)
+        assert time.process_time() - start < 1.0, q
+        # no string closes: only an empty `""` before the third quote does
+        assert sk == (text if len(q) == 1 else text.replace(q[:2], "  ", 1)), q
