@@ -1040,6 +1040,8 @@ def test_budget_skeleton_reads_an_unfinished_string_in_linear_time() -> None:
         text = "def f(num_blocks, dp_size):\n    s = " + q + "ab " * 3000 + "\\"
         start = time.process_time()
         sk = bud._skeleton(text)
-        assert time.process_time() - start < 1.0, q
+        # a hang guard, not a speed goal: milliseconds now, beyond any
+        # patience before (each extra character doubled the time)
+        assert time.process_time() - start < 10.0, q
         # no string closes: only an empty `""` before the third quote does
         assert sk == (text if len(q) == 1 else text.replace(q[:2], "  ", 1)), q
