@@ -67,12 +67,14 @@ _NONE_LISTS = frozenset({(ast.Dict, "keys"), (ast.arguments, "kw_defaults")})
 
 # per node type: its node-holding fields, each with whether it is a list
 # that may hold None; () for a type without children (Name, Constant, ...)
-_AST_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
+AST_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
 
 
-def _ast_fields(cls: type) -> tuple[tuple[str, bool], ...]:
+def ast_fields(cls: type) -> tuple[tuple[str, bool], ...]:
+    """The node-holding fields of ``cls`` (see ``AST_FIELDS``), computed and
+    stored: loops that inline :func:`ast_children` read ``AST_FIELDS`` first."""
     skip = _LEAF_FIELDS | _LEAF_FIELDS_OF.get(cls, frozenset())
-    names = _AST_FIELDS[cls] = tuple(
+    names = AST_FIELDS[cls] = tuple(
         (f, (cls, f) in _NONE_LISTS) for f in cls._fields if f not in skip
     )
     return names
@@ -84,9 +86,9 @@ def ast_children(node: ast.AST) -> list[ast.AST]:
     fast: the fields that can hold a node are known per node type, not
     discovered per node (a ``Name`` or a ``Constant`` has none to read)."""
     cls = type(node)
-    names = _AST_FIELDS.get(cls)
+    names = AST_FIELDS.get(cls)
     if names is None:
-        names = _ast_fields(cls)
+        names = ast_fields(cls)
     if not names:
         return []
     out: list[ast.AST] = []
@@ -169,7 +171,7 @@ def function_bodies_at(tree: ast.Module, hits: Sequence[int]) -> Iterator[list[a
         i = bisect_left(hits, n.lineno)  # type: ignore[attr-defined]
         return i < len(hits) and hits[i] <= n.end_lineno  # type: ignore[attr-defined]
 
-    fields_of = _AST_FIELDS
+    fields_of = AST_FIELDS
     pending: list[ast.AST] = [tree]
     while pending:
         owner = pending.pop()
@@ -203,7 +205,7 @@ def function_bodies_at(tree: ast.Module, hits: Sequence[int]) -> Iterator[list[a
             # ``push(ast_children(n))``, inlined
             names = fields_of.get(cls)
             if names is None:
-                names = _ast_fields(cls)
+                names = ast_fields(cls)
             for name, nones in names:
                 v = getattr(n, name, None)
                 if type(v) is list:
