@@ -44,23 +44,62 @@ def ast_dotted(node: ast.AST | None) -> str | None:
     return None
 
 
-_AST_FIELDS: dict[type, tuple[str, ...]] = {}
+# Fields that never hold a node in a tree ``compile`` builds (Python 3.11's
+# ASDL: identifiers, strings, constants, ints; and the expression contexts,
+# which no check looks for), by name for every node type ...
+_LEAF_FIELDS = frozenset(
+    {
+        "ctx", "name", "type_comment", "simple", "module", "level", "id", "attr",
+        "kind", "conversion", "is_async", "arg", "asname", "rest", "kwd_attrs", "tag",
+    }
+)
+# ... and for the types where a field of that name elsewhere holds nodes.
+_LEAF_FIELDS_OF: dict[type, frozenset[str]] = {
+    ast.Global: frozenset({"names"}),
+    ast.Nonlocal: frozenset({"names"}),
+    ast.Constant: frozenset({"value"}),
+    ast.MatchSingleton: frozenset({"value"}),
+    ast.TypeIgnore: frozenset({"lineno"}),
+}
+# The only node lists that may hold None (`{**d}`'s key, a keyword-only
+# argument without a default).
+_NONE_LISTS = frozenset({(ast.Dict, "keys"), (ast.arguments, "kw_defaults")})
+
+# per node type: its node-holding fields, each with whether it is a list
+# that may hold None; () for a type without children (Name, Constant, ...)
+AST_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
+
+
+def ast_fields(cls: type) -> tuple[tuple[str, bool], ...]:
+    """The node-holding fields of ``cls`` (see ``AST_FIELDS``), computed and
+    stored: loops that inline :func:`ast_children` read ``AST_FIELDS`` first."""
+    skip = _LEAF_FIELDS | _LEAF_FIELDS_OF.get(cls, frozenset())
+    names = AST_FIELDS[cls] = tuple(
+        (f, (cls, f) in _NONE_LISTS) for f in cls._fields if f not in skip
+    )
+    return names
 
 
 def ast_children(node: ast.AST) -> list[ast.AST]:
     """``list(ast.iter_child_nodes(node))`` without the expression contexts
-    (``Load``/``Store``/``Del``, which no check looks for), about twice as
-    fast: fields are read once per node type, not discovered per node."""
+    (``Load``/``Store``/``Del``, which no check looks for), several times as
+    fast: the fields that can hold a node are known per node type, not
+    discovered per node (a ``Name`` or a ``Constant`` has none to read)."""
     cls = type(node)
-    names = _AST_FIELDS.get(cls)
+    names = AST_FIELDS.get(cls)
     if names is None:
-        names = _AST_FIELDS[cls] = tuple(f for f in cls._fields if f != "ctx")
+        names = ast_fields(cls)
+    if not names:
+        return []
     out: list[ast.AST] = []
-    for name in names:
+    for name, nones in names:
         v = getattr(node, name, None)
         if type(v) is list:
-            out.extend([x for x in v if isinstance(x, ast.AST)])
-        elif isinstance(v, ast.AST):
+            if nones:
+                out.extend([x for x in v if x is not None])
+            else:
+                out.extend(v)
+        elif v is not None:
             out.append(v)
     return out
 
@@ -113,6 +152,12 @@ def lines_with(text: str, words: Iterable[str]) -> list[int]:
 
 _DEF_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _STMT_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
+# the concrete classes (``compile`` builds no subclass), for a set lookup
+_FUNCTION_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
+_DEF_TYPES = frozenset(_DEF_SCOPES)
+_STMT_HOLDER_TYPES = frozenset(
+    c for c in vars(ast).values() if isinstance(c, type) and issubclass(c, _STMT_HOLDERS)
+)
 
 
 def function_bodies_at(tree: ast.Module, hits: Sequence[int]) -> Iterator[list[ast.AST]]:
@@ -126,27 +171,48 @@ def function_bodies_at(tree: ast.Module, hits: Sequence[int]) -> Iterator[list[a
         i = bisect_left(hits, n.lineno)  # type: ignore[attr-defined]
         return i < len(hits) and hits[i] <= n.end_lineno  # type: ignore[attr-defined]
 
+    fields_of = AST_FIELDS
     pending: list[ast.AST] = [tree]
     while pending:
         owner = pending.pop()
-        function = isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef))
-        nodes: list[ast.AST] = []
         stack: list[ast.AST] = list(getattr(owner, "body", ()))
+        pop, push = stack.pop, stack.extend
+        if type(owner) not in _FUNCTION_TYPES:
+            # module or class level: only statements can hold a definition,
+            # so only statement fields are entered (no expression holds one)
+            while stack:
+                n = pop()
+                cls = type(n)
+                if cls in _DEF_TYPES:
+                    if spans_hit(n):
+                        pending.append(n)
+                elif cls is ast.match_case or (cls in _STMT_HOLDER_TYPES and spans_hit(n)):
+                    for f in ast_stmt_fields(cls):
+                        push(getattr(n, f))
+            continue
+        nodes: list[ast.AST] = []
+        keep = nodes.append
         while stack:
-            n = stack.pop()
-            if isinstance(n, _DEF_SCOPES):
+            n = pop()
+            cls = type(n)
+            if cls in _DEF_TYPES:
                 if spans_hit(n):
                     pending.append(n)
                 continue
-            if isinstance(n, ast.Lambda):
+            if cls is ast.Lambda:
                 continue
-            if function:
-                nodes.append(n)
-                stack.extend(ast_children(n))
-            elif isinstance(n, _STMT_HOLDERS) and (isinstance(n, ast.match_case) or spans_hit(n)):
-                stack.extend(ast_children(n))
-        if function:
-            yield nodes
+            keep(n)
+            # ``push(ast_children(n))``, inlined
+            names = fields_of.get(cls)
+            if names is None:
+                names = ast_fields(cls)
+            for name, nones in names:
+                v = getattr(n, name, None)
+                if type(v) is list:
+                    push([x for x in v if x is not None] if nones else v)
+                elif v is not None:
+                    stack.append(v)
+        yield nodes
 
 
 def memo_on_tree(fn: Callable[[ast.Module], T]) -> Callable[[ast.Module], T]:

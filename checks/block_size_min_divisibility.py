@@ -14,7 +14,15 @@ from typing import Any, ClassVar
 
 import libcst as cst
 
-from checks._helpers import ast_dotted, call_name, dotted, function_params, int_literal, walk
+from checks._helpers import (
+    ast_dotted,
+    ast_fields,
+    call_name,
+    dotted,
+    function_params,
+    int_literal,
+    walk,
+)
 from checks._imports import (
     _import_nodes,
     follow_reexports,
@@ -746,22 +754,25 @@ class _AScope:
 # per node type, the fields that may hold nodes, less the operator and
 # context leaves (``Load``, ``Add``, ``Eq``): half of all nodes, none of
 # them of interest
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+_CHILD_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
 
 
 def _children(node: ast.AST) -> list[ast.AST]:
-    """``ast.iter_child_nodes`` without operator and context leaves."""
-    fields = _CHILD_FIELDS.get(type(node))
+    """``ast.iter_child_nodes`` without operator and context leaves (the
+    node-holding fields of :func:`ast_fields`, less ``op``/``ops``)."""
+    cls = type(node)
+    fields = _CHILD_FIELDS.get(cls)
     if fields is None:
-        fields = tuple(f for f in node._fields if f not in ("ctx", "op", "ops"))
-        _CHILD_FIELDS[type(node)] = fields
+        fields = _CHILD_FIELDS[cls] = tuple(
+            (f, nones) for f, nones in ast_fields(cls) if f not in ("op", "ops")
+        )
     out: list[ast.AST] = []
-    for f in fields:
+    for f, nones in fields:
         v = getattr(node, f, None)
-        if isinstance(v, ast.AST):
+        if type(v) is list:
+            out += [x for x in v if x is not None] if nones else v
+        elif v is not None:
             out.append(v)
-        elif isinstance(v, list):
-            out += [x for x in v if isinstance(x, ast.AST)]
     return out
 
 

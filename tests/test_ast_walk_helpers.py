@@ -1,0 +1,166 @@
+"""The fast ``ast`` walkers of ``checks._helpers`` against their plain
+definitions: ``ast_children`` reads only the fields a node type can hold a
+node in (a table of leaf fields per Python 3.11's grammar), and
+``function_bodies_at`` enters only the statement fields of module- and
+class-level statements; a wrong table entry or a skipped field would drop
+nodes here."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from bisect import bisect_left
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from checks._helpers import ast_children, function_bodies_at
+
+# one of every node kind, with the fields that hold None or strings set both
+# ways (`{**d}`'s None key, a keyword-only argument without a default,
+# `global`, `match` patterns with names and rests, a type comment)
+_EVERY_KIND = textwrap.dedent(
+    '''
+    import os, sys as system
+    from . import a as b
+    from ..x import (y, z)
+    g: int = 1
+    h: int
+    @dec(1, *a, k=2, **kw)
+    class C(Base, metaclass=M, **opts):
+        x = [i async for i in y if i] if False else {k: v for k, v in w}
+        @property
+        async def f(self, a, /, b: int = 1, *args, c, d=2, e, **kw) -> "T":  # type: ignore
+            global G
+            nonlocal_ = lambda q, *r, s=1, **t: (q, r, s, t)
+            async with a as (b, c), d:
+                async for i in j:
+                    await k
+                else:
+                    pass
+            def inner():
+                nonlocal nonlocal_
+                yield 1
+                yield from x
+            try:
+                raise E from F
+            except* (A, B) as e:
+                del a[1:2:3], b.c
+            try:
+                pass
+            except A:
+                pass
+            except:
+                pass
+            else:
+                pass
+            finally:
+                pass
+            match s:
+                case {"k": 1, **rest} if rest:
+                    pass
+                case Point(1, x=2, y=[3, *others]) | None | True:
+                    pass
+                case [1, 2.0, -3j, "s", b"b", *_] as whole:
+                    pass
+                case _:
+                    pass
+            while not x:
+                break
+            for i, *j in k:  # type: int
+                continue
+            assert x, f"{a!r:>{w}} {b}"
+            x @= y; x += 1; x = y = z = 1  # type: int
+            return {**d, 1: 2}, {1, 2}, (a := b), a[b, c], -x, x < y <= z, a and b or c
+    '''
+)
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    return [c for c in ast.iter_child_nodes(node) if not isinstance(c, ast.expr_context)]
+
+
+def _trees() -> Iterator[ast.Module]:
+    yield ast.parse(_EVERY_KIND, type_comments=True)
+    yield ast.parse(_EVERY_KIND)
+    for p in sorted(Path(__file__).resolve().parents[1].joinpath("checks").glob("*.py")):
+        yield ast.parse(p.read_text(encoding="utf-8"))
+
+
+def test_ast_children_is_iter_child_nodes_without_contexts() -> None:
+    kinds: set[type] = set()
+    for tree in _trees():
+        for node in ast.walk(tree):
+            kinds.add(type(node))
+            want, got = _children(node), ast_children(node)
+            assert len(want) == len(got) and all(a is b for a, b in zip(want, got)), ast.dump(node)
+    # the snippet reaches the fields the leaf table names
+    assert {ast.Global, ast.Nonlocal, ast.MatchMapping, ast.MatchClass, ast.MatchAs, ast.MatchStar,
+            ast.MatchSingleton, ast.TryStar, ast.FormattedValue, ast.ImportFrom, ast.Dict} <= kinds
+
+
+def _reference_bodies(tree: ast.Module, hits: Sequence[int]) -> Iterator[list[ast.AST]]:
+    """``function_bodies_at`` as first written: every child entered."""
+
+    def spans_hit(n: ast.AST) -> bool:
+        i = bisect_left(hits, n.lineno)  # type: ignore[attr-defined]
+        return i < len(hits) and hits[i] <= n.end_lineno  # type: ignore[attr-defined]
+
+    defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    holders = (ast.stmt, ast.excepthandler, ast.match_case)
+    pending: list[ast.AST] = [tree]
+    while pending:
+        owner = pending.pop()
+        function = isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef))
+        nodes: list[ast.AST] = []
+        stack = list(getattr(owner, "body", ()))
+        while stack:
+            n = stack.pop()
+            if isinstance(n, defs):
+                if spans_hit(n):
+                    pending.append(n)
+                continue
+            if isinstance(n, ast.Lambda):
+                continue
+            if function:
+                nodes.append(n)
+                stack.extend(_children(n))
+            elif isinstance(n, holders) and (isinstance(n, ast.match_case) or spans_hit(n)):
+                stack.extend(_children(n))
+        if function:
+            yield nodes
+
+
+def test_function_bodies_at_matches_the_full_walk() -> None:
+    module_level = textwrap.dedent(
+        """
+        if x:
+            def a():
+                return 1
+        else:
+            try:
+                class K:
+                    def b(self):
+                        return [lambda: 2]
+            except E:
+                def c():
+                    pass
+        match y:
+            case 1:
+                def d():
+                    pass
+        with m:
+            def e():
+                def f():
+                    pass
+        """
+    )
+    for text in (module_level, _EVERY_KIND):
+        tree = ast.parse(text)
+        n = text.count("\n") + 1
+        for hits in ([], list(range(1, n + 1)), [3], [9], [15], [18, 19], [n]):
+            want = [[id(x) for x in b] for b in _reference_bodies(tree, hits)]
+            got = [[id(x) for x in b] for b in function_bodies_at(tree, hits)]
+            assert got == want, hits
+    # every function of the module-level snippet is reached
+    tree = ast.parse(module_level)
+    assert len(list(function_bodies_at(tree, list(range(1, module_level.count("\n") + 2))))) == 6
