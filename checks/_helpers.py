@@ -44,14 +44,20 @@ def ast_dotted(node: ast.AST | None) -> str | None:
     return None
 
 
-# Fields that never hold a node in a tree ``compile`` builds (Python 3.11's
-# ASDL: identifiers, strings, constants, ints; and the expression contexts,
-# which no check looks for), by name for every node type ...
+# Fields that never hold a node in a tree ``compile`` builds (the ASDL of
+# Python 3.11 to 3.14: identifiers, strings, constants, ints; and the
+# expression contexts, which no check looks for), by name for every node
+# type (``str``: 3.14's t-string ``Interpolation`` text) ...
 _LEAF_FIELDS = frozenset(
     {
         "ctx", "name", "type_comment", "simple", "module", "level", "id", "attr",
         "kind", "conversion", "is_async", "arg", "asname", "rest", "kwd_attrs", "tag",
+        "str",
     }
+)
+# ... except where a field of such a name holds a node (3.12's ``type X = ...``)
+_NODE_FIELDS_OF: dict[type, frozenset[str]] = (
+    {ast.TypeAlias: frozenset({"name"})} if hasattr(ast, "TypeAlias") else {}
 )
 # ... and for the types where a field of that name elsewhere holds nodes.
 _LEAF_FIELDS_OF: dict[type, frozenset[str]] = {
@@ -73,7 +79,7 @@ AST_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
 def ast_fields(cls: type) -> tuple[tuple[str, bool], ...]:
     """The node-holding fields of ``cls`` (see ``AST_FIELDS``), computed and
     stored: loops that inline :func:`ast_children` read ``AST_FIELDS`` first."""
-    skip = _LEAF_FIELDS | _LEAF_FIELDS_OF.get(cls, frozenset())
+    skip = (_LEAF_FIELDS - _NODE_FIELDS_OF.get(cls, frozenset())) | _LEAF_FIELDS_OF.get(cls, frozenset())
     names = AST_FIELDS[cls] = tuple(
         (f, (cls, f) in _NONE_LISTS) for f in cls._fields if f not in skip
     )
