@@ -25,6 +25,7 @@ import bisect
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from keyword import iskeyword
 from typing import Any, NamedTuple
 
 from checks._helpers import ast_dotted
@@ -138,6 +139,48 @@ def _op_calls(text: str, tl: set[str] | frozenset[str]) -> list[re.Match[str]]:
     return out
 
 
+# The common call forms, read without ``ast.parse`` (``_fast_needs``): after
+# the ``(`` of ``HEAD.op(``, on one line, only names, decimal integers and
+# one ``dtype=`` keyword. Every text they match parses, to the needs read.
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_DOTTED = _NAME + r"(?:\." + _NAME + r")*"
+_ELT = r"(?:" + _NAME + r"|[1-9][0-9]*|0)(?![\w.])"
+_SHAPE = r"(?P<open>[\[(])[ \t]*(?P<elts>" + _ELT + r"(?:[ \t]*,[ \t]*" + _ELT + r")*)[ \t]*(?P<close>[\])])"
+_FAST_ARGS = {
+    "arange": re.compile(r"[ \t]*0[ \t]*,[ \t]*(?P<end>" + _NAME + r")[ \t]*\)"),
+    "zeros": re.compile(
+        r"[ \t]*" + _SHAPE + r"[ \t]*,[ \t]*dtype[ \t]*=[ \t]*(?P<d>" + _DOTTED + r")[ \t]*\)"
+    ),
+    "reshape": re.compile(r"[ \t]*(?P<d>" + _DOTTED + r")[ \t]*,[ \t]*" + _SHAPE + r"[ \t]*\)"),
+}
+_FAST_ARGS["broadcast_to"] = _FAST_ARGS["reshape"]
+_ELT_SPLIT = re.compile(r"[ \t]*,[ \t]*")
+
+
+def _fast_needs(text: str, m: re.Match[str]) -> tuple[list[tuple[str, str]], int] | None:
+    """``_call_needs`` of the call ``m`` starts and the offset just past its
+    ``)``, when its text has one of the ``_FAST_ARGS`` forms (``None``
+    otherwise: ``ast.parse`` reads it). The forms hold no keyword (``None``,
+    ``if``...) in a name, which would not parse or not be a ``Name``."""
+    pat = _FAST_ARGS.get(m.group(2))
+    if pat is None or text[m.end() - 2] != m.group(2)[-1]:
+        return None  # whitespace before the ``(``: a newline would not parse
+    f = pat.match(text, m.end())
+    if f is None:
+        return None
+    if m.group(2) == "arange":
+        name = f.group("end")
+        return None if iskeyword(name) else ([(name, "pow2")], f.end())
+    if any(iskeyword(w) for w in f.group("d").split(".")):
+        return None
+    if (f.group("open") == "[") != (f.group("close") == "]"):
+        return None
+    elts = _ELT_SPLIT.split(f.group("elts"))
+    if any(iskeyword(e) for e in elts):
+        return None
+    return [(e, "pow2") for e in elts if not e[0].isdigit()], f.end()
+
+
 def _balanced_end(text: str, open_at: int) -> int:
     depth = 0
     for i in range(open_at, min(len(text), open_at + 4000)):
@@ -204,16 +247,21 @@ def _kernel_facts(
         if "#" in text[m.start() - col : m.start()]:
             continue  # most likely a comment
         params = fns[i].params
-        end = _balanced_end(text, m.end() - 1)
-        if end < 0:
-            continue
-        try:
-            call = ast.parse(text[m.start() : end], mode="eval").body
-        except SyntaxError:
-            continue
-        if not isinstance(call, ast.Call):
-            continue
-        for name, kind in _call_needs(call, m.group(2)):
+        fast = _fast_needs(text, m)
+        if fast is not None:
+            call_needs, end = fast
+        else:
+            end = _balanced_end(text, m.end() - 1)
+            if end < 0:
+                continue
+            try:
+                call = ast.parse(text[m.start() : end], mode="eval").body
+            except SyntaxError:
+                continue
+            if not isinstance(call, ast.Call):
+                continue
+            call_needs = _call_needs(call, m.group(2))
+        for name, kind in call_needs:
             if name not in params:
                 continue
             lst = needs.setdefault(i, {}).setdefault(name, [])

@@ -425,6 +425,61 @@ def test_text_reader_on_a_file_that_does_not_compile() -> None:
     assert _kernels.collect_facts(text, "pkg.mod", "pkg/mod.py") is None
 
 
+def _call_needs_parsed(text: str, m: re.Match[str]) -> object:
+    """What ``_kernel_facts`` reads of a call without the fast path."""
+    end = _kernels._balanced_end(text, m.end() - 1)
+    try:
+        call = ast.parse(text[m.start() : end], mode="eval").body if end >= 0 else None
+    except SyntaxError:
+        return None
+    return (_kernels._call_needs(call, m.group(2)), end) if isinstance(call, ast.Call) else None
+
+
+# (call text, whether the fast path reads it)
+_FAST_CALLS = [
+    ("tl.arange(0, BLOCK)", True),
+    ("tl.arange( 0 ,\tBLOCK )", True),
+    ("triton.language.arange(0, B)", True),
+    ("tl.zeros([BM, 16], dtype=tl.float32)", True),
+    ("tl.zeros((BM, BN), dtype=acc_dtype)", True),
+    ("tl.zeros((BM), dtype=x)", True),
+    ("tl.zeros([0, 1, B], dtype=x)", True),
+    ("tl.reshape(acc, (BM, BN))", True),
+    ("tl.broadcast_to(x.T, [match, _])", True),
+    ("tl.arange(0, None)", False),  # a keyword: a ``Constant``
+    ("tl.arange(0, if)", False),
+    ("tl.arange (0, B)", False),
+    ("tl.arange\n(0, B)", False),  # does not parse
+    ("tl.arange(0, Bé)", False),
+    ("tl.arange(0, B,)", False),
+    ("tl.arange(00, B)", False),
+    ("tl.zeros([B, 01], dtype=x)", False),  # does not parse
+    ("tl.zeros([B, 1_0, 0x2], dtype=x)", False),
+    ("tl.zeros([B, 1.5], dtype=x)", False),
+    ("tl.zeros([B), dtype=x)", False),
+    ("tl.zeros([B], dtype=x.None)", False),
+    ("tl.zeros([B], shape=[C])", False),
+    ("tl.zeros([B,], dtype=x)", False),
+    ("tl.zeros([B, True], dtype=x)", False),
+    ("tl.reshape(None, [B])", False),
+    ("tl.reshape(x, [B], can_reorder=True)", False),
+    ("tl.reshape(x, [B  # c\n])", False),
+    ("tl.full([B], 0, tl.int32)", False),
+]
+
+
+@pytest.mark.parametrize("call, fast", _FAST_CALLS)
+def test_fast_call_forms_read_as_parsed(call: str, fast: bool) -> None:
+    # the text around the call as in a kernel: the fast path must not read
+    # past the call's ``)`` nor claim a call that ``ast`` reads otherwise
+    text = f"    y = {call} + 1\n"
+    (m,) = [m for m in _kernels._OP_CALL.finditer(text) if m.group(1) in _kernels._DEFAULT_TL]
+    got = _kernels._fast_needs(text, m)
+    assert (got is not None) == fast
+    if got is not None:
+        assert got == _call_needs_parsed(text, m)
+
+
 _STMT = st.sampled_from(
     [
         "@triton.jit\ndef k{i}(A, B):\n    tl.arange(0, A)\n",
