@@ -25,7 +25,7 @@ import bisect
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from keyword import iskeyword
+from keyword import iskeyword, kwlist
 from typing import Any, NamedTuple
 
 from checks._helpers import ast_dotted
@@ -431,18 +431,89 @@ def _header_end(blanked: str, def_at: int) -> int:
     raise _Fallback
 
 
+# A decorated ``def`` whose decorators and signature a regex reads
+# (``_fast_def``): one ``@a.b`` per line, then ``def name(`` and parameters
+# ``x``, ``x: a.b``, ``x=-1``, ``x: a.b = c.d`` (ASCII names, no string,
+# comment or backslash), an optional ``-> a.b``, the ``:``.
+_WS = r"[ \t\n]*"
+_INT = r"(?:[1-9][0-9]*|0)(?![\w.])"
+_PARAM_RE = re.compile(
+    f"(?P<name>{_NAME})(?:{_WS}:{_WS}(?P<ann>{_DOTTED}))?"
+    f"(?:{_WS}={_WS}(?P<default>-?{_INT}|{_DOTTED}))?"
+)
+_PARAM_ANY = f"{_NAME}(?:{_WS}:{_WS}{_DOTTED})?(?:{_WS}={_WS}(?:-?{_INT}|{_DOTTED}))?"
+_FAST_DEF = re.compile(
+    f"(?P<decos>(?:@{_DOTTED}[ \\t]*\\n)+)def[ \\t]+(?P<fn>{_NAME})[ \\t]*\\("
+    f"(?P<params>{_WS}(?:{_PARAM_ANY}(?:{_WS},{_WS}{_PARAM_ANY})*(?:{_WS},)?{_WS})?)"
+    f"\\)[ \\t]*(?:->[ \\t]*(?P<ret>{_DOTTED})[ \\t]*)?:"
+)
+_DECO_RE = re.compile(r"@(" + _DOTTED + r")")
+# (name, default) of each parameter, in order
+_PARAM_PAIRS = re.compile(
+    f"({_NAME})(?:{_WS}:{_WS}{_DOTTED})?(?:{_WS}={_WS}(-?{_INT}|{_DOTTED}))?"
+)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_KEYWORDS = frozenset(kwlist)
+_CONSTANTS = frozenset({"None", "True", "False"})
+
+
+def _dotted_ok(s: str, constant: bool) -> bool:
+    """``s`` (``a.b.c``) parses as a name chain, or as a constant if allowed."""
+    if constant and s in _CONSTANTS:
+        return True
+    return not any(iskeyword(w) for w in s.split("."))
+
+
+def _fast_def(text: str, p: int, d: int, colon: int) -> tuple[str, list[str], list[str]] | None:
+    """(name, decorators, parameters) of the decorated ``def`` ``text[p:colon]``
+    (``def`` at ``d``) when ``_FAST_DEF`` reads it whole: what compiling it
+    gives (``_fn_record``); ``None`` otherwise."""
+    if text.find("(", p, d) >= 0:
+        return None  # a decorator call: compiled
+    m = _FAST_DEF.fullmatch(text, p, colon)
+    if m is None or m.end("decos") != d or iskeyword(m.group("fn")):
+        return None
+    decos = m.group("decos")
+    if _KEYWORDS.intersection(_WORD.findall(decos)):
+        return None  # ``@None``: not a name chain
+    ret = m.group("ret")
+    if ret is not None and not _dotted_ok(ret, True):
+        return None
+    params_text = m.group("params")
+    pairs = _PARAM_PAIRS.findall(params_text)
+    flags = [bool(default) for _, default in pairs]
+    if flags != sorted(flags):
+        return None  # non-default argument follows default argument
+    if _KEYWORDS.intersection(_WORD.findall(params_text)):
+        # ``None``/``True``/``False`` are fine as a whole annotation or
+        # default value; any other keyword is not
+        for pm in _PARAM_RE.finditer(params_text):
+            name, ann, default = pm.group("name", "ann", "default")
+            if iskeyword(name) or (ann is not None and not _dotted_ok(ann, True)):
+                return None
+            if default is not None and default[0] != "-" and not _dotted_ok(default, True):
+                return None
+    return m.group("fn"), _DECO_RE.findall(decos), [name for name, _ in pairs]
+
+
 def _decorated_def(text: str, blanked: str, p: int, d: int, end: int, line_of: _Lines) -> _Fn:
     """The ``def`` at ``d`` decorated from ``p``, a statement ending before
-    ``end``: its decorators and signature compiled alone (the body made
-    ``pass``), its last line read from the text."""
+    ``end``: its decorators and signature read by ``_fast_def`` or compiled
+    alone (the body made ``pass``), its last line read from the text."""
     colon = _header_end(blanked, d)
-    tree = _parse(text, p, colon, line_of(p), " pass\n")
-    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
-        raise _Fallback
+    fast = _fast_def(text, p, d, colon)
+    if fast is None:
+        tree = _parse(text, p, colon, line_of(p), " pass\n")
+        if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
+            raise _Fallback
     last = blanked[d:end].rstrip(" \t\n")
     if last.endswith("\\"):
         raise _Fallback
-    return _fn_record(tree.body[0], line_of(d + len(last)))
+    if fast is None:
+        return _fn_record(tree.body[0], line_of(d + len(last)))
+    name, decorators, params = fast
+    line = line_of(d)
+    return _Fn(name, line, line_of(d + len(last)), decorators, params)
 
 
 class _Statements(NamedTuple):

@@ -480,6 +480,43 @@ def test_fast_call_forms_read_as_parsed(call: str, fast: bool) -> None:
         assert got == _call_needs_parsed(text, m)
 
 
+# (decorators and signature, whether the fast path reads them)
+_FAST_DEFS = [
+    ("@triton.jit\ndef k(A, B: tl.constexpr, C=-1, D: tl.constexpr = 4):", True),
+    ("@triton.jit  \n@other\ndef k(\n    A,\n\tB: tl.constexpr = None,\n) -> None:", True),
+    ("@triton.jit\ndef k():", True),
+    ("@triton.jit\ndef k(a: None = True, match=_, _: x.y = False):", True),
+    ("@triton.jit\ndef k(A=1, B):", False),  # does not compile
+    ("@triton.jit\ndef k(if):", False),
+    ("@triton.jit\ndef if(A):", False),
+    ("@None\ndef k(A):", False),  # not a name chain: no decorator name
+    ("@a.if\ndef k(A):", False),
+    ("@triton.jit\ndef k(A: None.x):", False),
+    ("@triton.jit\ndef k(A=01):", False),
+    ("@triton.jit\ndef k(A=True.real):", False),
+    ("@triton.jit\ndef k(A) -> True.x:", False),
+    ("@triton.autotune(configs=[], key=[])\ndef k(A):", False),
+    ("@triton.jit\ndef k(A, *, B):", False),  # ``B`` is a parameter, ``*`` is not
+    ("@triton.jit\ndef k(A, B='('):", False),
+    ("@triton.jit\ndef k(A,, B):", False),
+    ("@triton.jit\ndef k(Aé):", False),
+    ("@ triton.jit\ndef k(A):", False),
+]
+
+
+@pytest.mark.parametrize("header, fast", _FAST_DEFS)
+def test_fast_def_reads_as_compiled(header: str, fast: bool) -> None:
+    text = "x = 1\n" + header + "\n    pass\n"
+    p, d = 6, text.index("\ndef ") + 1
+    colon = _kernels._header_end(_kernels.blank(text), d)
+    got = _kernels._fast_def(text, p, d, colon)
+    assert (got is not None) == fast
+    if got is not None:
+        tree = compile(text[p:colon] + " pass\n", "<t>", "exec", ast.PyCF_ONLY_AST)
+        fn = _kernels._fn_record(tree.body[0])
+        assert got == (fn.name, fn.decorators, fn.params)
+
+
 _STMT = st.sampled_from(
     [
         "@triton.jit\ndef k{i}(A, B):\n    tl.arange(0, A)\n",
