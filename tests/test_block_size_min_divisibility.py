@@ -508,13 +508,42 @@ _FAST_DEFS = [
 def test_fast_def_reads_as_compiled(header: str, fast: bool) -> None:
     text = "x = 1\n" + header + "\n    pass\n"
     p, d = 6, text.index("\ndef ") + 1
-    colon = _kernels._header_end(_kernels.blank(text), d)
+    colon = _kernels._header_end(_kernels._blank(text), d)
     got = _kernels._fast_def(text, p, d, colon)
     assert (got is not None) == fast
     if got is not None:
         tree = compile(text[p:colon] + " pass\n", "<t>", "exec", ast.PyCF_ONLY_AST)
         fn = _kernels._fn_record(tree.body[0])
         assert got == (fn.name, fn.decorators, fn.params)
+
+
+_BLANK_CASES = [
+    "",
+    "x = 1\n",
+    "s = 'a#b' # it's \"q\"\n",
+    "s = '''a\n'b'\n''' + \"\"\"c\\\"\"\"\"\" # '\n",
+    's = \'unclosed\nt = "x" # c\n',
+    "s = 'a\\\nb' + \"\\\"\" + '''\n",
+    "# only a comment with ' and \"",
+    "x = \"é\\\\\" # é '\n'''never closed\n",
+]
+
+
+@pytest.mark.parametrize("text", _BLANK_CASES)
+def test_blank_is_pyscan_blank(text: str) -> None:
+    # the reader's ``_blank`` only skips ahead to where a token can start
+    from checks._pyscan import blank
+
+    assert _kernels._blank(text) == blank(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["'", '"', "'''", '"""', "#", "\\", "\n", "a", " "]), max_size=40))
+def test_blank_is_pyscan_blank_generated(parts: list[str]) -> None:
+    from checks._pyscan import blank
+
+    text = "".join(parts)
+    assert _kernels._blank(text) == blank(text)
 
 
 _STMT = st.sampled_from(
