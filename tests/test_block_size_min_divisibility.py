@@ -546,6 +546,37 @@ def test_blank_is_pyscan_blank_generated(parts: list[str]) -> None:
     assert _kernels._blank(text) == blank(text)
 
 
+# (statement, whether the fast path reads it)
+_FAST_FROMS = [
+    ("from a import b\n", True),
+    ("from .a.b import (c,\n    d as e,  # comment\n)\n\n# tail\n", True),
+    ("from . import x as y, z", True),
+    ("from ... import x\n", True),
+    ("from a import(b)\n", True),
+    ("from a import b as\n", False),
+    ("from a import b,\n", False),  # does not compile
+    ("from a importb\n", False),
+    ("from a import *\n", False),
+    ("from a import if\n", False),
+    ("from a.None import b\n", False),
+    ("from __future__ import annotations\n", False),
+    ("from .import x\n", False),
+    ("from a import b; x = 1\n", False),
+    ("from a import b \\\n    , c\n", False),
+    ("from a import b\n    x = 1\n", False),
+    ("from a import é\n", False),
+]
+
+
+@pytest.mark.parametrize("stmt, fast", _FAST_FROMS)
+def test_fast_from_reads_as_compiled(stmt: str, fast: bool) -> None:
+    got = _kernels._fast_from(_kernels._blank(stmt), 0, len(stmt))
+    assert (got is not None) == fast
+    if got is not None:
+        (want,) = compile(stmt, "<t>", "exec", ast.PyCF_ONLY_AST).body
+        assert ast.dump(got) == ast.dump(want, include_attributes=False)
+
+
 _STMT = st.sampled_from(
     [
         "@triton.jit\ndef k{i}(A, B):\n    tl.arange(0, A)\n",
