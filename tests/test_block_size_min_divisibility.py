@@ -577,6 +577,38 @@ def test_fast_from_reads_as_compiled(stmt: str, fast: bool) -> None:
         assert ast.dump(got) == ast.dump(want, include_attributes=False)
 
 
+_FACADE_LAZY = re.compile(
+    r"from(?<=^from)[ \t]+\.(?![\s\S]*?^(?:def|class|async)\s)(?![\s\S]{16385})", re.MULTILINE
+)
+_FACADE_LINES = [
+    "from . import x\n",
+    "from .a import b\n",
+    "from\t.a import b\n",
+    " from . import x\n",
+    "from x import y\n",
+    "def f(): pass\n",
+    "def\tf(): pass\n",
+    "def(",
+    "class C: pass\n",
+    "async def f(): pass\n",
+    "    def g(): pass\n",
+    "define = 1\n",
+    "class\n",
+    "def",
+    "\n",
+    "x" * 16380,
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_FACADE_LINES), max_size=12))
+def test_facade_needle_is_the_lazy_regex(parts: list[str]) -> None:
+    # the needle walks lines possessively: the same answer as the lazy scan
+    text = "".join(parts)
+    want = _FACADE_LAZY.search(text) is not None
+    assert _kernels.FacadeImports.needles._match(text) == want
+
+
 _STMT = st.sampled_from(
     [
         "@triton.jit\ndef k{i}(A, B):\n    tl.arange(0, A)\n",
