@@ -424,13 +424,20 @@ def _blank(text: str) -> str:
             c = nd
         if c < 0:
             break
+        if c == nh:  # a comment: ``#[^\n]*``
+            e = find("\n", c)
+            if e < 0:
+                e = len(text)
+            out.append(text[last:c])
+            out.append(" " * (e - c))
+            last = pos = e
+            continue
         m = match(text, c)
         if m is None:
             pos = c + 1  # no token there (an unclosed quote)
             continue
-        tok = m.group()
         out.append(text[last:c])
-        out.append(" " * len(tok) if tok[0] == "#" else _blank_str(tok))
+        out.append(_blank_str(m.group()))
         last = pos = m.end()
     out.append(text[last:])
     return "".join(out)
