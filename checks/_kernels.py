@@ -25,11 +25,12 @@ import bisect
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from keyword import iskeyword, kwlist
 from typing import Any, NamedTuple
 
 from checks._helpers import ast_dotted
 from checks._imports import is_package_path, resolve_relative
-from checks._pyscan import _multiline_strings, blank
+from checks._pyscan import _TOKEN, _blank_str, _multiline_strings
 from linter.facts import FactCollector
 from linter.needles import Needles
 
@@ -49,7 +50,16 @@ _KERNEL_NEEDLE = r"tl\.(?:" + _OPS + r")\s*\("
 # no top-level ``def``/``class`` after it, less than 16 kB after it. Larger
 # modules that re-export are not followed: a missed finding, never a false
 # one; parsing every module for them would cost more than it is worth.
-_FACADE_NEEDLE = r"from(?<=^from)[ \t]+\.(?![\s\S]*?^(?:def|class|async)\s)(?![\s\S]{16385})"
+# "No ``def``/``class``/``async`` line after it": the lines are walked with
+# possessive loops (a tight loop per line, a keyword test per line start),
+# not a lazy ``[\s\S]*?^(?:def|class|async)\s`` (a test at every character,
+# the slower half of the needle); the same answer.
+_TOP_KEYWORD = r"(?:def|class|async)\s"
+_FACADE_NEEDLE = (
+    r"from(?<=^from)[ \t]+\."
+    r"(?![^\n]*+(?:\n(?!" + _TOP_KEYWORD + r")[^\n]*+)*+\n" + _TOP_KEYWORD + r")"
+    r"(?![\s\S]{16385})"
+)
 
 
 def _tl_aliases(tree: ast.Module) -> set[str]:
@@ -138,6 +148,54 @@ def _op_calls(text: str, tl: set[str] | frozenset[str]) -> list[re.Match[str]]:
     return out
 
 
+# The common call forms, read without ``ast.parse`` (``_fast_needs``): after
+# the ``(`` of ``HEAD.op(``, on one line, only names, decimal integers and
+# one ``dtype=`` keyword. Every text they match parses, to the needs read.
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_DOTTED = _NAME + r"(?:\." + _NAME + r")*"
+_ELT = r"(?:" + _NAME + r"|[1-9][0-9]*|0)(?![\w.])"
+_SHAPE = (
+    r"(?P<open>[\[(])[ \t]*(?P<elts>"
+    + _ELT
+    + r"(?:[ \t]*,[ \t]*"
+    + _ELT
+    + r")*)[ \t]*(?P<close>[\])])"
+)
+_FAST_ARGS = {
+    "arange": re.compile(r"[ \t]*0[ \t]*,[ \t]*(?P<end>" + _NAME + r")[ \t]*\)"),
+    "zeros": re.compile(
+        r"[ \t]*" + _SHAPE + r"[ \t]*,[ \t]*dtype[ \t]*=[ \t]*(?P<d>" + _DOTTED + r")[ \t]*\)"
+    ),
+    "reshape": re.compile(r"[ \t]*(?P<d>" + _DOTTED + r")[ \t]*,[ \t]*" + _SHAPE + r"[ \t]*\)"),
+}
+_FAST_ARGS["broadcast_to"] = _FAST_ARGS["reshape"]
+_ELT_SPLIT = re.compile(r"[ \t]*,[ \t]*")
+
+
+def _fast_needs(text: str, m: re.Match[str]) -> tuple[list[tuple[str, str]], int] | None:
+    """``_call_needs`` of the call ``m`` starts and the offset just past its
+    ``)``, when its text has one of the ``_FAST_ARGS`` forms (``None``
+    otherwise: ``ast.parse`` reads it). The forms hold no keyword (``None``,
+    ``if``...) in a name, which would not parse or not be a ``Name``."""
+    pat = _FAST_ARGS.get(m.group(2))
+    if pat is None or text[m.end() - 2] != m.group(2)[-1]:
+        return None  # whitespace before the ``(``: a newline would not parse
+    f = pat.match(text, m.end())
+    if f is None:
+        return None
+    if m.group(2) == "arange":
+        name = f.group("end")
+        return None if iskeyword(name) else ([(name, "pow2")], f.end())
+    if any(iskeyword(w) for w in f.group("d").split(".")):
+        return None
+    if (f.group("open") == "[") != (f.group("close") == "]"):
+        return None
+    elts = _ELT_SPLIT.split(f.group("elts"))
+    if any(iskeyword(e) for e in elts):
+        return None
+    return [(e, "pow2") for e in elts if not e[0].isdigit()], f.end()
+
+
 def _balanced_end(text: str, open_at: int) -> int:
     depth = 0
     for i in range(open_at, min(len(text), open_at + 4000)):
@@ -204,16 +262,21 @@ def _kernel_facts(
         if "#" in text[m.start() - col : m.start()]:
             continue  # most likely a comment
         params = fns[i].params
-        end = _balanced_end(text, m.end() - 1)
-        if end < 0:
-            continue
-        try:
-            call = ast.parse(text[m.start() : end], mode="eval").body
-        except SyntaxError:
-            continue
-        if not isinstance(call, ast.Call):
-            continue
-        for name, kind in _call_needs(call, m.group(2)):
+        fast = _fast_needs(text, m)
+        if fast is not None:
+            call_needs, end = fast
+        else:
+            end = _balanced_end(text, m.end() - 1)
+            if end < 0:
+                continue
+            try:
+                call = ast.parse(text[m.start() : end], mode="eval").body
+            except SyntaxError:
+                continue
+            if not isinstance(call, ast.Call):
+                continue
+            call_needs = _call_needs(call, m.group(2))
+        for name, kind in call_needs:
             if name not in params:
                 continue
             lst = needs.setdefault(i, {}).setdefault(name, [])
@@ -292,6 +355,7 @@ _WORD0 = re.compile(r"@|[^\W\d]\w*")
 _FROM_WORD = re.compile(r"from(?!\w)")
 _COL0_FIRST = re.compile(r"[^\s)\]}]")
 _BRACKETS = re.compile(r"[()\[\]{}:]")
+_CONTINUATION = re.compile(r"\\[ \t]*\n")
 # statements a ``from``-import inside cannot make top-level (``tree.body``)
 _COMPOUND = frozenset(
     {
@@ -332,6 +396,53 @@ def _parse(text: str, start: int, end: int, line: int, tail: str = "") -> ast.Mo
         raise _Fallback from exc
 
 
+def _blank(text: str) -> str:
+    """``blank(text)``, the same string, about twice as fast: ``_TOKEN`` (an
+    alternation) is tried only where a token can start, the next ``#``,
+    ``'`` or ``"`` found by ``str.find``, where ``re.sub`` would try every
+    offset. Every token starts with one of those three characters, and a
+    token found at one is the one ``re.sub`` finds there: it tries each
+    offset in turn and resumes after each token, as this loop does."""
+    find = text.find
+    nh, ns, nd = find("#"), find("'"), find('"')
+    if nh < 0 and ns < 0 and nd < 0:
+        return text
+    match = _TOKEN.match
+    out: list[str] = []
+    pos = last = 0
+    while True:
+        if 0 <= nh < pos:
+            nh = find("#", pos)
+        if 0 <= ns < pos:
+            ns = find("'", pos)
+        if 0 <= nd < pos:
+            nd = find('"', pos)
+        c = nh
+        if ns >= 0 and (c < 0 or ns < c):
+            c = ns
+        if nd >= 0 and (c < 0 or nd < c):
+            c = nd
+        if c < 0:
+            break
+        if c == nh:  # a comment: ``#[^\n]*``
+            e = find("\n", c)
+            if e < 0:
+                e = len(text)
+            out.append(text[last:c])
+            out.append(" " * (e - c))
+            last = pos = e
+            continue
+        m = match(text, c)
+        if m is None:
+            pos = c + 1  # no token there (an unclosed quote)
+            continue
+        out.append(text[last:c])
+        out.append(_blank_str(m.group()))
+        last = pos = m.end()
+    out.append(text[last:])
+    return "".join(out)
+
+
 def _statement_starts(blanked: str, text: str) -> list[int]:
     """Offsets of the lines that start a module-level statement: column 0,
     not inside a string, a bracket or after a backslash continuation."""
@@ -340,16 +451,12 @@ def _statement_starts(blanked: str, text: str) -> list[int]:
     out += [m.start() + 1 for m in _COL0.finditer(blanked)]
     starts: list[int] = []
     depth, prev = 0, 0
-    count = blanked.count
+    # the lines after one ending with a backslash (blanks after it)
+    continued = {m.end() for m in _CONTINUATION.finditer(blanked)} if "\\" in blanked else ()
+    # one opening and one closing character to count (``[{`` as ``(``...)
+    count = blanked.replace("[", "(").replace("{", "(").replace("]", ")").replace("}", ")").count
     for p in out:
-        depth += (
-            count("(", prev, p)
-            + count("[", prev, p)
-            + count("{", prev, p)
-            - count(")", prev, p)
-            - count("]", prev, p)
-            - count("}", prev, p)
-        )
+        depth += count("(", prev, p) - count(")", prev, p)
         prev = p
         if depth < 0:
             raise _Fallback
@@ -363,7 +470,7 @@ def _statement_starts(blanked: str, text: str) -> list[int]:
             i = bisect.bisect_right(span_starts, p) - 1
             if i >= 0 and spans[i][0] < p < spans[i][1]:
                 continue
-        if p and blanked[blanked.rfind("\n", 0, p - 1) + 1 : p - 1].rstrip(" \t").endswith("\\"):
+        if p in continued:
             continue
         starts.append(p)
     return starts
@@ -383,18 +490,87 @@ def _header_end(blanked: str, def_at: int) -> int:
     raise _Fallback
 
 
+# A decorated ``def`` whose decorators and signature a regex reads
+# (``_fast_def``): one ``@a.b`` per line, then ``def name(`` and parameters
+# ``x``, ``x: a.b``, ``x=-1``, ``x: a.b = c.d`` (ASCII names, no string,
+# comment or backslash), an optional ``-> a.b``, the ``:``.
+_WS = r"[ \t\n]*"
+_INT = r"(?:[1-9][0-9]*|0)(?![\w.])"
+_PARAM_RE = re.compile(
+    f"(?P<name>{_NAME})(?:{_WS}:{_WS}(?P<ann>{_DOTTED}))?"
+    f"(?:{_WS}={_WS}(?P<default>-?{_INT}|{_DOTTED}))?"
+)
+_PARAM_ANY = f"{_NAME}(?:{_WS}:{_WS}{_DOTTED})?(?:{_WS}={_WS}(?:-?{_INT}|{_DOTTED}))?"
+_FAST_DEF = re.compile(
+    f"(?P<decos>(?:@{_DOTTED}[ \\t]*\\n)+)def[ \\t]+(?P<fn>{_NAME})[ \\t]*\\("
+    f"(?P<params>{_WS}(?:{_PARAM_ANY}(?:{_WS},{_WS}{_PARAM_ANY})*(?:{_WS},)?{_WS})?)"
+    f"\\)[ \\t]*(?:->[ \\t]*(?P<ret>{_DOTTED})[ \\t]*)?:"
+)
+_DECO_RE = re.compile(r"@(" + _DOTTED + r")")
+# (name, default) of each parameter, in order
+_PARAM_PAIRS = re.compile(f"({_NAME})(?:{_WS}:{_WS}{_DOTTED})?(?:{_WS}={_WS}(-?{_INT}|{_DOTTED}))?")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_KEYWORDS = frozenset(kwlist)
+_CONSTANTS = frozenset({"None", "True", "False"})
+
+
+def _dotted_ok(s: str, constant: bool) -> bool:
+    """``s`` (``a.b.c``) parses as a name chain, or as a constant if allowed."""
+    if constant and s in _CONSTANTS:
+        return True
+    return not any(iskeyword(w) for w in s.split("."))
+
+
+def _fast_def(text: str, p: int, d: int, colon: int) -> tuple[str, list[str], list[str]] | None:
+    """(name, decorators, parameters) of the decorated ``def`` ``text[p:colon]``
+    (``def`` at ``d``) when ``_FAST_DEF`` reads it whole: what compiling it
+    gives (``_fn_record``); ``None`` otherwise."""
+    if text.find("(", p, d) >= 0:
+        return None  # a decorator call: compiled
+    m = _FAST_DEF.fullmatch(text, p, colon)
+    if m is None or m.end("decos") != d or iskeyword(m.group("fn")):
+        return None
+    decos = m.group("decos")
+    if _KEYWORDS.intersection(_WORD.findall(decos)):
+        return None  # ``@None``: not a name chain
+    ret = m.group("ret")
+    if ret is not None and not _dotted_ok(ret, True):
+        return None
+    params_text = m.group("params")
+    pairs = _PARAM_PAIRS.findall(params_text)
+    flags = [bool(default) for _, default in pairs]
+    if flags != sorted(flags):
+        return None  # non-default argument follows default argument
+    if _KEYWORDS.intersection(_WORD.findall(params_text)):
+        # ``None``/``True``/``False`` are fine as a whole annotation or
+        # default value; any other keyword is not
+        for pm in _PARAM_RE.finditer(params_text):
+            name, ann, default = pm.group("name", "ann", "default")
+            if iskeyword(name) or (ann is not None and not _dotted_ok(ann, True)):
+                return None
+            if default is not None and default[0] != "-" and not _dotted_ok(default, True):
+                return None
+    return m.group("fn"), _DECO_RE.findall(decos), [name for name, _ in pairs]
+
+
 def _decorated_def(text: str, blanked: str, p: int, d: int, end: int, line_of: _Lines) -> _Fn:
     """The ``def`` at ``d`` decorated from ``p``, a statement ending before
-    ``end``: its decorators and signature compiled alone (the body made
-    ``pass``), its last line read from the text."""
+    ``end``: its decorators and signature read by ``_fast_def`` or compiled
+    alone (the body made ``pass``), its last line read from the text."""
     colon = _header_end(blanked, d)
-    tree = _parse(text, p, colon, line_of(p), " pass\n")
-    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
-        raise _Fallback
+    fast = _fast_def(text, p, d, colon)
+    if fast is None:
+        tree = _parse(text, p, colon, line_of(p), " pass\n")
+        if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
+            raise _Fallback
     last = blanked[d:end].rstrip(" \t\n")
     if last.endswith("\\"):
         raise _Fallback
-    return _fn_record(tree.body[0], line_of(d + len(last)))
+    if fast is None:
+        return _fn_record(tree.body[0], line_of(d + len(last)))
+    name, decorators, params = fast
+    line = line_of(d)
+    return _Fn(name, line, line_of(d + len(last)), decorators, params)
 
 
 class _Statements(NamedTuple):
@@ -411,7 +587,7 @@ class _Statements(NamedTuple):
 def _statements(text: str) -> _Statements:
     if "\r" in text or "\f" in text or "\0" in text or "\ufeff" in text:
         raise _Fallback  # line breaks or indentation the reader does not model
-    blanked = blank(text)
+    blanked = _blank(text)
     starts = _statement_starts(blanked, text)
     # statements: a decorator's or an ``if``'s start with those that continue it
     words = [_WORD0.match(blanked, p) for p in starts]
@@ -444,10 +620,55 @@ def _imports_text(text: str, st: _Statements, module: str, path: str) -> dict[st
     for j in imports_at:
         p = stmt_pos[j]
         end = stmt_pos[j + 1] if j + 1 < len(stmt_pos) else len(text)
+        fast = _fast_from(blanked, p, end)
+        if fast is not None:
+            body.append(fast)
+            continue
         body += [
             s for s in _parse(text, p, end, st.line_of(p)).body if isinstance(s, ast.ImportFrom)
         ]
     return _from_imports(ast.Module(body=body, type_ignores=[]), module, path)
+
+
+# A statement that is one ``from``-import a regex reads (``_fast_from``):
+# ``from .a.b import c, d as e`` or with the names in brackets (over lines,
+# a trailing comma), then only blank lines or comments (``blank`` made them
+# spaces); ASCII names, no ``*``, no backslash.
+_IMPORTED = f"{_NAME}(?:[ \\t]+as[ \\t]+{_NAME})?"
+_IMPORTED_NL = f"{_NAME}(?:{_WS}[ \\t\\n]as[ \\t\\n]{_WS}{_NAME})?"
+_FAST_FROM = re.compile(
+    f"from[ \\t]+(?P<dots>\\.*)(?P<mod>{_DOTTED})?[ \\t]+import[ \\t]*(?:"
+    f"(?<=[ \\t])(?P<names>{_IMPORTED}(?:[ \\t]*,[ \\t]*{_IMPORTED})*)"
+    f"|\\({_WS}(?P<bnames>{_IMPORTED_NL}(?:{_WS},{_WS}{_IMPORTED_NL})*)(?:{_WS},)?{_WS}\\)"
+    f")[ \\t]*(?:\\n[ \\t\\n]*)?"
+)
+_ALIAS_RE = re.compile(f"({_NAME})(?:[ \\t\\n]+as[ \\t\\n]+({_NAME}))?")
+
+
+def _fast_from(blanked: str, p: int, end: int) -> ast.ImportFrom | None:
+    """The ``ImportFrom`` that compiling the statement ``[p, end)`` gives,
+    when ``_FAST_FROM`` reads it whole; ``None`` otherwise."""
+    m = _FAST_FROM.fullmatch(blanked, p, end)
+    if m is None:
+        return None
+    dots, mod, names = m.group("dots", "mod", "names")
+    if mod is None and not dots:
+        return None
+    if names is None:
+        names = m.group("bnames")
+    pairs = _ALIAS_RE.findall(names)
+    words = [w for pair in pairs for w in pair if w]
+    if mod is not None:
+        if mod == "__future__":
+            return None
+        words += mod.split(".")
+    if _KEYWORDS.intersection(words):
+        return None
+    return ast.ImportFrom(
+        module=mod,
+        names=[ast.alias(name=n, asname=a or None) for n, a in pairs],
+        level=len(dots),
+    )
 
 
 def facade_facts(text: str, module: str, path: str) -> dict[str, str] | None:

@@ -425,6 +425,190 @@ def test_text_reader_on_a_file_that_does_not_compile() -> None:
     assert _kernels.collect_facts(text, "pkg.mod", "pkg/mod.py") is None
 
 
+def _call_needs_parsed(text: str, m: re.Match[str]) -> object:
+    """What ``_kernel_facts`` reads of a call without the fast path."""
+    end = _kernels._balanced_end(text, m.end() - 1)
+    try:
+        call = ast.parse(text[m.start() : end], mode="eval").body if end >= 0 else None
+    except SyntaxError:
+        return None
+    return (_kernels._call_needs(call, m.group(2)), end) if isinstance(call, ast.Call) else None
+
+
+# (call text, whether the fast path reads it)
+_FAST_CALLS = [
+    ("tl.arange(0, BLOCK)", True),
+    ("tl.arange( 0 ,\tBLOCK )", True),
+    ("triton.language.arange(0, B)", True),
+    ("tl.zeros([BM, 16], dtype=tl.float32)", True),
+    ("tl.zeros((BM, BN), dtype=acc_dtype)", True),
+    ("tl.zeros((BM), dtype=x)", True),
+    ("tl.zeros([0, 1, B], dtype=x)", True),
+    ("tl.reshape(acc, (BM, BN))", True),
+    ("tl.broadcast_to(x.T, [match, _])", True),
+    ("tl.arange(0, None)", False),  # a keyword: a ``Constant``
+    ("tl.arange(0, if)", False),
+    ("tl.arange (0, B)", False),
+    ("tl.arange\n(0, B)", False),  # does not parse
+    ("tl.arange(0, Bé)", False),
+    ("tl.arange(0, B,)", False),
+    ("tl.arange(00, B)", False),
+    ("tl.zeros([B, 01], dtype=x)", False),  # does not parse
+    ("tl.zeros([B, 1_0, 0x2], dtype=x)", False),
+    ("tl.zeros([B, 1.5], dtype=x)", False),
+    ("tl.zeros([B), dtype=x)", False),
+    ("tl.zeros([B], dtype=x.None)", False),
+    ("tl.zeros([B], shape=[C])", False),
+    ("tl.zeros([B,], dtype=x)", False),
+    ("tl.zeros([B, True], dtype=x)", False),
+    ("tl.reshape(None, [B])", False),
+    ("tl.reshape(x, [B], can_reorder=True)", False),
+    ("tl.reshape(x, [B  # c\n])", False),
+    ("tl.full([B], 0, tl.int32)", False),
+]
+
+
+@pytest.mark.parametrize("call, fast", _FAST_CALLS)
+def test_fast_call_forms_read_as_parsed(call: str, fast: bool) -> None:
+    # the text around the call as in a kernel: the fast path must not read
+    # past the call's ``)`` nor claim a call that ``ast`` reads otherwise
+    text = f"    y = {call} + 1\n"
+    (m,) = [m for m in _kernels._OP_CALL.finditer(text) if m.group(1) in _kernels._DEFAULT_TL]
+    got = _kernels._fast_needs(text, m)
+    assert (got is not None) == fast
+    if got is not None:
+        assert got == _call_needs_parsed(text, m)
+
+
+# (decorators and signature, whether the fast path reads them)
+_FAST_DEFS = [
+    ("@triton.jit\ndef k(A, B: tl.constexpr, C=-1, D: tl.constexpr = 4):", True),
+    ("@triton.jit  \n@other\ndef k(\n    A,\n\tB: tl.constexpr = None,\n) -> None:", True),
+    ("@triton.jit\ndef k():", True),
+    ("@triton.jit\ndef k(a: None = True, match=_, _: x.y = False):", True),
+    ("@triton.jit\ndef k(A=1, B):", False),  # does not compile
+    ("@triton.jit\ndef k(if):", False),
+    ("@triton.jit\ndef if(A):", False),
+    ("@None\ndef k(A):", False),  # not a name chain: no decorator name
+    ("@a.if\ndef k(A):", False),
+    ("@triton.jit\ndef k(A: None.x):", False),
+    ("@triton.jit\ndef k(A=01):", False),
+    ("@triton.jit\ndef k(A=True.real):", False),
+    ("@triton.jit\ndef k(A) -> True.x:", False),
+    ("@triton.autotune(configs=[], key=[])\ndef k(A):", False),
+    ("@triton.jit\ndef k(A, *, B):", False),  # ``B`` is a parameter, ``*`` is not
+    ("@triton.jit\ndef k(A, B='('):", False),
+    ("@triton.jit\ndef k(A,, B):", False),
+    ("@triton.jit\ndef k(Aé):", False),
+    ("@ triton.jit\ndef k(A):", False),
+]
+
+
+@pytest.mark.parametrize("header, fast", _FAST_DEFS)
+def test_fast_def_reads_as_compiled(header: str, fast: bool) -> None:
+    text = "x = 1\n" + header + "\n    pass\n"
+    p, d = 6, text.index("\ndef ") + 1
+    colon = _kernels._header_end(_kernels._blank(text), d)
+    got = _kernels._fast_def(text, p, d, colon)
+    assert (got is not None) == fast
+    if got is not None:
+        tree = compile(text[p:colon] + " pass\n", "<t>", "exec", ast.PyCF_ONLY_AST)
+        fn = _kernels._fn_record(tree.body[0])
+        assert got == (fn.name, fn.decorators, fn.params)
+
+
+_BLANK_CASES = [
+    "",
+    "x = 1\n",
+    "s = 'a#b' # it's \"q\"\n",
+    "s = '''a\n'b'\n''' + \"\"\"c\\\"\"\"\"\" # '\n",
+    's = \'unclosed\nt = "x" # c\n',
+    "s = 'a\\\nb' + \"\\\"\" + '''\n",
+    "# only a comment with ' and \"",
+    "x = \"é\\\\\" # é '\n'''never closed\n",
+]
+
+
+@pytest.mark.parametrize("text", _BLANK_CASES)
+def test_blank_is_pyscan_blank(text: str) -> None:
+    # the reader's ``_blank`` only skips ahead to where a token can start
+    from checks._pyscan import blank
+
+    assert _kernels._blank(text) == blank(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["'", '"', "'''", '"""', "#", "\\", "\n", "a", " "]), max_size=40))
+def test_blank_is_pyscan_blank_generated(parts: list[str]) -> None:
+    from checks._pyscan import blank
+
+    text = "".join(parts)
+    assert _kernels._blank(text) == blank(text)
+
+
+# (statement, whether the fast path reads it)
+_FAST_FROMS = [
+    ("from a import b\n", True),
+    ("from .a.b import (c,\n    d as e,  # comment\n)\n\n# tail\n", True),
+    ("from . import x as y, z", True),
+    ("from ... import x\n", True),
+    ("from a import(b)\n", True),
+    ("from a import b as\n", False),
+    ("from a import b,\n", False),  # does not compile
+    ("from a importb\n", False),
+    ("from a import *\n", False),
+    ("from a import if\n", False),
+    ("from a.None import b\n", False),
+    ("from __future__ import annotations\n", False),
+    ("from .import x\n", False),
+    ("from a import b; x = 1\n", False),
+    ("from a import b \\\n    , c\n", False),
+    ("from a import b\n    x = 1\n", False),
+    ("from a import é\n", False),
+]
+
+
+@pytest.mark.parametrize("stmt, fast", _FAST_FROMS)
+def test_fast_from_reads_as_compiled(stmt: str, fast: bool) -> None:
+    got = _kernels._fast_from(_kernels._blank(stmt), 0, len(stmt))
+    assert (got is not None) == fast
+    if got is not None:
+        (want,) = compile(stmt, "<t>", "exec", ast.PyCF_ONLY_AST).body
+        assert ast.dump(got) == ast.dump(want, include_attributes=False)
+
+
+_FACADE_LAZY = re.compile(
+    r"from(?<=^from)[ \t]+\.(?![\s\S]*?^(?:def|class|async)\s)(?![\s\S]{16385})", re.MULTILINE
+)
+_FACADE_LINES = [
+    "from . import x\n",
+    "from .a import b\n",
+    "from\t.a import b\n",
+    " from . import x\n",
+    "from x import y\n",
+    "def f(): pass\n",
+    "def\tf(): pass\n",
+    "def(",
+    "class C: pass\n",
+    "async def f(): pass\n",
+    "    def g(): pass\n",
+    "define = 1\n",
+    "class\n",
+    "def",
+    "\n",
+    "x" * 16380,
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_FACADE_LINES), max_size=12))
+def test_facade_needle_is_the_lazy_regex(parts: list[str]) -> None:
+    # the needle walks lines possessively: the same answer as the lazy scan
+    text = "".join(parts)
+    want = _FACADE_LAZY.search(text) is not None
+    assert _kernels.FacadeImports.needles._match(text) == want
+
+
 _STMT = st.sampled_from(
     [
         "@triton.jit\ndef k{i}(A, B):\n    tl.arange(0, A)\n",
