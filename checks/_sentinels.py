@@ -669,6 +669,7 @@ class SentinelIndex:
                 if owner:
                     self.methods_returning[f"{mod}.{owner}" if mod else owner, fname] = tuple(names)
         self._mro: dict[str, tuple[str, ...]] = {}
+        self._reach: frozenset[str] | None = None
 
     def resolve(self, qualname: str) -> str | None:
         """The defining qualified name of a class named ``qualname`` (an
@@ -714,6 +715,30 @@ class SentinelIndex:
             stack = nxt + stack
         self._mro[start] = tuple(out)
         return self._mro[start]
+
+    def sentinel_reach(self) -> frozenset[str]:
+        """The classes whose bases, followed as :meth:`mro` follows them
+        (the class itself included), reach a class that leaves an attribute
+        at a sentinel: the only classes a sentinel can be inherited by (a
+        superset of those whose MRO holds one, which ``mro`` caps at 64)."""
+        if self._reach is None:
+            subclasses: dict[str, list[str]] = {}
+            todo: list[str] = []
+            for q, ref in self.classes.items():
+                if ref.data.get("sentinel"):
+                    todo.append(q)
+                for b in ref.data.get("bases", ()):
+                    r = self.resolve(b)
+                    if r is not None:
+                        subclasses.setdefault(r, []).append(q)
+            seen = set(todo)
+            while todo:
+                for sub in subclasses.get(todo.pop(), ()):
+                    if sub not in seen:
+                        seen.add(sub)
+                        todo.append(sub)
+            self._reach = frozenset(seen)
+        return self._reach
 
     def factory_of(self, owner: str, method: str) -> tuple[str, ...]:
         """What ``owner.method()`` returns, looked up along the MRO."""

@@ -581,8 +581,11 @@ class UnresolvedSentinelReachesImpl(Rule):
         if named:
             return sorted(set(named))
         pats = self.opts["impl-class-patterns"]
+        reach = self.index.sentinel_reach()  # (no sentinel reaches the others)
         return sorted(
-            q for q, ref in self.index.classes.items() if name_matches(ref.qual, pats) and self.effective(q)
+            q
+            for q, ref in self.index.classes.items()
+            if q in reach and name_matches(ref.qual, pats) and self.effective(q)
         )
 
     # -- traversal ---------------------------------------------------------------
@@ -978,5 +981,7 @@ class _SentinelView:
         """Whether any class of the project keeps a sentinel its normal path
         resolves (what a factory could hand out)."""
         if self._any is None:
-            self._any = any(self.effective(q) for q in self.index.classes)
+            # (a class no sentinel can reach has nothing effective: skipped)
+            reach = self.index.sentinel_reach()
+            self._any = any(self.effective(q) for q in self.index.classes if q in reach)
         return self._any

@@ -444,3 +444,59 @@ def test_site_needle_equals_its_declared_regex_on_the_corpus() -> None:
     assert texts and sum(ref._match(t) for t in texts) > 0
     for t in texts:
         assert fast._match(t) == ref._match(t)
+
+
+def test_sentinel_reach_holds_every_class_a_sentinel_can_be_inherited_by() -> None:
+    """``SentinelIndex.sentinel_reach`` (which lets the facts gate skip the
+    other classes): the sentinel's class, its subclasses through imports and
+    package re-exports, several levels down; not an unrelated class or a
+    base of the sentinel's class. The facts gate's answer is the same as
+    when every class is asked (hypothesis below)."""
+    from checks._sentinels import SentinelIndex
+
+    def cls(bases: list[str], sentinel: bool = False) -> dict[str, Any]:
+        data: dict[str, Any] = {"bases": bases, "real": [], "methods": {}}
+        if sentinel:
+            data["sentinel"] = {"tp_rank": ["-1", [3, 8, 3, 20], "__init__"]}
+        return data
+
+    per_module = {
+        "pkg": {"path": "pkg/__init__.py", "classes": {}, "imports": {"Impl": "pkg.impl.Impl"}},
+        "pkg.impl": {"path": "pkg/impl.py", "classes": {"Root": cls([]), "Impl": cls(["pkg.impl.Root"], True)}},
+        "pkg.a": {"path": "pkg/a.py", "classes": {"A": cls(["pkg.Impl"]), "Other": cls(["pkg.impl.Root"])}},
+        "pkg.b": {"path": "pkg/b.py", "classes": {"B": cls(["torch.nn.Module", "pkg.a.A"]), "B.Inner": cls([])}},
+    }
+    reach = SentinelIndex(per_module).sentinel_reach()
+    assert reach == {"pkg.impl.Impl", "pkg.a.A", "pkg.b.B"}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.lists(st.integers(0, 7), max_size=3), st.booleans(), st.booleans()),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_any_effective_skipping_unreached_classes_keeps_its_answer(spec: list[Any]) -> None:
+    from checks._sentinels import SentinelIndex
+    from checks.unresolved_sentinel_reaches_impl import UnresolvedSentinelReachesImpl, _SentinelView
+
+    classes: dict[str, Any] = {}
+    resolvers = []
+    for i, (bases, sentinel, real) in enumerate(spec):
+        data: dict[str, Any] = {"bases": [f"m.C{b}" for b in bases if b < len(spec)], "methods": {}}
+        data["real"] = ["cp_size"] if real else []
+        if sentinel:
+            data["sentinel"] = {"cp_size": ["-1", [1, 0, 1, 5], "__init__"]}
+        classes[f"C{i}"] = data
+    resolvers.append(
+        {"attr": "cp_size", "obj": "x", "test": "-1", "span": [1, 0, 1, 1], "func": "f", "scope": "f"}
+    )
+    index = SentinelIndex({"m": {"path": "m.py", "classes": classes, "resolvers": resolvers, "calls": {}}})
+    opts = {k: o.default for k, o in UnresolvedSentinelReachesImpl.options.items()}
+    for scope in ("any", "none", "paired"):
+        view = _SentinelView(index, {**opts, "resolver-scope": scope})
+        expected = any(_SentinelView(index, {**opts, "resolver-scope": scope}).effective(q) for q in index.classes)
+        assert view.any_effective() == expected
+        assert all(q in index.sentinel_reach() for q in index.classes if view.effective(q))
