@@ -491,6 +491,9 @@ def fast_visit_batched(
     if wanted & _TRIVIA_TYPES:
         cst.visit_batched(module, visitors, before_visit=before, after_leave=after)
         return
+    if wanted <= _DEF_LEVEL_TYPES and not any(name.count("_") > 1 for name in table):
+        _walk_definitions(module, table, before, after)
+        return
     visit_of: dict[type, tuple[list[Any], list[Any], dict[str, tuple[list[Any], list[Any]]]]] = {}
     node_base = cst.CSTNode
 
@@ -528,6 +531,61 @@ def fast_visit_batched(
                 for fn in hooks[1]:
                     fn(node)
         for fn in p[1]:
+            fn(node)
+        after(node)
+
+    walk(module)
+
+
+# Visitors of only these node types (no ``visit_X_attr``) need no expression:
+# a definition sits in a block of statements, never inside an expression.
+_DEF_LEVEL_TYPES = frozenset({"Module", "FunctionDef", "ClassDef"})
+
+
+def _walk_definitions(
+    module: Any,
+    table: Mapping[str, list[Callable[[Any], Any]]],
+    before: Callable[[Any], None],
+    after: Callable[[Any], None],
+) -> None:
+    """``fast_visit_batched`` for visitors of the module, functions and
+    classes only: the same calls in the same order, entering only the nodes
+    a definition can sit in (compound statements, blocks and their clauses);
+    ``before``/``after`` see those nodes (all that the engine's scope
+    tracking looks at)."""
+    import libcst as cst
+
+    holders = (
+        cst.BaseCompoundStatement,
+        cst.IndentedBlock,
+        cst.Else,
+        cst.ExceptHandler,
+        cst.ExceptStarHandler,
+        cst.Finally,
+        cst.MatchCase,
+    )
+    hooks: dict[type, tuple[list[Any], list[Any]]] = {
+        cst.Module: (table.get("visit_Module", []), table.get("leave_Module", [])),
+        cst.FunctionDef: (table.get("visit_FunctionDef", []), table.get("leave_FunctionDef", [])),
+        cst.ClassDef: (table.get("visit_ClassDef", []), table.get("leave_ClassDef", [])),
+    }
+    none: tuple[list[Any], list[Any]] = ([], [])
+
+    def walk(node: Any) -> None:
+        cls = type(node)
+        visit, leave = hooks.get(cls, none)
+        before(node)
+        for fn in visit:
+            fn(node)
+        for f in _fields(cls):
+            v = getattr(node, f)
+            if isinstance(v, holders):
+                walk(v)
+            elif type(v) in (list, tuple):
+                for x in v:
+                    if isinstance(x, holders):
+                        walk(x)
+        for fn in leave:
             fn(node)
         after(node)
 

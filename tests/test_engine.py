@@ -361,3 +361,114 @@ def test_source_decodes_as_python_reads_it(parts: list[bytes]) -> None:
     expected = _decode_like_python(data)
     assert text == expected
     assert (err is None) == (expected is not None)
+
+
+_DEFINITIONS_EVERYWHERE = '''
+import x
+
+class Top(Base):
+    attr = [lambda q: q for _ in range(2)]
+
+    def method(self):
+        class InMethod:
+            pass
+
+        def helper():
+            return 1
+
+        if self.flag:
+            def in_if(): ...
+        elif other:
+            class InElif: ...
+        else:
+            def in_else(): ...
+        for i in range(3):
+            def in_for(): ...
+        else:
+            def in_for_else(): ...
+        while cond:
+            def in_while(): ...
+        try:
+            def in_try(): ...
+        except ValueError:
+            def in_except(): ...
+        else:
+            def in_try_else(): ...
+        finally:
+            def in_finally(): ...
+        with ctx() as c:
+            @decorator(lambda: 1)
+            def in_with(): ...
+        match c:
+            case [1, *_] if c:
+                class InCase: ...
+        return helper
+
+
+async def coroutine():
+    async with a:
+        async def nested(): ...
+    async for i in b:
+        class InAsyncFor: ...
+    try:
+        pass
+    except* OSError:
+        def in_except_star(): ...
+
+def one_liner(): return [x for x in ()]
+'''
+
+
+def test_definition_only_visitors_walk_statements_but_see_every_definition() -> None:
+    """Visitors of only ``Module``/``FunctionDef``/``ClassDef`` get a walk that
+    skips expressions (no definition lives in one): the same calls in the
+    same order as the full walk, which runs when any other node type is
+    visited, and the engine's scope callbacks see every definition."""
+    import libcst as cst
+
+    from linter.engine import fast_visit_batched, parse_module_unvalidated
+
+    class Definitions(cst.BatchableCSTVisitor):
+        def __init__(self, log: list[tuple[str, str]]) -> None:
+            super().__init__()
+            self.log = log
+
+        def visit_Module(self, node: cst.Module) -> None:
+            self.log.append(("module", ""))
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            self.log.append(("def", node.name.value))
+
+        def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+            self.log.append(("end def", node.name.value))
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            self.log.append(("class", node.name.value))
+
+        def leave_ClassDef(self, node: cst.ClassDef) -> None:
+            self.log.append(("end class", node.name.value))
+
+    class Names(cst.BatchableCSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            pass
+
+    module = parse_module_unvalidated(_DEFINITIONS_EVERYWHERE)
+    runs = []
+    for extra in ([], [Names()]):
+        log: list[tuple[str, str]] = []
+        scopes: list[str] = []
+
+        def before(node: object) -> None:
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                scopes.append(node.name.value)
+
+        fast_visit_batched(module, [Definitions(log), *extra], before, lambda node: None)
+        runs.append((log, scopes))
+    assert runs[0] == runs[1]
+    names = [n for kind, n in runs[0][0] if kind in ("def", "class")]
+    assert names == runs[0][1]
+    assert names == [
+        "Top", "method", "InMethod", "helper", "in_if", "InElif", "in_else", "in_for",
+        "in_for_else", "in_while", "in_try", "in_except", "in_try_else", "in_finally",
+        "in_with", "InCase", "coroutine", "nested", "InAsyncFor", "in_except_star", "one_liner",
+    ]
