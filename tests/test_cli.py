@@ -169,3 +169,33 @@ def test_cache_and_clean(tmp_path: Path, toy: None) -> None:
     assert r.exit_code == 1 and "SHD000" in r.stdout
     cli("clean", str(root))
     assert not (root / ".shardlint_cache").exists()
+
+
+def test_warm_run_reads_the_cache_without_importing_libcst(tmp_path: Path) -> None:
+    """A run over unchanged files reports what the first run found from the
+    cache, in a process that never imports libcst (its import alone costs
+    more than the whole warm run)."""
+    import shutil
+    import subprocess
+    import sys
+
+    corpus = Path(__file__).resolve().parent.parent / "corpus" / "block_size_min_divisibility"
+    shutil.copy(corpus / "bad.py", tmp_path / "bad.py")
+    script = (
+        "import sys\n"
+        "from linter.cli import main\n"
+        "sys.argv = ['shardlint', 'check', 'bad.py', '-q', '--cache-dir', '.cache']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as e:\n"
+        "    code = e.code\n"
+        "print('exit', code, 'libcst', 'libcst' in sys.modules)\n"
+    )
+    runs = [
+        subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True)
+        for _ in range(2)
+    ]
+    cold, warm = (r.stdout.splitlines() for r in runs)
+    assert cold[-1] == "exit 1 libcst True"  # the first run parsed the file
+    assert warm[-1] == "exit 1 libcst False"
+    assert cold[:-1] == warm[:-1] and any("SHD101" in line for line in warm)
