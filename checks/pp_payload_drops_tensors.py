@@ -16,6 +16,7 @@ import libcst as cst
 from checks._classes import ClassIndex, ClassInfo, NonLiteral
 from checks._helpers import (
     ast_children,
+    ast_stmt_fields,
     ast_walk,
     call_name,
     dotted,
@@ -192,24 +193,6 @@ def _cst_dotted(node: ast.AST | None) -> str | None:
     return ".".join(reversed(parts))
 
 
-_STMT_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _stmt_fields(cls: type) -> tuple[str, ...]:
-    """The fields of a statement (or ``except``/``case`` clause) type that
-    hold statements or clauses, in ``_fields`` order (``ast_children``'s)."""
-    names = _STMT_FIELDS.get(cls)
-    if names is None:
-        names = _STMT_FIELDS[cls] = (
-            tuple(
-                f for f in cls._fields if f in ("body", "orelse", "finalbody", "handlers", "cases")
-            )
-            if issubclass(cls, (ast.stmt, ast.excepthandler, ast.match_case))
-            else ()
-        )
-    return names
-
-
 def _stmt_walk(node: ast.AST) -> Iterator[ast.AST]:
     """``ast_walk(node)`` of a statement restricted to statements and their
     ``except``/``case`` clauses, in the same relative order (breadth first:
@@ -219,7 +202,7 @@ def _stmt_walk(node: ast.AST) -> Iterator[ast.AST]:
     pop, extend = todo.popleft, todo.extend
     while todo:
         n = pop()
-        for f in _stmt_fields(type(n)):
+        for f in ast_stmt_fields(type(n)):
             extend(getattr(n, f))
         yield n
 
@@ -232,7 +215,7 @@ def _classes_ast(body: list[ast.stmt]) -> Iterator[ast.ClassDef]:
         s = stack.pop()
         if isinstance(s, ast.ClassDef):
             yield s
-        for f in _stmt_fields(type(s)):
+        for f in ast_stmt_fields(type(s)):
             stack.extend(getattr(s, f))
 
 
