@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 
 from checks._helpers import ast_dotted
 from checks._imports import is_package_path, resolve_relative
-from checks._pyscan import _TOKEN, _blank_str, _multiline_strings
+from checks._pyscan import _multiline_strings, blank
 from linter.facts import FactCollector
 from linter.needles import Needles
 
@@ -396,51 +396,8 @@ def _parse(text: str, start: int, end: int, line: int, tail: str = "") -> ast.Mo
         raise _Fallback from exc
 
 
-def _blank(text: str) -> str:
-    """``blank(text)``, the same string, about twice as fast: ``_TOKEN`` (an
-    alternation) is tried only where a token can start, the next ``#``,
-    ``'`` or ``"`` found by ``str.find``, where ``re.sub`` would try every
-    offset. Every token starts with one of those three characters, and a
-    token found at one is the one ``re.sub`` finds there: it tries each
-    offset in turn and resumes after each token, as this loop does."""
-    find = text.find
-    nh, ns, nd = find("#"), find("'"), find('"')
-    if nh < 0 and ns < 0 and nd < 0:
-        return text
-    match = _TOKEN.match
-    out: list[str] = []
-    pos = last = 0
-    while True:
-        if 0 <= nh < pos:
-            nh = find("#", pos)
-        if 0 <= ns < pos:
-            ns = find("'", pos)
-        if 0 <= nd < pos:
-            nd = find('"', pos)
-        c = nh
-        if ns >= 0 and (c < 0 or ns < c):
-            c = ns
-        if nd >= 0 and (c < 0 or nd < c):
-            c = nd
-        if c < 0:
-            break
-        if c == nh:  # a comment: ``#[^\n]*``
-            e = find("\n", c)
-            if e < 0:
-                e = len(text)
-            out.append(text[last:c])
-            out.append(" " * (e - c))
-            last = pos = e
-            continue
-        m = match(text, c)
-        if m is None:
-            pos = c + 1  # no token there (an unclosed quote)
-            continue
-        out.append(text[last:c])
-        out.append(_blank_str(m.group()))
-        last = pos = m.end()
-    out.append(text[last:])
-    return "".join(out)
+# (the reader blanks with ``checks._pyscan.blank``)
+_blank = blank
 
 
 def _statement_starts(blanked: str, text: str) -> list[int]:

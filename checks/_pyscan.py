@@ -72,7 +72,58 @@ def _blank_token(m: re.Match[str]) -> str:
 def blank(text: str) -> str:
     """``text`` with the insides of strings and comments replaced by spaces
     (newlines and every position kept), so that keywords in them are not
-    mistaken for code. The quotes stay, so a string is still visibly a value."""
+    mistaken for code. The quotes stay, so a string is still visibly a value.
+
+    The same string as :func:`_blank_sub` (``_TOKEN.sub``), about twice as
+    fast: ``_TOKEN`` (an alternation) is tried only where a token can start,
+    the next ``#``, ``'`` or ``"`` found by ``str.find``, where ``re.sub``
+    would try every offset. Every token starts with one of those three
+    characters, and a token found at one is the one ``re.sub`` finds there:
+    it tries each offset in turn and resumes after each token, as this loop
+    does."""
+    find = text.find
+    nh, ns, nd = find("#"), find("'"), find('"')
+    if nh < 0 and ns < 0 and nd < 0:
+        return text
+    match = _TOKEN.match
+    out: list[str] = []
+    pos = last = 0
+    while True:
+        if 0 <= nh < pos:
+            nh = find("#", pos)
+        if 0 <= ns < pos:
+            ns = find("'", pos)
+        if 0 <= nd < pos:
+            nd = find('"', pos)
+        c = nh
+        if ns >= 0 and (c < 0 or ns < c):
+            c = ns
+        if nd >= 0 and (c < 0 or nd < c):
+            c = nd
+        if c < 0:
+            break
+        if c == nh:  # a comment: ``#[^\n]*``
+            e = find("\n", c)
+            if e < 0:
+                e = len(text)
+            out.append(text[last:c])
+            out.append(" " * (e - c))
+            last = pos = e
+            continue
+        m = match(text, c)
+        if m is None:
+            pos = c + 1  # no token there (an unclosed quote)
+            continue
+        out.append(text[last:c])
+        out.append(_blank_str(m.group()))
+        last = pos = m.end()
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _blank_sub(text: str) -> str:
+    """:func:`blank` as one ``re.sub``: the plain reading the fast one is
+    tested against."""
     if "#" not in text and "'" not in text and '"' not in text:
         return text
     return _TOKEN.sub(_blank_token, text)

@@ -51,7 +51,7 @@ from typing import Any
 
 from checks._helpers import ast_dotted
 from checks._imports import is_package_path, qualify
-from checks._pyscan import imports_map
+from checks._pyscan import blank, imports_map
 from checks._sentinels import (
     INIT_FAMILY,
     Event,
@@ -249,26 +249,6 @@ _FAST_NAME = re.compile(r" *(" + _ID + r")[ \t]*(?::([^=]*))?=(?!=)([^=]*)", re.
 _WS = re.compile(r"\s")
 _IS_NOT = re.compile(r"\bis\s+not\b")
 _ELSE = re.compile(r"(?:elif|else)\b")
-
-
-def _blank_token(m: re.Match[str]) -> str:
-    """``checks._pyscan._blank_str`` of the token, in one call."""
-    s = m.group()
-    if s[0] == "#":
-        return " " * len(s)
-    q = 3 if len(s) >= 6 and s[:3] in ("'''", '"""') else 1
-    inner = s[q:-q]
-    if "\n" not in inner:
-        return s[:q] + " " * len(inner) + s[-q:]
-    return s[:q] + "\n".join([" " * len(line) for line in inner.split("\n")]) + s[-q:]
-
-
-def blank(text: str) -> str:
-    """``checks._pyscan.blank`` (strings' and comments' insides replaced by
-    spaces, every position kept), with one Python call per token, not two."""
-    if "#" not in text and "'" not in text and '"' not in text:
-        return text
-    return _TOKEN.sub(_blank_token, text)
 
 
 def _shallow(indent: int) -> re.Pattern[str]:

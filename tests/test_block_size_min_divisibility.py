@@ -530,20 +530,21 @@ _BLANK_CASES = [
 
 
 @pytest.mark.parametrize("text", _BLANK_CASES)
-def test_blank_is_pyscan_blank(text: str) -> None:
-    # the reader's ``_blank`` only skips ahead to where a token can start
-    from checks._pyscan import blank
+def test_blank_is_the_plain_sub(text: str) -> None:
+    # ``blank`` (the reader's ``_blank``) only skips ahead to where a token
+    # can start; ``_blank_sub`` tries the token pattern at every offset
+    from checks._pyscan import _blank_sub
 
-    assert _kernels._blank(text) == blank(text)
+    assert _kernels._blank(text) == _blank_sub(text)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(["'", '"', "'''", '"""', "#", "\\", "\n", "a", " "]), max_size=40))
-def test_blank_is_pyscan_blank_generated(parts: list[str]) -> None:
-    from checks._pyscan import blank
+def test_blank_is_the_plain_sub_generated(parts: list[str]) -> None:
+    from checks._pyscan import _blank_sub
 
     text = "".join(parts)
-    assert _kernels._blank(text) == blank(text)
+    assert _kernels._blank(text) == _blank_sub(text)
 
 
 # (statement, whether the fast path reads it)
