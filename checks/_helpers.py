@@ -221,6 +221,36 @@ def function_bodies_at(tree: ast.Module, hits: Sequence[int]) -> Iterator[list[a
         yield nodes
 
 
+_NESTED_SCOPE_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda})
+
+
+def ast_nodes_no_nested(roots: Iterable[ast.AST]) -> list[ast.AST]:
+    """The roots and every node under them, depth first, nested functions,
+    classes and lambdas listed but not entered (a scope's own nodes);
+    :func:`ast_children` inlined, as this walk serves whole function bodies."""
+    out: list[ast.AST] = []
+    keep = out.append
+    stack = list(roots)
+    pop, push, push1 = stack.pop, stack.extend, stack.append
+    fields_of = AST_FIELDS
+    while stack:
+        n = pop()
+        keep(n)
+        cls = type(n)
+        if cls in _NESTED_SCOPE_TYPES:  # (``compile`` builds no subclass)
+            continue
+        names = fields_of.get(cls)
+        if names is None:
+            names = ast_fields(cls)
+        for name, nones in names:
+            v = getattr(n, name, None)
+            if type(v) is list:
+                push([x for x in v if x is not None] if nones else v)
+            elif v is not None:
+                push1(v)
+    return out
+
+
 def memo_on_tree(fn: Callable[[ast.Module], T]) -> Callable[[ast.Module], T]:
     """Memoise a per-file computation on the ast object itself: a rule's ast
     gate and its gate-shape fact collector receive the same tree (the engine

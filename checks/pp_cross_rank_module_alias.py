@@ -14,8 +14,7 @@ from typing import Any, ClassVar
 import libcst as cst
 
 from checks._helpers import (
-    AST_FIELDS,
-    ast_fields,
+    ast_nodes_no_nested,
     call_name,
     dotted,
     last_name,
@@ -124,8 +123,6 @@ _TEXT_NEEDLES = _AliasNeedles(any_of=(("embed", "wte", "head"),), regex=_CANDIDA
 # only those matching a default pattern (a guard only a configured pattern
 # matches is not seen) and ``_validated`` is not replayed.
 
-_NESTED_AST = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-_NESTED_TYPES = frozenset(_NESTED_AST)  # ``compile`` builds no subclass
 # ``embed, head = t.get_embed_and_head()``: a source ``(PAIR, owner, rank)``
 # whose rank is fixed, whatever the options
 PAIR = "<embed-and-head>"
@@ -256,31 +253,7 @@ def _function_locals(nodes: list[ast.AST]) -> dict[str, set[_Src]]:
     return locals_
 
 
-def _scope_nodes(roots: Iterable[ast.AST]) -> list[ast.AST]:
-    """``walk_no_nested``: the roots and what is under them, nested
-    functions, classes and lambdas listed but not entered."""
-    out: list[ast.AST] = []
-    keep = out.append
-    stack = list(roots)
-    pop, push, push1 = stack.pop, stack.extend, stack.append
-    fields_of = AST_FIELDS
-    while stack:
-        n = pop()
-        keep(n)
-        cls = type(n)
-        if cls in _NESTED_TYPES:
-            continue
-        # ``push(ast_children(n))``, inlined
-        names = fields_of.get(cls)
-        if names is None:
-            names = ast_fields(cls)
-        for name, nones in names:
-            v = getattr(n, name, None)
-            if type(v) is list:
-                push([x for x in v if x is not None] if nones else v)
-            elif v is not None:
-                push1(v)
-    return out
+_scope_nodes = ast_nodes_no_nested  # (a scope's own nodes)
 
 
 def _function_candidates(nodes: list[ast.AST]) -> list[list[Any]]:

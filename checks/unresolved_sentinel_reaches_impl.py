@@ -11,9 +11,8 @@ from typing import Any
 import libcst as cst
 
 from checks._helpers import (
-    AST_FIELDS,
     ast_dotted,
-    ast_fields,
+    ast_nodes_no_nested,
     ast_stmt_fields,
     call_name,
     dotted,
@@ -120,31 +119,9 @@ _SITE_NEEDLES = _SiteNeedles(
 )
 _AST_ARITH = (ast.Div, ast.FloorDiv, ast.Mod, ast.Mult, ast.Add, ast.Sub, ast.Pow, ast.LShift)
 _AST_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-_AST_NESTED_TYPES = frozenset(_AST_NESTED)  # ``compile`` builds no subclass
 
 
-def _nodes_no_nested(stmts: Sequence[ast.stmt]) -> Iterator[ast.AST]:
-    """Every node of ``stmts`` (a function body), nested functions, lambdas
-    and classes yielded but not entered (``walk_no_nested(fn.body)``)."""
-    stack: list[ast.AST] = list(stmts)
-    pop, push, push1 = stack.pop, stack.extend, stack.append
-    fields_of = AST_FIELDS
-    while stack:
-        n = pop()
-        yield n
-        cls = type(n)
-        if cls in _AST_NESTED_TYPES:
-            continue
-        # ``push(ast_children(n))``, inlined
-        names = fields_of.get(cls)
-        if names is None:
-            names = ast_fields(cls)
-        for name, nones in names:
-            v = getattr(n, name, None)
-            if type(v) is list:
-                push([x for x in v if x is not None] if nones else v)
-            elif v is not None:
-                push1(v)
+_nodes_no_nested = ast_nodes_no_nested  # (a function body's own nodes)
 
 
 def _stmts_no_nested(stmts: Sequence[ast.stmt]) -> Iterator[ast.AST]:
