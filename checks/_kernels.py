@@ -23,14 +23,14 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from keyword import iskeyword, kwlist
 from typing import Any, NamedTuple
 
 from checks._helpers import ast_dotted
 from checks._imports import is_package_path, resolve_relative
-from checks._pyscan import _multiline_strings, blank
+from checks._pyscan import LineCounter, _multiline_strings, blank
 from linter.facts import FactCollector
 from linter.needles import Needles
 
@@ -510,7 +510,7 @@ def _fast_def(text: str, p: int, d: int, colon: int) -> tuple[str, list[str], li
     return m.group("fn"), _DECO_RE.findall(decos), [name for name, _ in pairs]
 
 
-def _decorated_def(text: str, blanked: str, p: int, d: int, end: int, line_of: _Lines) -> _Fn:
+def _decorated_def(text: str, blanked: str, p: int, d: int, end: int, line_of: LineCounter) -> _Fn:
     """The ``def`` at ``d`` decorated from ``p``, a statement ending before
     ``end``: its decorators and signature read by ``_fast_def`` or compiled
     alone (the body made ``pass``), its last line read from the text."""
@@ -538,7 +538,7 @@ class _Statements(NamedTuple):
     heads: list[str]  # the first word of each (``@`` for a decorator)
     stmt_at: list[int]  # index into ``starts`` of each statement's first line
     stmt_pos: list[int]  # the offset of each statement
-    line_of: _Lines
+    line_of: LineCounter
 
 
 def _statements(text: str) -> _Statements:
@@ -554,7 +554,7 @@ def _statements(text: str) -> _Statements:
         if k and (head in _CLAUSES or heads[k - 1] == "@"):
             continue
         stmt_at.append(k)
-    return _Statements(blanked, starts, heads, stmt_at, [starts[k] for k in stmt_at], _Lines(text))
+    return _Statements(blanked, starts, heads, stmt_at, [starts[k] for k in stmt_at], LineCounter(text))
 
 
 def _imports_text(text: str, st: _Statements, module: str, path: str) -> dict[str, str]:
@@ -632,15 +632,29 @@ def facade_facts(text: str, module: str, path: str) -> dict[str, str] | None:
     """The ``facade_imports`` facts of a text: its top-level ``from``-imports
     read by the text reader, or from the whole file's ``ast`` when the reader
     is unsure (``None`` then for a file that does not compile)."""
+    return _text_else_ast(
+        text,
+        path,
+        lambda: _imports_text(text, _statements(text), module, path) or None,
+        lambda tree: _from_imports(tree, module, path) or None,
+    )
+
+
+def _text_else_ast(
+    text: str, path: str, read: Callable[[], Any], from_ast: Callable[[ast.Module], Any]
+) -> Any:
+    """``read()`` (a text reader), or ``from_ast`` on the whole file's
+    ``ast`` when the reader raises ``_Fallback``; None for a file that does
+    not compile then."""
     try:
-        return _imports_text(text, _statements(text), module, path) or None
+        return read()
     except _Fallback:
         pass
     try:
         tree = compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    return _from_imports(tree, module, path) or None
+    return from_ast(tree)
 
 
 def _collect_text(text: str, module: str, path: str) -> Any:
@@ -691,22 +705,6 @@ def _collect_text(text: str, module: str, path: str) -> Any:
     return {"path": path, "kernels": kernels, "imports": imports}
 
 
-class _Lines:
-    """1-based line of an offset, counted from the last offset asked."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.off, self.line = 0, 1
-
-    def __call__(self, offset: int) -> int:
-        if offset >= self.off:
-            self.line += self.text.count("\n", self.off, offset)
-        else:
-            self.line -= self.text.count("\n", offset, self.off)
-        self.off = offset
-        return self.line
-
-
 def _collect_ast(tree: ast.Module, text: str, module: str, path: str) -> Any:
     """The facts from the whole file's ``ast`` (the reference)."""
     imports = _from_imports(tree, module, path)
@@ -725,15 +723,12 @@ def collect_facts(text: str, module: str, path: str) -> Any:
     """The ``triton_kernels`` facts of a text: read from the text, or from
     the whole file's ``ast`` when the reader is unsure; ``None`` for a file
     that does not compile then."""
-    try:
-        return _collect_text(text, module, path)
-    except _Fallback:
-        pass
-    try:
-        tree = compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    return _collect_ast(tree, text, module, path)
+    return _text_else_ast(
+        text,
+        path,
+        lambda: _collect_text(text, module, path),
+        lambda tree: _collect_ast(tree, text, module, path),
+    )
 
 
 class TritonKernels(FactCollector):

@@ -741,18 +741,10 @@ class _FastScan:
             self.semi = "".join(parts)
         else:
             self.semi = text
-        self._lpos, self._lno = 0, 1
+        # 1-based line of a position (counted from the last position asked)
+        self.lineno = LineCounter(text)
 
     # -- helpers -----------------------------------------------------------------
-    def lineno(self, pos: int) -> int:
-        """1-based line of ``pos`` (counted from the last position asked)."""
-        if pos >= self._lpos:
-            self._lno += self.text.count("\n", self._lpos, pos)
-        else:
-            self._lno -= self.text.count("\n", pos, self._lpos)
-        self._lpos = pos
-        return self._lno
-
     def line_end(self, pos: int) -> int:
         e = self.semi.find("\n", pos)
         return self.n if e < 0 else e
@@ -1127,6 +1119,23 @@ def _attr_value(w: str, rest: int, full_len: int) -> tuple[int, int, int, bool] 
     elif _unbalanced(w[vstart:vend]):
         vend, multi = _expr_end(w, vstart, full_len), True
     return vstart, vend, first_end, multi
+
+
+class LineCounter:
+    """1-based line of an offset of ``text``, counted from the last offset
+    asked (readers ask in nearly increasing order)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.off, self.line = 0, 1
+
+    def __call__(self, offset: int) -> int:
+        if offset >= self.off:
+            self.line += self.text.count("\n", self.off, offset)
+        else:
+            self.line -= self.text.count("\n", offset, self.off)
+        self.off = offset
+        return self.line
 
 
 def imports_map(
