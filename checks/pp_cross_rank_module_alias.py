@@ -253,9 +253,6 @@ def _function_locals(nodes: list[ast.AST]) -> dict[str, set[_Src]]:
     return locals_
 
 
-_scope_nodes = ast_nodes_no_nested  # (a scope's own nodes)
-
-
 def _function_candidates(nodes: list[ast.AST]) -> list[list[Any]]:
     """``_aliases`` before the options, on the nodes of a function's body:
     ``["=", receiver, source]`` for an attribute assignment or ``setattr``,
@@ -454,7 +451,7 @@ def _class_guards(cls: ast.ClassDef, segment: _Segments) -> set[str]:
             and segment.may_guard(s.test.lineno, s.test.end_lineno or s.test.lineno)
             and any(isinstance(r, ast.Raise) for r in _statements(s.body, nested=False))
         ):
-            out |= _guard_names(_scope_nodes([s.test]), segment)
+            out |= _guard_names(ast_nodes_no_nested([s.test]), segment)
     return out
 
 
@@ -479,7 +476,7 @@ def _alias_shapes(tree: ast.Module, segment: _Segments) -> dict[str, Any]:
 
     def nodes_of(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:
         if id(fn) not in body_nodes:
-            body_nodes[id(fn)] = _scope_nodes(fn.body)
+            body_nodes[id(fn)] = ast_nodes_no_nested(fn.body)
         return body_nodes[id(fn)]
 
     def guards_of(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
@@ -491,7 +488,7 @@ def _alias_shapes(tree: ast.Module, segment: _Segments) -> dict[str, Any]:
             if not segment.may_guard(first, fn.end_lineno or fn.lineno):
                 fn_guards[id(fn)] = set()
                 return fn_guards[id(fn)]
-            header = _scope_nodes(
+            header = ast_nodes_no_nested(
                 [fn.args, *fn.decorator_list, *([fn.returns] if fn.returns else [])]
             )
             names = _guard_names([*header, *nodes_of(fn)], segment)

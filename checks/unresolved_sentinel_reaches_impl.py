@@ -121,12 +121,9 @@ _AST_ARITH = (ast.Div, ast.FloorDiv, ast.Mod, ast.Mult, ast.Add, ast.Sub, ast.Po
 _AST_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
-_nodes_no_nested = ast_nodes_no_nested  # (a function body's own nodes)
-
-
 def _stmts_no_nested(stmts: Sequence[ast.stmt]) -> Iterator[ast.AST]:
     """The statements (and ``except``/``case`` clauses) among
-    :func:`_nodes_no_nested`'s nodes: what a search for assignments needs
+    :func:`~checks._helpers.ast_nodes_no_nested`'s nodes: what a search for assignments needs
     (no expression holds a statement), without walking every expression."""
     stack: list[ast.AST] = list(stmts)
     while stack:
@@ -148,7 +145,7 @@ def _own_size_uses(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
         if isinstance(e, ast.Attribute) and ast_dotted(e.value) == self_name:
             out.add(e.attr)
 
-    for n in _nodes_no_nested(fn.body):
+    for n in ast_nodes_no_nested(fn.body):
         if isinstance(n, ast.BinOp) and isinstance(n.op, _AST_ARITH):
             hit(n.left)
             hit(n.right)
