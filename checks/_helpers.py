@@ -9,10 +9,10 @@ import ast
 import fnmatch
 import functools
 import re
-from collections import deque
 from bisect import bisect_left
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import libcst as cst
 
@@ -251,17 +251,19 @@ def ast_nodes_no_nested(roots: Iterable[ast.AST]) -> list[ast.AST]:
     return out
 
 
-def memo_on_tree(fn: Callable[[ast.Module], T]) -> Callable[[ast.Module], T]:
+def memo_on_tree(fn: Callable[..., T]) -> Callable[..., T]:
     """Memoise a per-file computation on the ast object itself: a rule's ast
     gate and its gate-shape fact collector receive the same tree (the engine
-    parses once), so they share one result."""
+    parses once), so they share one result. Further arguments (the text the
+    tree was parsed from) are the same for one tree and are not part of the
+    key."""
     attr = f"_shardlint_{fn.__module__.rsplit('.', 1)[-1]}_{fn.__name__}"
 
     @functools.wraps(fn)
-    def wrapper(tree: ast.Module) -> T:
+    def wrapper(tree: ast.Module, *args: Any) -> T:
         memo = getattr(tree, attr, None)
         if memo is None:
-            memo = fn(tree)
+            memo = fn(tree, *args)
             setattr(tree, attr, memo)
         return memo
 

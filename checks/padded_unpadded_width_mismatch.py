@@ -18,11 +18,12 @@ from checks._helpers import (
     call_name,
     child_nodes,
     dotted,
+    function_bodies_at,
     int_literal,
     keyword_args,
     last_name,
-    function_bodies_at,
     lines_with,
+    memo_on_tree,
     name_matches,
     positional_args,
     walk_fast,
@@ -413,16 +414,13 @@ def _function_shape(nodes: list[ast.AST]) -> list[dict[str, Any]]:
     return [unique[k] for k in sorted(unique)]
 
 
+@memo_on_tree
 def padding_shapes(tree: ast.Module, text: str) -> list[dict[str, Any]]:
     """The ways the functions of ``tree`` (parsed from ``text``) could hold a
     finding (memoised on the tree: the ast gate and the collector share one
     parse)."""
-    memo: list[dict[str, Any]] | None = getattr(tree, "_shardlint_padding_shapes", None)
-    if memo is None:
-        hits = lines_with(text, _ALLOC_WORDS)
-        memo = [row for nodes in function_bodies_at(tree, hits) for row in _function_shape(nodes)]
-        tree._shardlint_padding_shapes = memo  # type: ignore[attr-defined]
-    return memo
+    hits = lines_with(text, _ALLOC_WORDS)
+    return [row for nodes in function_bodies_at(tree, hits) for row in _function_shape(nodes)]
 
 
 def _pattern_stems(name: str, patterns: Sequence[str]) -> frozenset[str]:

@@ -18,6 +18,7 @@ from checks._helpers import (
     call_name,
     dotted,
     last_name,
+    memo_on_tree,
     name_matches,
     walk,
     walk_no_nested,
@@ -455,17 +456,14 @@ def _class_guards(cls: ast.ClassDef, segment: _Segments) -> set[str]:
     return out
 
 
+@memo_on_tree
 def alias_shapes(tree: ast.Module, text: str) -> dict[str, Any]:
     """``funcs``: per function with alias candidates, ``{"a": candidates,
     "g": guards}`` (see :func:`_function_candidates`; the guards of the
     function, of the functions it is nested in and of the raising tests of
     its innermost class, see :func:`_guard_names`). Memoised on the tree:
     the ast gate and the collector share one parse."""
-    memo = getattr(tree, "_shardlint_alias_shapes", None)
-    if memo is None:
-        memo = _alias_shapes(tree, _Segments(text))
-        tree._shardlint_alias_shapes = memo  # type: ignore[attr-defined]
-    return memo
+    return _alias_shapes(tree, _Segments(text))
 
 
 def _alias_shapes(tree: ast.Module, segment: _Segments) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from checks._helpers import (
     call_name,
     dotted,
     last_name,
+    memo_on_tree,
     name_matches,
     walk,
     walk_no_nested,
@@ -683,16 +684,11 @@ def _class_shape(node: ast.ClassDef, text: str) -> dict[str, Any] | None:
     return out
 
 
+@memo_on_tree
 def payload_shapes(tree: ast.Module, text: str) -> list[dict[str, Any]]:
     """The classes of ``tree`` whose methods could hold a finding (memoised
     on the tree: the ast gate and the collector share one parse)."""
-    memo = getattr(tree, "_shardlint_payload_shapes", None)
-    if memo is None:
-        memo = [
-            s for s in (_class_shape(c, text) for c in _classes_ast(tree.body)) if s is not None
-        ]
-        tree._shardlint_payload_shapes = memo  # type: ignore[attr-defined]
-    return memo
+    return [s for s in (_class_shape(c, text) for c in _classes_ast(tree.body)) if s is not None]
 
 
 # -- text gate -----------------------------------------------------------------

@@ -16,9 +16,10 @@ from checks._helpers import (
     call_name,
     child_nodes,
     dotted,
-    last_name,
     function_bodies_at,
+    last_name,
     lines_with,
+    memo_on_tree,
     name_matches,
     walk_fast,
 )
@@ -804,18 +805,15 @@ def _function_shape(nodes: list[ast.AST]) -> dict[str, Any] | None:
     }
 
 
+@memo_on_tree
 def budget_shapes(tree: ast.Module, text: str) -> list[dict[str, Any]]:
     """The functions of ``tree`` (parsed from ``text``) that could hold a
     finding (memoised on the tree: the ast gate and the collector share one
     parse)."""
-    memo: list[dict[str, Any]] | None = getattr(tree, "_shardlint_budget_shapes", None)
-    if memo is None:
-        hits = lines_with(text, _DIV_WORDS)
-        memo = [
-            s for nodes in function_bodies_at(tree, hits) if (s := _function_shape(nodes)) is not None
-        ]
-        tree._shardlint_budget_shapes = memo  # type: ignore[attr-defined]
-    return memo
+    hits = lines_with(text, _DIV_WORDS)
+    return [
+        s for nodes in function_bodies_at(tree, hits) if (s := _function_shape(nodes)) is not None
+    ]
 
 
 def _shape_may_fire(shape: Mapping[str, Any], budgets: Sequence[str], sizes: Sequence[str]) -> bool:
