@@ -54,13 +54,14 @@ _AST_OPS = {
     ast.LShift: "<<",
     ast.Pow: "**",
 }
+# by libcst class name: the scan imports this module without loading libcst
 _CST_OPS = {
-    cst.Add: "+",
-    cst.Subtract: "-",
-    cst.Multiply: "*",
-    cst.FloorDivide: "//",
-    cst.LeftShift: "<<",
-    cst.Power: "**",
+    "Add": "+",
+    "Subtract": "-",
+    "Multiply": "*",
+    "FloorDivide": "//",
+    "LeftShift": "<<",
+    "Power": "**",
 }
 
 
@@ -1699,7 +1700,7 @@ class _Values:
             b = self.const(e.right, env, depth + 1)
             if a is None or b is None:
                 return None
-            return _fold(_CST_OPS.get(type(e.operator)), a, b)
+            return _fold(_CST_OPS.get(type(e.operator).__name__), a, b)
         if isinstance(e, cst.Call) and call_name(e) in ("int", "min", "max") and e.args:
             vals = [self.const(a.value, env, depth + 1) for a in e.args]
             if any(v is None for v in vals) or any(a.keyword or a.star for a in e.args):

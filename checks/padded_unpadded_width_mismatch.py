@@ -60,7 +60,8 @@ _UNINIT = frozenset({"empty", "new_empty", "empty_strided", "empty_like"})
 _INPLACE_STRICT = frozenset(
     {"copy_", "add_", "sub_", "mul_", "div_", "addcmul_", "addcdiv_", "lerp_"}
 )
-_AUG_OPS = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign)
+# libcst class names (the scan imports this module without loading libcst)
+_AUG_OPS = frozenset({"AddAssign", "SubtractAssign", "MultiplyAssign", "DivideAssign"})
 
 # Consumers that read every element of an operand along its width: a garbage
 # tail in an `empty` buffer leaks into every output.
@@ -1107,7 +1108,7 @@ class PaddedUnpaddedWidthMismatch(Rule):
             if isinstance(n, cst.Assign):
                 self._on_assign(n, widths, tensors, shape_src)
             elif isinstance(n, cst.AugAssign):
-                if isinstance(n.operator, _AUG_OPS):
+                if type(n.operator).__name__ in _AUG_OPS:
                     self._exchange(n, n.target, n.value, tensors, shape_src, widths, what=None)
             elif isinstance(n, cst.Call):
                 self._on_call(n, parent, tensors, shape_src, widths, pending)

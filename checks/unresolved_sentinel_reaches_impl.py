@@ -59,15 +59,9 @@ _SENTINEL_ATTR = re.compile(
     r"self\.\w*(?:world_size|rank|_size|num_\w+)[ \t]*(?::[^=\n]+)?=[ \t]*(?:-\d|None)\b"
     r"|(?:world_size|rank|_size|num_\w+)[ \t]*:[^=\n]+=[ \t]*-\d"
 )
-_ARITH = (
-    cst.Divide,
-    cst.FloorDivide,
-    cst.Modulo,
-    cst.Multiply,
-    cst.Add,
-    cst.Subtract,
-    cst.Power,
-    cst.LeftShift,
+# libcst operator class names (the scan imports this module without loading libcst)
+_ARITH = frozenset(
+    {"Divide", "FloorDivide", "Modulo", "Multiply", "Add", "Subtract", "Power", "LeftShift"}
 )
 
 
@@ -770,7 +764,7 @@ class UnresolvedSentinelReachesImpl(Rule):
             return None
 
         for node in walk_no_nested(fn.body):
-            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _ARITH):
+            if isinstance(node, cst.BinaryOperation) and type(node.operator).__name__ in _ARITH:
                 for side in (node.left, node.right):
                     a = hit(side)
                     if a:

@@ -159,6 +159,9 @@ def check(
     SARIF keeps findings suppressed by noqa (marked as suppressed); the other
     formats list them only with --show-suppressed.
     """
+    from linter._lazy import defer_libcst
+
+    defer_libcst()  # loaded only if some file is parsed: not by the scan, nor on a warm run
     from linter.engine import Engine, internal_error_line
     from linter.registry import load_registry_fast
 

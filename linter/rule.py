@@ -1,7 +1,11 @@
 """The rule base class and the per-file context rules see.
 
-A rule is a libcst ``BatchableCSTVisitor``: the engine parses a file once and
-runs every enabled rule in one batched traversal. A rule reports nodes; the
+A rule is a libcst batchable visitor: the engine parses a file once and
+runs every enabled rule in one batched traversal. :class:`Rule` speaks
+libcst's ``BatchableCSTVisitor`` protocol (``get_visitors``, metadata
+dependencies) without inheriting from it, so that the rule modules, which
+also hold the scan-phase gates, import without loading libcst (see
+``linter._lazy``). A rule reports nodes; the
 engine turns reports into :class:`~linter.types.Diagnostic` after the traversal
 (positions are resolved only when something was reported).
 """
@@ -9,9 +13,11 @@ engine turns reports into :class:`~linter.types.Diagnostic` after the traversal
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping, Sequence
+import inspect
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 import libcst as cst
 
@@ -78,7 +84,10 @@ class RuleContext:
         return self.module.code_for_node(node)
 
 
-class Rule(cst.BatchableCSTVisitor):
+_UNDEFINED = object()
+
+
+class Rule:
     """Base class of every rule in ``checks/``.
 
     Class attributes a rule sets: ``code`` (``SHD101``), ``name`` (kebab-case,
@@ -100,13 +109,64 @@ class Rule(cst.BatchableCSTVisitor):
     facts: ClassVar[tuple[str, ...]] = ()
     tags: ClassVar[tuple[str, ...]] = ()
     precision: ClassVar[str] = "high"
+    #: libcst metadata providers the rule reads with :meth:`get_metadata`
+    #: (resolved by the engine only for rules that declare some).
+    METADATA_DEPENDENCIES: ClassVar[Collection[Any]] = ()
 
     def __init__(self, ctx: RuleContext, options: Mapping[str, Any] | None = None) -> None:
-        super().__init__()
+        self.metadata: Mapping[Any, Mapping[Any, object]] = {}
         self.ctx = ctx
         opts = {k: o.default for k, o in self.options.items()}
         opts.update(options or {})
         self.opts: Mapping[str, Any] = opts
+
+    # -- libcst's BatchableCSTVisitor protocol (the same behaviour) -----------
+
+    def get_visitors(self) -> Mapping[str, Callable[[Any], Any]]:
+        """The ``visit_*`` and ``leave_*`` methods, as ``libcst.visit_batched``
+        and the engine's traversal expect them."""
+        return dict(
+            inspect.getmembers(
+                self,
+                lambda m: (
+                    inspect.ismethod(m)
+                    and (m.__name__.startswith("visit_") or m.__name__.startswith("leave_"))
+                    and not getattr(m, "_is_no_op", False)
+                ),
+            )
+        )
+
+    @classmethod
+    def get_inherited_dependencies(cls) -> Collection[Any]:
+        """The metadata providers declared by ``cls`` and its bases."""
+        deps: set[Any] = set()
+        for c in cls.__mro__:
+            deps.update(getattr(c, "METADATA_DEPENDENCIES", ()))
+        return frozenset(deps)
+
+    @contextmanager
+    def resolve(self, wrapper: Any) -> Iterator[None]:
+        """Resolve the declared metadata on a ``libcst.MetadataWrapper`` for
+        the time of the traversal."""
+        self.metadata = wrapper.resolve_many(self.get_inherited_dependencies())
+        try:
+            yield
+        finally:
+            self.metadata = {}
+
+    def get_metadata(self, key: Any, node: Any, default: Any = _UNDEFINED) -> Any:
+        """The value the provider ``key`` gives ``node`` (as libcst's
+        ``MetadataDependent.get_metadata``)."""
+        if key not in self.get_inherited_dependencies():
+            raise KeyError(
+                f"{key.__name__} is not declared as a dependency in {type(self).__name__}.METADATA_DEPENDENCIES."
+            )
+        if key not in self.metadata:
+            raise KeyError(f"{key.__name__} is a dependency, but not set; did you forget a MetadataWrapper?")
+        value = self.metadata[key][node] if default is _UNDEFINED else self.metadata[key].get(node, default)
+        from libcst.metadata.base_provider import LazyValue
+
+        return value() if isinstance(value, LazyValue) else value
 
     @classmethod
     def candidate(cls, text: str) -> bool:

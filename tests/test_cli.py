@@ -189,7 +189,8 @@ def test_warm_run_reads_the_cache_without_importing_libcst(tmp_path: Path) -> No
         "    main()\n"
         "except SystemExit as e:\n"
         "    code = e.code\n"
-        "print('exit', code, 'libcst', 'libcst' in sys.modules)\n"
+        "from linter._lazy import libcst_loaded\n"
+        "print('exit', code, 'libcst', libcst_loaded())\n"
     )
     runs = [
         subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True)
@@ -199,3 +200,47 @@ def test_warm_run_reads_the_cache_without_importing_libcst(tmp_path: Path) -> No
     assert cold[-1] == "exit 1 libcst True"  # the first run parsed the file
     assert warm[-1] == "exit 1 libcst False"
     assert cold[:-1] == warm[:-1] and any("SHD101" in line for line in warm)
+
+
+def test_scan_only_runs_never_load_libcst(tmp_path: Path) -> None:
+    """Files that no rule can match are read, scanned and gated without
+    loading libcst (its import costs more than such a run), in this process
+    and in the scan workers; a file a rule admits still gets its libcst
+    check, in the same process, through the deferred import."""
+    import subprocess
+    import sys
+
+    for i in range(40):  # enough files for the worker pool
+        (tmp_path / f"m{i}.py").write_text(
+            f"import torch\n\n\nclass Layer{i}(torch.nn.Module):\n"
+            "    def forward(self, x):\n        return min(x, 3) // 2\n"
+        )
+    corpus = Path(__file__).resolve().parent.parent / "corpus" / "block_size_min_divisibility"
+    script = (
+        "import sys\n"
+        "from linter._lazy import libcst_loaded\n"
+        "from linter.cli import main\n"
+        "import linter.engine as e\n"
+        "job = e._scan_job\n"
+        "def spy(j):\n"
+        "    r = job(j)\n"
+        "    if libcst_loaded():\n"
+        "        raise RuntimeError('libcst loaded in a scan worker')\n"
+        "    return r\n"
+        "e._scan_job = spy\n"
+        "sys.argv = ['shardlint', 'check', *sys.argv[1:], '-q', '--no-cache', '-j', '2']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as x:\n"
+        "    code = x.code\n"
+        "print('exit', code, 'libcst', libcst_loaded())\n"
+    )
+
+    def run(*args: str) -> list[str]:
+        r = subprocess.run([sys.executable, "-c", script, *args], cwd=tmp_path, capture_output=True, text=True)
+        assert "Traceback" not in r.stderr, r.stderr
+        return r.stdout.splitlines()
+
+    assert run(".") == ["exit 0 libcst False"]
+    out = run(".", str(corpus / "bad.py"))
+    assert out[-1] == "exit 1 libcst True" and any("SHD101" in line for line in out[:-1])

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from toy_rules import toy_registry
+from toy_rules import FlagMinCalls, toy_registry
 
 from linter.cache import Cache
 from linter.config import Config
@@ -472,3 +472,38 @@ def test_definition_only_visitors_walk_statements_but_see_every_definition() -> 
         "in_for_else", "in_while", "in_try", "in_except", "in_try_else", "in_finally",
         "in_with", "InCase", "coroutine", "nested", "InAsyncFor", "in_except_star", "one_liner",
     ]
+
+
+def test_rules_speak_libcsts_batchable_visitor_protocol(tmp_path: Path) -> None:
+    """``Rule`` does not inherit from ``libcst.BatchableCSTVisitor`` (so the
+    rule modules import without loading libcst) but behaves as one: the
+    same visitor methods as libcst's own ``get_visitors`` finds, and
+    declared metadata resolved for the traversal and read with
+    ``get_metadata``."""
+    import libcst as cst
+    from libcst.metadata import PositionProvider
+
+    from linter.registry import Registry, load_registry
+    for code, cls in load_registry().rules.items():
+        rule = cls.__new__(cls)  # (no facts to build one with)
+        found = rule.get_visitors().keys()
+        assert found == cst.BatchableCSTVisitor.get_visitors(rule).keys(), code
+        assert found or code in ("SHD000", "SHD900"), code  # (the built-ins visit nothing)
+
+    class LineOfMin(FlagMinCalls):
+        code = "SHD989"
+        name = "line-of-min"
+        METADATA_DEPENDENCIES = (PositionProvider,)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name) and node.func.value == "min":
+                line = self.get_metadata(PositionProvider, node).start.line
+                self.report(node, f"min on line {line}")
+                assert self.get_metadata(PositionProvider, cst.Name("x"), None) is None
+
+    assert LineOfMin.get_inherited_dependencies() == {PositionProvider}
+    root = tmp_path / "p"
+    write(root, "m.py", "x = 1\n\ny = min(x, 2)\n")
+    reg = Registry({"SHD989": LineOfMin}, {})
+    res = Engine(Config(root=root, select=("SHD989",)), reg, jobs=1).run([root])
+    assert [d.message for d in res.diagnostics] == ["min on line 3"] and not res.errors
