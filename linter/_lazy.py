@@ -27,6 +27,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+import threading
 import types
 from typing import Any
 
@@ -63,6 +64,27 @@ def defer_libcst() -> None:
     stand_in.__spec__ = spec
     stand_in.__loader__ = spec.loader
     sys.modules[_NAME] = stand_in
+
+
+def load_in_background() -> threading.Thread | None:
+    """Start loading a deferred libcst in a thread (None if there is
+    nothing to load). For a process that waits on its workers and will
+    parse afterwards: the import overlaps the wait. The caller joins the
+    thread before it touches libcst or forks, and nothing else may use
+    libcst meanwhile."""
+    stand_in = sys.modules.get(_NAME)
+    if not isinstance(stand_in, _Deferred) or libcst_loaded():
+        return None
+
+    def load() -> None:
+        try:
+            stand_in.__getattr__("Module")
+        except Exception:  # noqa: BLE001 - the first use in the main thread raises it again
+            pass
+
+    thread = threading.Thread(target=load, name="shardlint-load-libcst", daemon=True)
+    thread.start()
+    return thread
 
 
 def libcst_loaded() -> bool:

@@ -195,6 +195,7 @@ def check(
     if not no_cache and not use_stdin:
         cache = _open_cache(config, cache_dir)
     engine = Engine(config, registry, jobs=jobs, cache=cache)
+    engine.preload_libcst = True
     if not quiet and not use_stdin:
         engine.progress = _progress_bar()
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from linter._lazy import load_in_background
 from linter.config import Config
 from linter.facts import FactCollector, ProjectFacts
 from linter.files import SourceFile, discover, module_name_of, project_files, relpath_of
@@ -754,6 +755,9 @@ class Engine:
         self._key = ""
         # progress(phase, done, total): set by the CLI for an interactive run
         self.progress: Callable[[str, int, int], None] | None = None
+        # set by the CLI, which defers libcst (linter._lazy): load it while
+        # the scan workers run, so that the parse phase finds it loaded
+        self.preload_libcst = False
         self._rules: list[type[Rule]] | None = None
         self._collectors: list[type[FactCollector]] | None = None
 
@@ -1017,7 +1021,7 @@ class Engine:
 
     def _map(
         self, fn: Callable[[Any], Any], jobs: list[Any], state: dict[str, Any], phase: str = "",
-        heavy: bool = False,
+        heavy: bool = False, preload: bool = False,
     ) -> list[Any]:
         """``fn`` over ``jobs`` in order, in the pool when there are many;
         reports progress to ``self.progress(phase, done, total)`` if set."""
@@ -1039,11 +1043,19 @@ class Engine:
             # small chunks: the callers put the biggest files first, so the
             # workers finish together instead of one waiting on a last chunk
             chunk = max(1, min(16, len(jobs) // (self.jobs * 8)))
-            # Executor.map yields in order as results arrive: enough for a counter
-            for r in pool.map(fn, jobs, chunksize=chunk):
-                out.append(r)
-                if progress is not None:
-                    progress(phase, len(out), len(jobs))
+            results = pool.map(fn, jobs, chunksize=chunk)
+            # (a fork pool has started every worker by now: a thread cannot
+            # be forked in the middle of an import)
+            loader = load_in_background() if preload else None
+            try:
+                # Executor.map yields in order as results arrive: enough for a counter
+                for r in results:
+                    out.append(r)
+                    if progress is not None:
+                        progress(phase, len(out), len(jobs))
+            finally:
+                if loader is not None:
+                    loader.join()
             return out
 
     def _scan(
@@ -1065,7 +1077,9 @@ class Engine:
             jobs.sort(key=lambda j: -(sizes[j[1]] if sizes and j[1] in sizes else _size(j[0])))
         self._real()
         with _gc_paused():
-            return self._map(_scan_job, jobs, {"engine": self, "gc": False}, "reading")
+            return self._map(
+                _scan_job, jobs, {"engine": self, "gc": False}, "reading", preload=self.preload_libcst
+            )
 
     # -- a whole run ------------------------------------------------------------
     def cache_key(self) -> str:

@@ -204,17 +204,23 @@ def test_warm_run_reads_the_cache_without_importing_libcst(tmp_path: Path) -> No
 
 def test_scan_only_runs_never_load_libcst(tmp_path: Path) -> None:
     """Files that no rule can match are read, scanned and gated without
-    loading libcst (its import costs more than such a run), in this process
-    and in the scan workers; a file a rule admits still gets its libcst
-    check, in the same process, through the deferred import."""
+    libcst (its import costs more than such a run): a run over a few of them
+    never loads it; over many, the scan workers never load it and the main
+    process loads it in the background while it waits on them (for the
+    files a rule admits, which are then checked with the same findings as
+    without the pool)."""
+    import shutil
     import subprocess
     import sys
 
-    for i in range(40):  # enough files for the worker pool
-        (tmp_path / f"m{i}.py").write_text(
-            f"import torch\n\n\nclass Layer{i}(torch.nn.Module):\n"
-            "    def forward(self, x):\n        return min(x, 3) // 2\n"
-        )
+    for project, n in (("few", 3), ("many", 40)):  # (40: enough files for the worker pool)
+        (tmp_path / project).mkdir()
+        (tmp_path / project / "pyproject.toml").write_text("[tool.shardlint]\n")
+        for i in range(n):
+            (tmp_path / project / f"m{i}.py").write_text(
+                f"import torch\n\n\nclass Layer{i}(torch.nn.Module):\n"
+                "    def forward(self, x):\n        return min(x, 3) // 2\n"
+            )
     corpus = Path(__file__).resolve().parent.parent / "corpus" / "block_size_min_divisibility"
     script = (
         "import sys\n"
@@ -228,7 +234,7 @@ def test_scan_only_runs_never_load_libcst(tmp_path: Path) -> None:
         "        raise RuntimeError('libcst loaded in a scan worker')\n"
         "    return r\n"
         "e._scan_job = spy\n"
-        "sys.argv = ['shardlint', 'check', *sys.argv[1:], '-q', '--no-cache', '-j', '2']\n"
+        "sys.argv = ['shardlint', 'check', *sys.argv[1:], '-q', '--no-cache']\n"
         "try:\n"
         "    main()\n"
         "except SystemExit as x:\n"
@@ -241,6 +247,12 @@ def test_scan_only_runs_never_load_libcst(tmp_path: Path) -> None:
         assert "Traceback" not in r.stderr, r.stderr
         return r.stdout.splitlines()
 
-    assert run(".") == ["exit 0 libcst False"]
-    out = run(".", str(corpus / "bad.py"))
-    assert out[-1] == "exit 1 libcst True" and any("SHD101" in line for line in out[:-1])
+    assert run("few", "-j", "2") == ["exit 0 libcst False"]
+    assert run("many", "-j", "2") == ["exit 0 libcst True"]  # (preloaded by the main process)
+    shutil.copy(corpus / "bad.py", tmp_path / "many" / "bad.py")
+    findings = []
+    for jobs in ("1", "2"):
+        out = run("many", "-j", jobs)
+        assert out[-1] == "exit 1 libcst True" and any("SHD101" in line for line in out[:-1])
+        findings.append(out)
+    assert findings[0] == findings[1]
