@@ -577,7 +577,11 @@ class SentinelFacts(FactCollector):
     # ``< 1``/``<= 0`` resolver or a factory's ``return Cls``
     # 10: read from the text (same facts; but a file that does not compile
     # may now have facts, so facts cached by 9 are not reused)
-    version = 10
+    # 11: the text reader no longer ends a block at a bracketed continuation
+    # dedented to the block's indentation, nor reads identifiers outside
+    # ASCII as written (the ast reads them in NFKC): facts read by 10 from
+    # such files were wrong
+    version = 11
     # Every file with a class is still needed, sentinel or not: a subclass
     # that gives an inherited sentinel a real value in ``__init__`` hides it,
     # a subclass is how a resolver's construction reaches the sentinel class,
