@@ -867,6 +867,27 @@ def test_a_dedented_continuation_that_balances_on_its_own_line() -> None:
     assert not _text_reads(text, "m", "m.py")
 
 
+def test_line_separators_other_than_newlines_do_not_shift_the_ast_walk() -> None:
+    """``str.splitlines`` also breaks at a form feed (and ``\\x1c``-``\\x1e``,
+    ``\\x85``, U+2028/U+2029); the compiler does not: the ast walk's lines
+    (a function's source, which decides whether its ``if``s are read) are
+    the compiler's."""
+    plain = (
+        "import os\n"
+        "\n"
+        "def resolve(cfg, impl):  # \n"
+        "    if impl.cp_size == -1:\n"
+        "        impl.cp_size = 2\n"
+    )
+    expected = _ast_facts(plain, "m", "m.py")
+    assert expected["resolvers"]
+    texts = [plain.replace("\n\n", "\n\x0c\n")]  # a form feed line
+    texts += [plain.replace("# \n", "# " + sep + "\n") for sep in ("\x0c", "\x1c", "\x85", "\u2028")]
+    for text in texts:
+        assert _ast_facts(text, "m", "m.py") == expected, repr(text)
+        assert SentinelFacts.collect(None, text, "m", "m.py") == expected, repr(text)
+
+
 def test_a_dedented_line_that_starts_a_statement_is_still_read() -> None:
     """The check of a block's end reads on to the next header (or the end of
     the file): plain code between blocks is still read from the text."""
