@@ -822,19 +822,25 @@ _PAYLOAD_NAMES = (
     st.lists(
         st.sampled_from(
             ["Tensors", "last_", "rank", "stage", "pp_", "is_", "Intermediate", "PPProxy", " "]
-            + ["(", ")", ":", " and", "or", "#c\n", "\\\n", "\n", "x", "é"]
+            + ["(", ")", ":", " and", "or", "#c\n", "\\\n", "\n", "x", "é", "LAST_", "Rank"]
         ),
         max_size=12,
     )
 )
 def test_payload_needles_answer_as_the_documented_search(bits: list[str]) -> None:
     # the fast path (names first, then the literal-led search plan) answers
-    # as the plain regex over the text holding one of the names
+    # as the plain regex over the text holding one of the names, or the
+    # last-rank test over the lower-cased text (accessors match in any case)
     import re
 
     text = "".join(bits)
-    want = any(n in text for n in _PAYLOAD_NAMES) and bool(
-        re.search(payload_mod._TEXT_NEEDLES.regex or "", text, re.MULTILINE)
+    low = text.lower()
+    want = (
+        any(n in text for n in _PAYLOAD_NAMES)
+        and bool(re.search(payload_mod._TEXT_NEEDLES.regex or "", text, re.MULTILINE))
+    ) or (
+        any(n in low for n in _PAYLOAD_NAMES[2:])
+        and bool(re.search(payload_mod._LAST_RANK_TEST, low, re.MULTILINE))
     )
     assert payload_mod._TEXT_NEEDLES.match(text) == want
 
@@ -992,6 +998,26 @@ def test_payload_text_gate_explicit_cases() -> None:
         text, fires, _ = _gate_case(**kw)
         assert fires, (extra, text)
         assert PpPayloadDropsTensors.candidate(text), (extra, text)
+
+
+def test_payload_text_gate_admits_accessors_in_any_case() -> None:
+    # ``name_matches`` compares the accessor names in any case: with the
+    # default options ``IS_LAST_RANK`` is a last-rank test
+    for accessor in ("IS_LAST_RANK", "Is_Last_Rank", "is_PIPELINE_last_STAGE", "IS_LAST_PP_RANK"):
+        for test in (("not {}", False), ("{}", True)):
+            kw = {
+                "payload": "Handoff",
+                "accessor": accessor,
+                "callee": "{}",
+                "args": '({{"h": h}})',
+                "leaf": "g.{}",
+                "test": test,
+                "shape": 1,
+                "keyed_receiver": True,
+            }
+            text = _gate_snippet(**kw)
+            assert check_one(text, "SHD301"), (accessor, text)
+            assert PpPayloadDropsTensors.candidate(text), (accessor, text)
 
 
 def test_payload_text_gate_drops_mentions_that_cannot_be_a_finding() -> None:
