@@ -9,8 +9,8 @@ from layouts.form_feed import FeedScanImpl
 
 
 
-class FeedLayer:
-    def __init__(self, heads: int, group) -> None:
-        self.impl = FeedScanImpl(heads)
-        if self.impl.feed_world_size == -1:
-            self.impl.feed_world_size = group.size()
+def build_feed_layer(heads: int, group):
+    impl = FeedScanImpl(heads)
+    if impl.feed_world_size == -1:
+        impl.feed_world_size = group.size()
+    return impl
