@@ -79,7 +79,6 @@ _GAP = r"(?:[ \t\r\n\\(]|#[^\n]*\n)*"
 _SENTINEL_VALUE = re.compile(
     r"=(?<![=!<>+\-*/%&|^@:]=)(?!=)" + _GAP + r"(?:(None)(?!\w)|-" + _GAP + r"\d)"
 )
-_SIZE_NAME = r"(?i:\w*(?:rank|_size)(?!\w)|num_\w+)"
 
 
 def _target_start(text: str, eq: int) -> int:
@@ -114,24 +113,33 @@ _ASYNC_DEF = re.compile(r"async[ \t]+def\b")
 _DEF_HEAD = re.compile(r"(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\([ \t\r\n\\]*(\w+)")
 
 
-def _owner(text: str, ls: int) -> tuple[str, int]:
+def _owner(text: str, ls: int, memo: dict[int, tuple[int, tuple[str, int]]]) -> tuple[str, int]:
     """What holds the statement line at ``ls``: ``("class", _)`` (a class
     body, through ``if``/``try``/... blocks), ``("def", offset of the def
     line)``, ``("module", _)``, ``("continued", _)`` (the line continues a
     statement: a keyword argument on its own line) or ``("unsure", _)``
     (tabs, a header spanning lines, a string that may hold the lines
     above): the nearest line above indented less, and the headers that
-    lead from it."""
+    lead from it. ``memo`` (per text) holds the answers given: a line met on
+    the way at the same indentation has the same owner."""
     le = text.find("\n", ls)
     line = text[ls : le if le >= 0 else len(text)]
     ind = len(line) - len(line.lstrip(" "))
     if line[ind : ind + 1] == "\t":
         return "unsure", 0
+    got = _owner_walk(text, ls, ind, memo)
+    memo[ls] = (ind, got)
+    return got
+
+
+def _owner_walk(
+    text: str, ls: int, ind: int, memo: dict[int, tuple[int, tuple[str, int]]]
+) -> tuple[str, int]:
+    if ind == 0:
+        return "module", 0
     pos = ls
     strings = False
     for _ in range(4000):
-        if ind == 0:
-            return "module", 0
         if pos == 0:
             return "unsure", 0
         b = text.rfind("\n", 0, pos - 1) + 1
@@ -142,7 +150,13 @@ def _owner(text: str, ls: int) -> tuple[str, int]:
             return "unsure", 0
         # (a line of a multi-line string may be indented less)
         strings = strings or "'''" in prev or '"""' in prev
-        if not body or body[0] == "#" or len(prev) - len(body) >= ind:
+        if not body or body[0] == "#":
+            continue
+        k = len(prev) - len(body)
+        if k >= ind:
+            seen = memo.get(b)
+            if seen is not None and seen[0] == k == ind and not strings:
+                return seen[1]  # a statement above at this indentation: its owner
             continue
         h = body.find("#")
         if h >= 0:
@@ -150,7 +164,6 @@ def _owner(text: str, ls: int) -> tuple[str, int]:
                 return "unsure", 0  # where the comment starts is not known
             body = body[:h]
         body = body.rstrip()
-        ind = len(prev) - len(prev.lstrip(" "))
         if body.startswith("class") and body[5:6] in (" ", "\t"):
             return "class", b
         if body.startswith(("def ", "def\t")) or _ASYNC_DEF.match(body):
@@ -159,14 +172,17 @@ def _owner(text: str, ls: int) -> tuple[str, int]:
             return ("unsure" if strings else "continued"), 0
         if not _COMPOUND.match(body):
             return "unsure", 0  # a header's last line, a lambda...
+        return _owner(text, b, memo)  # an if/try/... block: what holds it
     return "unsure", 0
 
 
-def _init_param(text: str, ls: int) -> str | None:
+def _init_param(
+    text: str, ls: int, memo: dict[int, tuple[int, tuple[str, int]]]
+) -> str | None:
     """The first parameter of the ``__init__``/``__post_init__``/``__new__``
     holding the statement line at ``ls`` ("" when unsure; None when the
     line is in no such method)."""
-    kind, at = _owner(text, ls)
+    kind, at = _owner(text, ls, memo)
     if kind == "unsure":
         return ""
     if kind != "def":
@@ -183,29 +199,61 @@ def _init_param(text: str, ls: int) -> str | None:
 _INIT_PARAMS = re.compile(
     r"def[ \t]+__(?:init|post_init|new)__(?:[ \t\r\n\\]|#[^\n]*\n)*\((?:[ \t\r\n\\]|#[^\n]*\n)*(\w+)"
 ).findall
-# a target ending a statement's text before ``=``, ``:`` or another target's
-# ``=``: ``<object>.<name>`` (group 1: the object) or a plain name
-_TARGET_END = re.compile(
-    r"(?:(?<![\w.])(\w+)[ \t\r\n\\]*\.[ \t\r\n\\]*|(?<![\w.]))" + _SIZE_NAME + r"[ \t\r\n\\)]*$"
-)
+_SIZE_WORD = re.compile(r"(?i:\w*(?:rank|_size)|num_\w+)")
+_BLANK = " \t\r\n\\"
+
+
+def _target_at(seg: str, end: int) -> str | None:
+    """The target ending ``seg[:end]`` when it is named like a size or a
+    rank: its object for ``<object>.<name>`` ("" for a plain name), None
+    otherwise (another name, an attribute of an attribute, an element of a
+    tuple, not after the statement's start, ``=``, ``:`` or ``;``)."""
+    j = end - 1
+    while j >= 0 and seg[j] in _BLANK + ")":
+        j -= 1
+    e = j + 1
+    j = _word_start(seg, j) - 1
+    name = seg[j + 1 : e]
+    if not name or name[0].isdigit() or not _SIZE_WORD.fullmatch(name):
+        return None
+    start, obj = j + 1, ""
+    k = j
+    while k >= 0 and seg[k] in _BLANK:
+        k -= 1
+    if k >= 0 and seg[k] == ".":
+        k -= 1
+        while k >= 0 and seg[k] in _BLANK:
+            k -= 1
+        b = _word_start(seg, k)
+        obj = seg[b : k + 1]
+        if not obj or obj[0].isdigit() or (b and seg[b - 1] == "."):
+            return None
+        start = b
+    elif j >= 0 and seg[j] == ".":
+        return None
+    before = seg[:start].rstrip(_BLANK + "(")
+    return obj if not before or before[-1] in "=:;" else None
+
+
+def _word_start(text: str, j: int) -> int:
+    """Start of the identifier ending at ``j`` (``j + 1`` if none)."""
+    while j >= 0 and (text[j].isalnum() or text[j] == "_"):
+        j -= 1
+    return j + 1
 
 
 def _size_targets(seg: str) -> set[str]:
     """The targets ``seg`` (a statement's text before a sentinel's ``=``)
-    ends with, named like a size or a rank: the object of each
-    ``<object>.<name>``, "" for a plain name. A target is the whole of
-    ``seg``, or its part before an annotation's ``:`` or another target's
-    ``=``, after a compound header or not, and not an element of a tuple."""
+    ends with, named like a size or a rank (see :func:`_target_at`): the
+    whole of it, or its part before an annotation's ``:`` or before another
+    target's ``=``."""
     out: set[str] = set()
     ends = [len(seg)]
     ends += [i for i, c in enumerate(seg) if c == ":" or c == "=" and seg[i - 1 : i] not in "=!<>"]
     for end in ends:
-        m = _TARGET_END.search(seg, 0, end)
-        if m is None:
-            continue
-        before = seg[: m.start()].rstrip(" \t\r\n\\(")
-        if not before or before[-1] in "=:;":
-            out.add(m.group(1) or "")
+        got = _target_at(seg, end)
+        if got is not None:
+            out.add(got)
     return out
 
 
@@ -215,6 +263,7 @@ def _sets_sentinel(text: str) -> bool:
     an init-family method's first parameter) to ``None`` or ``-N``, a plain
     ``<name>`` to ``-N`` in a class body."""
     params: set[str] | None = None
+    memo: dict[int, tuple[int, tuple[str, int]]] = {}
     for m in _SENTINEL_VALUE.finditer(text):
         eq = m.start()
         ls = _target_start(text, eq)
@@ -223,7 +272,7 @@ def _sets_sentinel(text: str) -> bool:
         seg = text[ls:eq]
         low = seg.lower()
         if "rank" not in low and "_size" not in low and "num_" not in low:
-            continue  # (``_SIZE_NAME`` cannot match)
+            continue  # (``_SIZE_WORD`` cannot match)
         targets = _size_targets(seg)
         if not targets:
             continue
@@ -235,12 +284,16 @@ def _sets_sentinel(text: str) -> bool:
                 params = set(_INIT_PARAMS(text))
             if not objects & params:
                 continue  # no init-family method takes one of them first
-            param = _init_param(text, ls)
+            param = _init_param(text, ls, memo)
             if param == "" or param in objects:
                 return True
-        if "" in targets and not m.group(1):
-            if seg.lstrip().startswith("class") or _owner(text, ls)[0] in ("class", "unsure"):
-                return True  # (``class A: rank = -1`` on one line too)
+        # a plain name at ``-N`` in a class body (``class A: rank = -1`` on one line too)
+        if (
+            "" in targets
+            and not m.group(1)
+            and (seg.lstrip().startswith("class") or _owner(text, ls, memo)[0] in ("class", "unsure"))
+        ):
+            return True
     return False
 
 

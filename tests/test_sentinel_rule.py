@@ -481,6 +481,27 @@ def test_site_needle_explicit_cases() -> None:
         assert not _SITE_NEEDLES._match(text), text
 
 
+def test_site_needle_stays_linear() -> None:
+    """Many sentinel-looking assignments in one function or on one line:
+    each statement's owner is found once (a statement above at the same
+    indentation answers for the next), each target read backwards."""
+    import time
+
+    from checks.unresolved_sentinel_reaches_impl import _SITE_NEEDLES
+
+    n = 20000
+    texts = [
+        "def f():\n" + "".join(f"    x{i}_size = -1\n" for i in range(n)),
+        "def f():\n" + "".join(f"    if a:\n        x{i}_size = -1\n" for i in range(n)),
+        "x = {" + ", ".join(f"k{i}: {i}" for i in range(n)) + "}; self.cp_rank = -1\n",
+        "self.rank" + ": x" * n + " = -1\n",
+    ]
+    for text in texts:
+        t = time.process_time()
+        _SITE_NEEDLES._match(text)
+        assert time.process_time() - t < 1.5, text[:40]
+
+
 def test_site_needle_on_the_corpus() -> None:
     from checks.unresolved_sentinel_reaches_impl import _SITE_NEEDLES
 
