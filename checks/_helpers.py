@@ -270,6 +270,26 @@ def memo_on_tree(fn: Callable[..., T]) -> Callable[..., T]:
     return wrapper
 
 
+_LOWERED: list[str] = ["", ""]
+
+
+def ascii_lower(text: str) -> str:
+    """``text`` with its ASCII letters lower-cased and every offset kept: what
+    a raw-text gate searches for names ``name_matches`` compares in any case
+    (the other letters that lower-case to ASCII ones, U+0130 and U+212A, are
+    the caller's to look for). The last text's answer is kept: several gates
+    ask about the same text in a row."""
+    if text is _LOWERED[0]:
+        return _LOWERED[1]
+    low = (
+        text.lower()
+        if text.isascii()
+        else text.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
+    )
+    _LOWERED[0], _LOWERED[1] = text, low
+    return low
+
+
 def call_name(node: cst.CSTNode) -> str | None:
     """The dotted name a call invokes (``torch.empty`` for ``torch.empty(...)``)."""
     if isinstance(node, cst.Call):

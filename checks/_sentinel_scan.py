@@ -32,12 +32,19 @@ compiler does not, an unterminated string, a one-line ``import`` after a colon
 or a semicolon, a continuation line dedented to the level of the statements
 being read...).
 
-Known limits (see ``tests/test_sentinel_scan.py``): a file that does not
+A line that ends a block by its indentation may still sit inside the
+brackets of a statement of that block (a continuation dedented to or below
+the block's own indentation, as yapf-era code writes long strings at column
+0): it ends the block only once the statements read from it, one after the
+other, reach a ``def``/``class`` header or the end of the file with their
+brackets balanced (``_Reader.settled``); otherwise the file goes to the ast.
+And identifiers: CPython normalises them to NFKC, this reader reads them as
+written, so a file with a character outside ASCII anywhere but in a string or
+a comment goes to the ast too.
+
+Known limit (see ``tests/test_sentinel_scan.py``): a file that does not
 compile has no facts from the ast walk, while this reader may still read some
-(it checks brackets and strings, not the whole grammar); and a bracketed
-continuation dedented to or below its ``def``'s own indentation ends that
-def early when its first dedented line balances its brackets on its own
-(no formatter writes that; neither vLLM nor SGLang has one).
+(it checks brackets and strings, not the whole grammar).
 """
 
 from __future__ import annotations
@@ -247,6 +254,7 @@ _TOP_ATTR = re.compile(
 _TOP_NAME = re.compile(r" *" + _ID + r"[ \t]*(?::[^=]*)?=(?!=)" + _VALUE, re.DOTALL)
 _FAST_NAME = re.compile(r" *(" + _ID + r")[ \t]*(?::([^=]*))?=(?!=)([^=]*)", re.DOTALL)
 _WS = re.compile(r"\s")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _IS_NOT = re.compile(r"\bis\s+not\b")
 _ELSE = re.compile(r"(?:elif|else)\b")
 
@@ -495,6 +503,8 @@ class _Reader:
         self.rends: list[int] = []
         self.cont: set[int] = set()
         self._logical: dict[int, tuple[int, str] | None] = {}
+        # line offsets known to start a statement outside any bracket
+        self._settled: set[int] = set()
         self._parsed: dict[tuple[int, int], tuple[Any, _Pos]] = {}
         self.imports: dict[str, str] = {}
         self._scanning = False
@@ -801,6 +811,9 @@ class _Reader:
         end = limit
         pending: _Hdr | None = None
         stmts = h.stmts
+        # whether lines deeper than the body were passed unread (a def's or a
+        # compound statement's body) since the last statement read
+        deeper = False
         search = rx.search
         rstarts, rends, cont = self.rstarts, self.rends, self.cont
         hdr_at = self.hdr_at
@@ -822,20 +835,25 @@ class _Reader:
                 raise Fallback  # a continuation line outside any statement we read
             k = pos - ls
             if k <= h.indent:
-                if self.logical(ls) is None:
+                if deeper:
+                    self.settled(ls)  # (not a continuation of the lines passed)
+                elif self.logical(ls) is None:
                     raise Fallback
                 end = ls
                 break
             if k != b:
                 raise Fallback
+            hh = hdr_at.get(ls)
+            if deeper and hh is None:
+                self.settled(ls)
             if pending is not None:
                 pending.end = ls
                 pending = None
-            hh = hdr_at.get(ls)
             if hh is not None:
                 skip = hh.hdr_end + 1
                 if not hh.oneliner:
                     pending = hh
+                deeper = not hh.oneliner
                 continue
             r = self.logical(ls)
             if r is None:
@@ -843,7 +861,8 @@ class _Reader:
             e, t = r
             skip = e + 1
             stmts.append((ls, e, t))
-            if not t.rstrip().endswith(":"):
+            deeper = t.rstrip().endswith(":")
+            if not deeper:
                 # nothing deeper follows a simple statement
                 nm = _BODY.search(text, e)
                 if nm is not None and nm.start() + 1 < limit and len(nm.group(1)) > b:
@@ -867,9 +886,37 @@ class _Reader:
             c = text[pos]
             if c == "#" or self.in_region(ls):
                 continue
-            if c in ")]}" or c in _ODD_WS or ls in self.cont or self.logical(ls) is None:
+            if c in ")]}" or c in _ODD_WS or ls in self.cont:
                 raise Fallback  # a continuation line dedented below its block
+            self.settled(ls)
             return ls
+
+    def settled(self, ls: int) -> None:
+        """Make sure the line at ``ls`` (found by its indentation after
+        lines not read) starts a statement, outside the brackets of the
+        lines before it, or raise ``Fallback``.
+
+        Its statements are read one after the other, each from its own start
+        and with its brackets balanced, up to a ``def``/``class`` header (which
+        no bracket can hold), the end of the file (where none is open), or a
+        line settled before: whatever bracket was open at ``ls`` would still
+        be open there, so none was (in a file that compiles)."""
+        text, n = self.text, self.n
+        hdr_at, done = self.hdr_at, self._settled
+        seen: list[int] = []
+        pos = ls
+        while pos not in done and pos not in hdr_at:
+            seen.append(pos)
+            r = self.logical(pos)
+            if r is None:
+                raise Fallback  # brackets close that the statement did not open
+            m = _BODY.search(text, r[0])
+            if m is None or m.start() + 1 >= n:
+                break
+            pos = m.start() + 1
+            if m.group(2) in _ODD_WS or pos in self.cont or self.in_region(pos):
+                raise Fallback
+        done.update(seen)
 
     def last_code(self, end: int) -> tuple[int, int]:
         """(line offset, end column) of the last code before offset ``end``."""
@@ -2043,6 +2090,8 @@ class _Reader:
         if _odd_lines(self.text) or "\x00" in self.text:
             raise Fallback
         self.strings()
+        if not self.text.isascii() and self.non_ascii_code():
+            raise Fallback  # an identifier the compiler normalises (NFKC)
         hdrs = self.hdrs = self.headers()
         self.hdr_starts = [h.ls for h in hdrs]
         self.imports = self.scan_imports(hdrs)
@@ -2052,6 +2101,29 @@ class _Reader:
             if h.parent is None and h.visible:
                 self.visit(h, "", None, facts)
         return facts.to_json()
+
+    def non_ascii_code(self) -> bool:
+        """Whether a character outside ASCII stands outside every string and
+        comment: in an identifier (or in code that does not compile). The
+        compiler reads identifiers in NFKC (``µ`` as ``μ``, ``ﬁ`` as ``fi``),
+        and so does the ast walk, while this reader matches them as written."""
+        text = self.text
+        rstarts, rends = self.rstarts, self.rends
+        pos = 0
+        while True:
+            m = _NON_ASCII.search(text, pos)
+            if m is None:
+                return False
+            p = m.start()
+            k = bisect_right(rstarts, p) - 1
+            if k >= 0 and p < rends[k]:
+                pos = rends[k]  # in a multi-line string
+                continue
+            ls = text.rfind("\n", 0, p) + 1
+            e = self._token_end(max(ls, rends[k]) if k >= 0 else ls, p)
+            if e < 0:
+                return True
+            pos = e
 
     def visit(self, h: _Hdr, prefix: str, owner: _Hdr | None, facts: Facts) -> None:
         qual = prefix + h.name

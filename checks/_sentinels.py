@@ -564,10 +564,15 @@ def visit(
             visit(stmt.body, qual + ".", None, facts, pos)
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
 def collect_ast(tree: ast.Module, text: str, module: str, path: str) -> Any:
     """The facts of one module read from its whole CPython ``ast``."""
     facts = Facts(module, path, _shallow_imports(tree, module, path))
-    visit(tree.body, "", None, facts, _Pos(text.splitlines()))
+    # the lines the compiler numbers: ``str.splitlines`` also breaks at form
+    # feeds, ``\x1c``-``\x1e``, ``\x85``, U+2028/U+2029
+    visit(tree.body, "", None, facts, _Pos(_LINE_BREAK.split(text)))
     return facts.to_json()
 
 
@@ -577,7 +582,12 @@ class SentinelFacts(FactCollector):
     # ``< 1``/``<= 0`` resolver or a factory's ``return Cls``
     # 10: read from the text (same facts; but a file that does not compile
     # may now have facts, so facts cached by 9 are not reused)
-    version = 10
+    # 11: the text reader no longer ends a block at a bracketed continuation
+    # dedented to the block's indentation, nor reads identifiers outside
+    # ASCII as written (the ast reads them in NFKC): facts read by 10 from
+    # such files were wrong; nor does the ast walk count lines with
+    # ``str.splitlines`` (a form feed shifted every line after it)
+    version = 11
     # Every file with a class is still needed, sentinel or not: a subclass
     # that gives an inherited sentinel a real value in ``__init__`` hides it,
     # a subclass is how a resolver's construction reaches the sentinel class,

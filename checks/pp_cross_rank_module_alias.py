@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 import libcst as cst
 
 from checks._helpers import (
+    ascii_lower,
     ast_nodes_no_nested,
     call_name,
     dotted,
@@ -60,54 +61,259 @@ DEFAULT_SETTERS = (
 
 FIRST, LAST = "first", "last"
 
-_MODULE_WORD = r"(?:embed_tokens|embed_in|wte|word_embeddings|tok_embeddings|embeddings?|lm_heads?)"
-_GETTERS_SETTERS = (
-    r"get_input_embeddings|get_output_embeddings|get_embed_and_head|set_input_embeddings"
-    r"|set_output_embeddings|set_embed\w*|set_lm_head\w*|set_\w*_head"
+# -- text gate -------------------------------------------------------------------
+# Under the default options every finding is an alias (``_aliases``) whose
+# source (``_source``) is, directly or through a local it was assigned to:
+#   - an attribute chain with a default module name as a segment after the
+#     first (``t.model.embed_tokens``, ``t.lm_head.weight``, ``(t).wte``), or
+#     a no-argument call of one (``t.get_input_embeddings()``);
+#   - ``getattr(obj, "<default module name>"[, ...])``;
+#   - one end of ``a, b = t.get_embed_and_head()`` (a method whose name holds
+#     "embed" and "head").
+# Module names match case-insensitively (``name_matches``: ``nn.Embedding``
+# is an ``embedding``). A chain counts only where ``_source`` is asked: as
+# an assignment's value or a branch of its ``or``/``if else``, or as an
+# argument of ``setattr`` or of a default setter (``set_input_embeddings``,
+# ``set_output_embeddings``, ``set_embed*``, ``set_lm_head*``,
+# ``set_*_head``); one called with arguments, subscripted, an operand, a
+# ``return``/``if`` value or another call's argument is no source. The
+# layout does not matter: line continuations, brackets around the value,
+# comments between tokens, several statements on a line.
+_MODULE_NAMES = (
+    r"(?:embed_tokens|embed_in|wte|word_embeddings|tok_embeddings|embeddings?"
+    r"|get_input_embeddings|lm_heads?|get_output_embeddings)"
 )
-# The raw-text gate as the docs state it: a line assigning an attribute
-# chain that ends in a default module name, a getattr/setattr naming one,
-# or a default getter/setter. ``_AliasNeedles`` answers the same question
-# with fewer passes over the text (a test holds them equal).
-_ASSIGNED_MODULE = rf"=\s*[A-Za-z_][\w.]*\.{_MODULE_WORD}(?:\.weight)?\s*(?:#.*)?$"
-_GETATTR_MODULE = rf"getattr\([^)\n]*[\"']{_MODULE_WORD}[\"']"
-_SETATTR_MODULE = r"setattr\([^\n]*(?:embed|wte|head)"
-_CANDIDATE = re.compile(
-    rf"{_ASSIGNED_MODULE}|{_GETATTR_MODULE}|{_SETATTR_MODULE}|\.(?:{_GETTERS_SETTERS})\(",
-    re.MULTILINE,
+# between tokens: blanks, line continuations, comments (each to its line's end)
+_GAP = r"(?:[ \t\r\n\\]|#[^\n]*\n)*"
+_IDENT = r"[^\W\d]\w*"
+_NAMES = frozenset(
+    (
+        "embed_tokens",
+        "embed_in",
+        "wte",
+        "word_embeddings",
+        "tok_embeddings",
+        "embedding",
+        "embeddings",
+        "get_input_embeddings",
+        "lm_head",
+        "lm_heads",
+        "get_output_embeddings",
+    )
 )
-# One ``.``-led pass finds both the end of an assigned chain (``.lm_head``
-# at the end of a line: what the first branch needs after its ``=``) and a
-# getter/setter call (group 1); the alternatives start with different
-# letters, so the first match is the first place either occurs.
-_DOT_HIT = re.compile(
-    rf"\.(?:{_MODULE_WORD}(?:\.weight)?\s*(?:#.*)?$|({_GETTERS_SETTERS})\()", re.MULTILINE
+_WORD_REST = re.compile(r"\w*")
+# after it: more segments, then the empty call of a getter
+_CHAIN_REST = re.compile(
+    r"(?:" + _GAP + r"\." + _GAP + _IDENT + r")*[ \t]*(?:\(" + _GAP + r"\)[ \t]*)?"
 )
-_GETTER_SETTER = re.compile(rf"\.(?:{_GETTERS_SETTERS})\(")
-_ASSIGNED_MODULE_RE = re.compile(_ASSIGNED_MODULE, re.MULTILINE)
-_GETATTR_MODULE_RE = re.compile(_GETATTR_MODULE)
-_SETATTR_MODULE_RE = re.compile(_SETATTR_MODULE)
+_VALUE_END = re.compile(r"(?:if|or|else)(?!\w)")
+_SETTER_LEAF = re.compile(r"set_(?:input_embeddings|output_embeddings|embed\w*|lm_head\w*|\w*_head)")
+_QUOTE = r"""(?:'''|\"\"\"|'|")"""
+# ``getattr(obj, "<name>"`` (or a key spelled with an escape; ``(getattr)(``
+# too), lower-cased
+_GETATTR_KEY = re.compile(
+    r"getattr(?:"
+    + _GAP
+    + r"\))*"
+    + _GAP
+    + r"\((?:"
+    + _GAP
+    + r"\()*"
+    + _GAP
+    + _IDENT
+    + r"(?:"
+    + _GAP
+    + r"\."
+    + _GAP
+    + _IDENT
+    + r")*(?:"
+    + _GAP
+    + r"\))*"
+    + _GAP
+    + ","
+    + _GAP
+    + r"[ru]?"
+    + _QUOTE
+    + r"(?:"
+    + _MODULE_NAMES
+    + _QUOTE
+    + r"""|[^'"\n\\]*\\)"""
+)
+
+
+def _word_start(text: str, j: int) -> int:
+    """Start of the identifier ending at ``j`` (``j + 1`` if none)."""
+    while j >= 0 and (text[j].isalnum() or text[j] == "_"):
+        j -= 1
+    return j + 1
+
+
+def _skip_back(text: str, j: int, chars: str) -> int:
+    """The last index at or before ``j`` not in ``chars`` nor in a comment
+    (a line crossed on the way may end with one); -2 when a line crossed
+    holds a quote before its ``#`` (then where the comment starts is not
+    known)."""
+    while j >= 0:
+        c = text[j]
+        if c == "\n" and c in chars:
+            ls = text.rfind("\n", 0, j) + 1
+            h = text.find("#", ls, j)
+            if h >= 0:
+                if text.find("'", ls, h) >= 0 or text.find('"', ls, h) >= 0:
+                    return -2
+                j = h - 1
+                continue
+        elif c not in chars:
+            return j
+        j -= 1
+    return j
+
+
+def _chain_start(low: str, i: int) -> int:
+    """Start of the attribute chain whose dot at ``i`` leads to a module
+    name; -1 when the chain hangs off a call or a subscript (no source),
+    -2 when unsure."""
+    while True:
+        j = _skip_back(low, i - 1, " \t\\\r\n")
+        if j == -2:
+            return -2
+        if j >= 0 and low[j] == ")":
+            # a parenthesised chain: ``(target.model).embed_tokens``
+            k = j - 1
+            while k >= 0 and (low[k].isalnum() or low[k] in "_. \t\r\n\\"):
+                k -= 1
+            if k >= 0 and low[k] == "(" and low[k + 1 : j].strip(" \t\r\n\\."):
+                return k
+            return -2 if k >= 0 and low[k] == "#" else -1
+        k = _word_start(low, j)
+        if k > j:
+            return -1  # ``f(x).lm_head``, ``layers[0].wte``, a string's attribute
+        m = _skip_back(low, k - 1, " \t\\\r\n")
+        if m == -2:
+            return -2
+        if m >= 0 and low[m] == ".":
+            i = m
+            continue
+        return k
+
+
+def _setter_call(low: str, j: int) -> bool:
+    """Whether ``j`` (a ``(`` or a ``,``) lies in the argument list of
+    ``setattr`` or of a default setter method (True when unsure)."""
+    depth = 0
+    k = j if low[j] == "(" else j - 1
+    stop = max(-1, k - 4000)
+    while k > stop:
+        c = low[k]
+        if c in "'\"#":
+            return True  # a string or a comment: brackets not counted
+        if c in ")]}":
+            depth += 1
+        elif c in "([{":
+            if depth:
+                depth -= 1
+            elif c != "(":
+                return False  # a list, a subscript, a dict or a set
+            else:
+                e = _skip_back(low, k - 1, " \t\\\r\n")
+                if e == -2:
+                    return True
+                b = _word_start(low, e)
+                if b > e:
+                    return False  # a group, or a call of a call's result
+                leaf = low[b : e + 1]
+                if leaf == "setattr":
+                    return True
+                d = _skip_back(low, b - 1, " \t\\\r\n")
+                return d == -2 or (
+                    d >= 0 and low[d] == "." and _SETTER_LEAF.fullmatch(leaf) is not None
+                )
+        k -= 1
+    return True
+
+
+def _source_position(low: str, s: int) -> bool:
+    """Whether the expression starting at ``s`` stands where ``_source``
+    looks: an assignment's value or a branch of its ``or``/``if else``
+    (bracketed or not), or an argument of setattr or of a setter."""
+    paren = -1
+    j = _skip_back(low, s - 1, " \t\\\r\n")
+    while j >= 0 and low[j] == "(":
+        paren = j
+        j = _skip_back(low, j - 1, " \t\\\r\n")
+    if j == -2:
+        return True  # unsure
+    if j < 0:
+        return False
+    c = low[j]
+    if c == "=":
+        if j and low[j - 1] in "=!<>:+-*/%&|^@":
+            return False  # a comparison, an augmented assignment, a walrus
+        # a keyword argument (``f(x=...)``) is an argument, not a value
+        e = _skip_back(low, j - 1, " \t")
+        b = _word_start(low, e)
+        if b <= e:
+            d = _skip_back(low, b - 1, " \t\\\r\n")
+            if d == -2:
+                return True
+            if d >= 0 and low[d] in "(,":
+                return _setter_call(low, d)
+        return True
+    if (c.isalnum() or c == "_") and low[_word_start(low, j) : j + 1] in ("or", "else"):
+        return True
+    if c == ",":
+        return _setter_call(low, j)
+    return paren >= 0 and _setter_call(low, paren)
+
+
+def _may_alias(text: str) -> bool:
+    """The text gate: whether ``text`` may hold an alias whose source has a
+    default module name (see above)."""
+    if "\u212a" in text or "\u0130" in text:
+        return True  # (these lower-case to ASCII letters)
+    low = ascii_lower(text)
+    if "getattr" in low and _GETATTR_KEY.search(low):
+        return True
+    n = len(low)
+    # every identifier holding "embed", "wte" or "lm_head" (``str.find``
+    # jumps between them; most files hold few)
+    for key in ("embed", "wte", "lm_head"):
+        i = low.find(key)
+        while i >= 0:
+            b = _word_start(low, i - 1)
+            e = _WORD_REST.match(low, i).end()  # type: ignore[union-attr]
+            i = low.find(key, e)
+            word = low[b:e]
+            pair = key == "embed" and "head" in text[b:e] and "embed" in text[b:e]
+            if not pair and word not in _NAMES:
+                continue
+            d = _skip_back(low, b - 1, " \t\\\r\n")
+            if d == -2:
+                return True
+            if d < 0 or low[d] != ".":
+                continue  # not an attribute
+            if pair:
+                return True  # ``a, b = t.get_embed_and_head()``
+            r = _CHAIN_REST.match(low, e).end()  # type: ignore[union-attr]
+            if not (r >= n or low[r] in "\r\n\\;#),]}" or _VALUE_END.match(low, r)):
+                continue  # called with arguments, subscripted, an operand...
+            s = _chain_start(low, d)
+            if s == -2 or (s >= 0 and _source_position(low, s)):
+                return True
+    return False
 
 
 class _AliasNeedles(Needles):
-    """``_CANDIDATE.search(text)`` in three passes instead of six (the
-    fields, what the registry records, are the documented search)."""
+    """:func:`_may_alias`; the fields (what the registry records) are a
+    looser search it implies."""
 
     def _match(self, text: str) -> bool:
-        m = _DOT_HIT.search(text)
-        if m is not None:
-            if m.group(1) is not None:
-                return True
-            # a chain end: assigned after ``=``? else a getter/setter later
-            # (none starts before this first hit)
-            if _ASSIGNED_MODULE_RE.search(text) or _GETTER_SETTER.search(text, m.start() + 1):
-                return True
-        if _GETATTR_MODULE_RE.search(text):
-            return True
-        return "setattr(" in text and _SETATTR_MODULE_RE.search(text) is not None
+        return _may_alias(text)
 
 
-_TEXT_NEEDLES = _AliasNeedles(any_of=(("embed", "wte", "head"),), regex=_CANDIDATE.pattern)
+_TEXT_NEEDLES = _AliasNeedles(
+    regex=r"(?i)\." + _GAP + _MODULE_NAMES + r"|getattr|embed\w*head|head\w*embed"
+)
 
 # -- prefilter on CPython ``ast`` --------------------------------------------------
 # Which names are rank-placed, which setters install modules, where the draft
@@ -634,10 +840,14 @@ class PpCrossRankModuleAlias(Rule):
       methods that install modules they are given.
 
     Prefilter and options: the raw-text gate runs before options are known
-    and looks for the default module names: a file is parsed only when a
-    line assigns an attribute chain ending in a default module name, calls
-    `getattr` with one, `setattr` with an `*embed*`/`wte`/`*head*` name, or
-    a default getter/setter (see `_CANDIDATE`). The `ast` gate records, per
+    and looks for the default module names (in any case): a file is parsed
+    only when an attribute chain holding one (or a getter call of one) stands
+    where the rule looks for a source, as an assignment's value or a branch
+    of its `or`/`if else`, or as an argument of `setattr` or of a default
+    setter, in any layout (line continuations, brackets, comments, several
+    statements on a line); when `getattr` is given one as its key; or when a
+    method whose name holds "embed" and "head" is called (see `_may_alias`).
+    The `ast` gate records, per
     function and without options, every assignment, `setattr` or method call
     that hands over something reached through another object under some
     options, and the names in the function, in the functions around it and

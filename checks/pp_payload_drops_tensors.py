@@ -15,6 +15,7 @@ import libcst as cst
 
 from checks._classes import ClassIndex, ClassInfo, NonLiteral
 from checks._helpers import (
+    ascii_lower,
     ast_children,
     ast_stmt_fields,
     ast_walk,
@@ -716,21 +717,32 @@ class _PayloadNeedles(Needles):
     """The ``any_of`` group below (what the registry records), asked in two
     passes over a text without any of the names instead of five (the
     payload classes share ``Tensors``, the last-rank names ``last_``), then
-    the ``regex``: a payload call or a last-rank test."""
+    the ``regex``: a payload call or a last-rank test; else the last-rank
+    names and test on the text with its ASCII letters lower-cased
+    (``name_matches`` compares accessors in any case)."""
 
     def _match(self, text: str) -> bool:
-        if not (
+        if (
             ("Tensors" in text and ("IntermediateTensors" in text or "PPProxyTensors" in text))
             or (
                 "last_" in text
                 and ("is_last_rank" in text or "last_stage" in text or "last_pp_rank" in text)
             )
-        ):
-            return False
-        assert self._search is not None
-        return self._search(text)
+        ) and self._search(text):  # type: ignore[misc]
+            return True
+        # the accessors match in any case (``name_matches``): the last-rank
+        # test on the lower-cased text (``IS_LAST_RANK``, ``Last_Stage``)
+        if "\u212a" in text:
+            return True  # (the Kelvin sign lower-cases to ``k``)
+        low = ascii_lower(text)
+        return (
+            "last_" in low
+            and ("is_last_rank" in low or "last_stage" in low or "last_pp_rank" in low)
+            and _LAST_RANK_SEARCH(low) is not None
+        )
 
 
+_LAST_RANK_SEARCH = re.compile(_LAST_RANK_TEST).search
 _TEXT_NEEDLES = _PayloadNeedles(
     any_of=(
         ("IntermediateTensors", "PPProxyTensors", "is_last_rank", "last_stage", "last_pp_rank"),

@@ -183,6 +183,13 @@ def _text_divisor(text: str, i: int) -> bool:
             e -= 1
         if e >= 0 and text[e] == "/":
             return True  # `x // (cfg.dp_size)`
+        if e >= 0 and text[e] == ")":
+            # a bracketed callee, `(cdiv)(x, dp_size)` (or a call's result)
+            k = _skip_group_back(text, e)
+            if k is None:
+                return True
+            name = text[k + 2 : e].strip(_BLANKS + "()").rsplit(".", 1)[-1].strip(_BLANKS)
+            return any(name.endswith(w) for w in _DIV_CALLS)
         if c == "(" and (e < 0 or not (text[e].isalnum() or text[e] == "_")):
             j = e  # a grouping parenthesis (`cdiv(x, (dp_size))`): look past it
             continue

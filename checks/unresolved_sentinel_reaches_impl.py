@@ -52,13 +52,6 @@ _SIZE_CALLS = frozenset(
         "chunk",
     }
 )
-_IMPL_CALL = re.compile(r"Impl(?:Base)?\s*\(")
-# ``self.cp_world_size = -1`` / ``cp_rank: int = -1`` (a class-level None is
-# too common in dataclasses to be worth a parse on its own).
-_SENTINEL_ATTR = re.compile(
-    r"self\.\w*(?:world_size|rank|_size|num_\w+)[ \t]*(?::[^=\n]+)?=[ \t]*(?:-\d|None)\b"
-    r"|(?:world_size|rank|_size|num_\w+)[ \t]*:[^=\n]+=[ \t]*-\d"
-)
 # libcst operator class names (the scan imports this module without loading libcst)
 _ARITH = frozenset(
     {"Divide", "FloorDivide", "Modulo", "Multiply", "Add", "Subtract", "Power", "LeftShift"}
@@ -70,46 +63,258 @@ _ARITH = frozenset(
 # sound under any configuration; the facts gate decides with the effective
 # options whether any recorded site can meet a class that keeps a sentinel.
 
-# ``_SENTINEL_ATTR`` read backwards: on the reversed text both of its
-# alternatives end (so start) with the ``-`` of ``-\d`` or the ``N`` of
-# ``None``: a one-character literal, which ``re`` finds fastest, instead of
-# trying at every ``self.`` and at every ``rank``/``_size``/``num_``. ``world_size`` is left out: every text it
-# matches, its ``_size`` suffix matches too. ``\b`` after the literal becomes
-# a look-behind on the reversed text (start of text included).
-_REV_NAMES = r"(?:knar|ezis_|\w+_mun)"
-_REV_SENTINEL_ATTR = (
-    re.compile(
-        r"-(?<=\d-)(?:[ \t]*=[^=\n]+:[ \t]*"
-        + _REV_NAMES
-        + r"|(?<!\w\d-)[ \t]*=(?:[^=\n]+:)?[ \t]*"
-        + _REV_NAMES
-        + r"\w*\.fles)"
-    ),
-    re.compile(r"N(?<=enoN)(?<!\wenoN)[ \t]*=(?:[^=\n]+:)?[ \t]*" + _REV_NAMES + r"\w*\.fles"),
+# ``FooImpl(`` (also ``(FooImpl)(``, or with a line continuation before ``(``)
+_IMPL_CALL = re.compile(r"Impl(?:Base)?(?:[\s\\)]|#[^\n]*\n)*\(")
+# A size/rank attribute set to a sentinel: ``self.cp_world_size = -1``,
+# ``cp_rank: int = -1``, ``self.rank = None`` (a class-level None is too
+# common in dataclasses to be worth a parse on its own), in any layout: line
+# continuations, brackets or comments between ``=`` and the value, ``- 1``,
+# ``-(1)``, an annotation holding ``=`` or spanning lines, another target
+# or a compound statement's header before it; names in any case (as
+# ``name_matches`` compares them). Led by the ``=`` of an assignment; the
+# name is looked for before it on its line (and the lines that line
+# continues): ``self.<name>``, the attribute of an init-family method's
+# first parameter, or a plain name in a class body.
+_GAP = r"(?:[ \t\r\n\\(]|#[^\n]*\n)*"
+_SENTINEL_VALUE = re.compile(
+    r"=(?<![=!<>+\-*/%&|^@:]=)(?!=)" + _GAP + r"(?:(None)(?!\w)|-" + _GAP + r"\d)"
 )
 
 
+def _target_start(text: str, eq: int) -> int:
+    """Offset of the line holding the targets of the ``=`` at ``eq``: its
+    own, or the one it continues (a backslash, or brackets closing that
+    opened above); -1 when the ``=`` stands in a comment or in brackets
+    opened on its line."""
+    ls = text.rfind("\n", 0, eq) + 1
+    h = text.find("#", ls, eq)
+    if h >= 0 and text.find("'", ls, eq) < 0 and text.find('"', ls, eq) < 0:
+        return -1
+    seg = text[ls:eq]
+    if (
+        "'" not in seg
+        and '"' not in seg
+        and seg.count("(") + seg.count("[") + seg.count("{")
+        > seg.count(")") + seg.count("]") + seg.count("}")
+    ):
+        return -1  # inside brackets opened on its line: a keyword argument, a default
+    for _ in range(32):
+        seg = text[ls:eq]
+        opened = seg.count("(") + seg.count("[") + seg.count("{")
+        closed = seg.count(")") + seg.count("]") + seg.count("}")
+        if ls == 0 or (opened >= closed and not text[max(0, ls - 3) : ls].rstrip("\r\n").endswith("\\")):
+            break
+        ls = text.rfind("\n", 0, ls - 1) + 1
+    return ls
+
+
+_COMPOUND = re.compile(r"(?:if|elif|else|try|except|finally|with|for|while|match|case|async)\b")
+_ASYNC_DEF = re.compile(r"async[ \t]+def\b")
+_DEF_HEAD = re.compile(r"(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\([ \t\r\n\\]*(\w+)")
+
+
+def _owner(text: str, ls: int, memo: dict[int, tuple[int, tuple[str, int]]]) -> tuple[str, int]:
+    """What holds the statement line at ``ls``: ``("class", _)`` (a class
+    body, through ``if``/``try``/... blocks), ``("def", offset of the def
+    line)``, ``("module", _)``, ``("continued", _)`` (the line continues a
+    statement: a keyword argument on its own line) or ``("unsure", _)``
+    (tabs, a header spanning lines, a string that may hold the lines
+    above): the nearest line above indented less, and the headers that
+    lead from it. ``memo`` (per text) holds the answers given: a line met on
+    the way at the same indentation has the same owner."""
+    le = text.find("\n", ls)
+    line = text[ls : le if le >= 0 else len(text)]
+    ind = len(line) - len(line.lstrip(" "))
+    if line[ind : ind + 1] == "\t":
+        return "unsure", 0
+    got = _owner_walk(text, ls, ind, memo)
+    memo[ls] = (ind, got)
+    return got
+
+
+def _owner_walk(
+    text: str, ls: int, ind: int, memo: dict[int, tuple[int, tuple[str, int]]]
+) -> tuple[str, int]:
+    if ind == 0:
+        return "module", 0
+    pos = ls
+    strings = False
+    for _ in range(4000):
+        if pos == 0:
+            return "unsure", 0
+        b = text.rfind("\n", 0, pos - 1) + 1
+        prev = text[b : pos - 1].rstrip("\r")
+        pos = b
+        body = prev.lstrip(" ")
+        if body[:1] == "\t":
+            return "unsure", 0
+        # (a line of a multi-line string may be indented less)
+        strings = strings or "'''" in prev or '"""' in prev
+        if not body or body[0] == "#":
+            continue
+        k = len(prev) - len(body)
+        if k >= ind:
+            seen = memo.get(b)
+            if seen is not None and seen[0] == k == ind and not strings:
+                return seen[1]  # a statement above at this indentation: its owner
+            continue
+        h = body.find("#")
+        if h >= 0:
+            if "'" in body[:h] or '"' in body[:h]:
+                return "unsure", 0  # where the comment starts is not known
+            body = body[:h]
+        body = body.rstrip()
+        if body.startswith("class") and body[5:6] in (" ", "\t"):
+            return "class", b
+        if body.startswith(("def ", "def\t")) or _ASYNC_DEF.match(body):
+            return "def", b
+        if not body.endswith(":"):
+            return ("unsure" if strings else "continued"), 0
+        if not _COMPOUND.match(body):
+            return "unsure", 0  # a header's last line, a lambda...
+        return _owner(text, b, memo)  # an if/try/... block: what holds it
+    return "unsure", 0
+
+
+def _init_param(
+    text: str, ls: int, memo: dict[int, tuple[int, tuple[str, int]]]
+) -> str | None:
+    """The first parameter of the ``__init__``/``__post_init__``/``__new__``
+    holding the statement line at ``ls`` ("" when unsure; None when the
+    line is in no such method)."""
+    kind, at = _owner(text, ls, memo)
+    if kind == "unsure":
+        return ""
+    if kind != "def":
+        return None
+    while text[at] in " \t":
+        at += 1
+    m = _DEF_HEAD.match(text, at)
+    if m is None:
+        return ""
+    return m.group(2) if m.group(1) in _INIT_FAMILY else None
+
+
+# the first parameter of every init-family method
+_INIT_PARAMS = re.compile(
+    r"def[ \t]+__(?:init|post_init|new)__(?:[ \t\r\n\\]|#[^\n]*\n)*\((?:[ \t\r\n\\]|#[^\n]*\n)*(\w+)"
+).findall
+_SIZE_WORD = re.compile(r"(?i:\w*(?:rank|_size)|num_\w+)")
+_BLANK = " \t\r\n\\"
+
+
+def _target_at(seg: str, end: int) -> str | None:
+    """The target ending ``seg[:end]`` when it is named like a size or a
+    rank: its object for ``<object>.<name>`` ("" for a plain name), None
+    otherwise (another name, an attribute of an attribute, an element of a
+    tuple, not after the statement's start, ``=``, ``:`` or ``;``)."""
+    j = end - 1
+    while j >= 0 and seg[j] in _BLANK + ")":
+        j -= 1
+    e = j + 1
+    j = _word_start(seg, j) - 1
+    name = seg[j + 1 : e]
+    if not name or name[0].isdigit() or not _SIZE_WORD.fullmatch(name):
+        return None
+    start, obj = j + 1, ""
+    k = j
+    while k >= 0 and seg[k] in _BLANK:
+        k -= 1
+    if k >= 0 and seg[k] == ".":
+        k -= 1
+        while k >= 0 and seg[k] in _BLANK:
+            k -= 1
+        b = _word_start(seg, k)
+        obj = seg[b : k + 1]
+        if not obj or obj[0].isdigit() or (b and seg[b - 1] == "."):
+            return None
+        start = b
+    elif j >= 0 and seg[j] == ".":
+        return None
+    before = seg[:start].rstrip(_BLANK + "(")
+    return obj if not before or before[-1] in "=:;" else None
+
+
+def _word_start(text: str, j: int) -> int:
+    """Start of the identifier ending at ``j`` (``j + 1`` if none)."""
+    while j >= 0 and (text[j].isalnum() or text[j] == "_"):
+        j -= 1
+    return j + 1
+
+
+def _size_targets(seg: str) -> set[str]:
+    """The targets ``seg`` (a statement's text before a sentinel's ``=``)
+    ends with, named like a size or a rank (see :func:`_target_at`): the
+    whole of it, or its part before an annotation's ``:`` or before another
+    target's ``=``."""
+    out: set[str] = set()
+    ends = [len(seg)]
+    ends += [i for i, c in enumerate(seg) if c == ":" or c == "=" and seg[i - 1 : i] not in "=!<>"]
+    for end in ends:
+        got = _target_at(seg, end)
+        if got is not None:
+            out.add(got)
+    return out
+
+
+def _sets_sentinel(text: str) -> bool:
+    """Whether a size/rank attribute is assigned a sentinel somewhere in
+    ``text`` (see ``_SENTINEL_VALUE``): ``self.<name>`` (or the attribute of
+    an init-family method's first parameter) to ``None`` or ``-N``, a plain
+    ``<name>`` to ``-N`` in a class body."""
+    params: set[str] | None = None
+    memo: dict[int, tuple[int, tuple[str, int]]] = {}
+    for m in _SENTINEL_VALUE.finditer(text):
+        eq = m.start()
+        ls = _target_start(text, eq)
+        if ls < 0:
+            continue
+        seg = text[ls:eq]
+        low = seg.lower()
+        if "rank" not in low and "_size" not in low and "num_" not in low:
+            continue  # (``_SIZE_WORD`` cannot match)
+        targets = _size_targets(seg)
+        if not targets:
+            continue
+        if "self" in targets:
+            return True
+        objects = targets - {""}
+        if objects:
+            if params is None:
+                params = set(_INIT_PARAMS(text))
+            if not objects & params:
+                continue  # no init-family method takes one of them first
+            param = _init_param(text, ls, memo)
+            if param == "" or param in objects:
+                return True
+        # a plain name at ``-N`` in a class body (``class A: rank = -1`` on one line too)
+        if (
+            "" in targets
+            and not m.group(1)
+            and (seg.lstrip().startswith("class") or _owner(text, ls, memo)[0] in ("class", "unsure"))
+        ):
+            return True
+    return False
+
+
 class _SiteNeedles(Needles):
-    """``Needles(any_of, regex)`` as declared (the registry records those),
-    answered with the reversed-text searches above; equal on every text
-    (``tests/test_sentinel_rule.py``)."""
+    """``get_impl_cl``, an ``*Impl``/``*ImplBase`` call, or a size/rank
+    attribute set to a sentinel (:func:`_sets_sentinel`); the fields (what
+    the registry records) are a looser search it implies."""
 
     def _match(self, text: str) -> bool:
         if "get_impl_cl" in text:
             return True
-        if not ("Impl" in text or "= -" in text or "None" in text):
-            return False
         if "Impl" in text and _IMPL_CALL.search(text):
             return True
         if "-" not in text and "None" not in text:
             return False
-        rev = text[::-1]
-        return any(rx.search(rev) is not None for rx in _REV_SENTINEL_ATTR)
+        return _sets_sentinel(text)
 
 
 _SITE_NEEDLES = _SiteNeedles(
-    any_of=(("get_impl_cl", "Impl", "= -", "None"),),
-    regex=f"get_impl_cl|{_IMPL_CALL.pattern}|{_SENTINEL_ATTR.pattern}",
+    any_of=(("get_impl_cl", "Impl", "-", "None"),),
+    regex=f"get_impl_cl|{_IMPL_CALL.pattern}|{_SENTINEL_VALUE.pattern}",
 )
 _AST_ARITH = (ast.Div, ast.FloorDiv, ast.Mod, ast.Mult, ast.Add, ast.Sub, ast.Pow, ast.LShift)
 _AST_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -321,9 +526,11 @@ class UnresolvedSentinelReachesImpl(Rule):
     resolver method (`impl.bind_cp_group(...)`) on the object in the
     constructing function counts as handling it. Files are only parsed when
     they mention `get_impl_cl`, call an `*Impl`/`*ImplBase` class, or set a
-    size/rank attribute to a sentinel (a raw-text gate, blind to options: a
-    construction of a differently named class through a custom factory in a
-    file with none of these is missed), and when, with the effective
+    size/rank attribute to a sentinel, in any layout (a raw-text gate, blind
+    to options and to the other files: in a file with none of these, a
+    direct construction of a class named otherwise, a construction through a
+    custom factory, or a subclass sizing with a sentinel it inherits from
+    another file's class is missed), and when, with the effective
     options, a class the file constructs (by name, through imports) or
     defines (and sizes with in `__init__`) keeps a sentinel that the normal
     path resolves, or the file calls the result of one of `factory-methods`

@@ -856,7 +856,9 @@ class Engine:
                     used,
                     self.registry.rules,
                     self.enabled,
-                    text.splitlines(),
+                    # the lines tokenize numbers (``str.splitlines`` also
+                    # breaks at form feeds and other separators)
+                    text.split("\n"),
                 )
         cols = tuple(sorted({f for r in rules for f in r.facts}))
         return CheckOutcome(diags, errors, parsed, cols)

@@ -678,6 +678,8 @@ _TEXT_HOLES = [
     (RepeatedBudgetDivision, "def f(cfg, dp_size, ep_size):\n    n = cfg.num_gpu_blocks\n    a = n // dp_size\n    return a // ep_size\n"),
     (RepeatedBudgetDivision, "def f(cfg, dp_size, ep_size):\n    n = cfg.num_blocks\n    a = n // cfg.groups[0].dp_size\n    return cdiv(a, (\n        ep_size))\n"),
     (RepeatedBudgetDivision, "def f(self):\n    self.max_num_seqs = self.max_num_seqs // get_dp_size()\n"),
+    # a bracketed callee names the ceiling division too
+    (RepeatedBudgetDivision, "def f(num_blocks, dp_size, ep_size):\n    a = (cdiv)(num_blocks, dp_size)\n    return ( util.cdiv )(a, ep_size)\n"),
 ]
 
 

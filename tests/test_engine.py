@@ -118,6 +118,20 @@ def test_unused_noqa_is_off_by_default_and_reported_when_selected(tmp_path: Path
     assert msgs == {1: "noqa comment with unused SHD990", 2: "noqa comment with unknown SHD977"}
 
 
+def test_unused_noqa_fix_after_a_form_feed_removes_only_the_comment(tmp_path: Path) -> None:
+    # ``str.splitlines`` breaks at a form feed, tokenize does not: the fix's
+    # line must be the comment's own, not the one before it
+    from linter.fixes import apply_fixes
+
+    src = "import os\n\x0c\nx = 1  # noqa: SHD990\ny = 2\n"
+    write(tmp_path, "m.py", src)
+    diags, _ = run(tmp_path, extend_select=("SHD900",))
+    fixes = [d.fix for d in diags if d.code == "SHD900" and d.fix is not None]
+    assert len(fixes) == 1
+    fixed, n = apply_fixes(src, fixes)
+    assert n == 1 and fixed == "import os\n\x0c\nx = 1\ny = 2\n"
+
+
 def test_per_file_ignores_and_select(tmp_path: Path) -> None:
     write(tmp_path, "pkg/gen/a.py", "a = min(x, 1)\n")
     write(tmp_path, "pkg/b.py", "a = min(x, 1)\n")

@@ -597,6 +597,68 @@ two"
             def __init__(self):
                 self.länge = None
     """,
+    # identifiers are read in NFKC by the compiler: ``\u00b5`` (micro sign) is
+    # ``\u03bc`` (mu), the ``fi`` ligature is ``fi``, a long s is an ``s``
+    "nfkc_class_and_init_names": """
+        class Units:
+            \u00b5 = -1
+            \u03bc2 = None
+            def __init__(self):
+                self.\ufb01le = None
+                self.\u00b5 = 3
+    """,
+    "nfkc_first_argument_spelled_otherwise": """
+        class Holder:
+            def __init__(self):
+                \u017felf.rank = -1
+    """,
+    "non_ascii_only_in_strings_and_comments": """
+        class Plain:
+            \"\"\"Docstring with caf\u00e9.\"\"\"
+            size = -1  # gr\u00f6\u00dfe
+            label = "\u00b5s"
+            def __init__(self):
+                self.rank = None  # \u8718
+                self.name = f"{self.rank}\u00b5"
+    """,
+    # a parenthesised run of strings written from column 0 inside a method:
+    # the first of those lines is no statement of the class body
+    "string_pieces_at_column_zero_in_a_method": """
+        class Report(Base):
+            \"\"\"Checks on a rendered page.\"\"\"
+            title = (
+                "a first piece "
+                "a second piece\\n")
+
+            def test_wrap(self):
+                got = render(self.title)
+                want = (
+        "a first piece a second piece\\n"
+        "and the rest of it\\n")  # wrapped
+                self.check(got, want)
+
+            def test_other(self):
+                self.rank = -1
+
+            width = None
+    """,
+    "continuation_at_column_zero_in_a_function": """
+        def resolve(group, impl):
+            x = join(
+        "one",
+        "two")
+            if impl.size == -1:
+                impl.size = x
+    """,
+    "dict_key_at_class_indent_in_a_method": """
+        class Table:
+            def __init__(self):
+                self.rows = {
+            "key":
+                    1}
+                self.size = -1
+            mode = None
+    """,
     "one_line_import_after_colon": """
         try: from fast import Impl
         except ImportError: from slow import Impl
@@ -702,6 +764,11 @@ FALLS_BACK = {
     "tabs",
     "crlf",
     "non_ascii_names",
+    "nfkc_class_and_init_names",
+    "nfkc_first_argument_spelled_otherwise",
+    "string_pieces_at_column_zero_in_a_method",
+    "continuation_at_column_zero_in_a_function",
+    "dict_key_at_class_indent_in_a_method",
     "one_line_import_after_colon",
     "import_continued_from_a_compound_header",
     "line_of_only_a_backslash",
@@ -792,12 +859,60 @@ def test_the_snippets_exercise_the_facts() -> None:
     assert "Theta" not in imp["imports"] and "Kappa" not in imp["imports"]
 
 
-@pytest.mark.xfail(
-    strict=True, reason="documented limit of the text reader (see checks/_sentinel_scan.py)"
-)
 def test_a_dedented_continuation_that_balances_on_its_own_line() -> None:
-    # ``group,`` at column 0 reads as a complete statement: the def seems to end there
+    # ``group,`` at column 0 reads as a complete statement; the def does not
+    # end there: the line after it closes a bracket it did not open
     text = "def resolve(group, impl):\n    x = foo(\ngroup,\n1)\n    if impl.size == -1:\n        impl.size = x\n"
+    assert SentinelFacts.collect(None, text, "m", "m.py") == _ast_facts(text, "m", "m.py")
+    assert not _text_reads(text, "m", "m.py")
+
+
+def test_line_separators_other_than_newlines_do_not_shift_the_ast_walk() -> None:
+    """``str.splitlines`` also breaks at a form feed (and ``\\x1c``-``\\x1e``,
+    ``\\x85``, U+2028/U+2029); the compiler does not: the ast walk's lines
+    (a function's source, which decides whether its ``if``s are read) are
+    the compiler's."""
+    plain = (
+        "import os\n"
+        "\n"
+        "def resolve(cfg, impl):  # \n"
+        "    if impl.cp_size == -1:\n"
+        "        impl.cp_size = 2\n"
+    )
+    expected = _ast_facts(plain, "m", "m.py")
+    assert expected["resolvers"]
+    texts = [plain.replace("\n\n", "\n\x0c\n")]  # a form feed line
+    texts += [plain.replace("# \n", "# " + sep + "\n") for sep in ("\x0c", "\x1c", "\x85", "\u2028")]
+    for text in texts:
+        assert _ast_facts(text, "m", "m.py") == expected, repr(text)
+        assert SentinelFacts.collect(None, text, "m", "m.py") == expected, repr(text)
+
+
+def test_a_dedented_line_that_starts_a_statement_is_still_read() -> None:
+    """The check of a block's end reads on to the next header (or the end of
+    the file): plain code between blocks is still read from the text."""
+    text = textwrap.dedent(
+        """
+        class A:
+            def __init__(self):
+                self.x = (
+                    1
+                )
+            size = -1
+        VALUE = {
+            "a": 1,
+        }
+        if VALUE:
+            pass
+        def late(impl):
+            if impl.size == -1:
+                impl.size = 2
+        print(
+            late
+        )
+        """
+    ).lstrip("\n")
+    assert _text_reads(text, "m", "m.py")
     assert SentinelFacts.collect(None, text, "m", "m.py") == _ast_facts(text, "m", "m.py")
 
 
