@@ -15,6 +15,16 @@ strings that span lines, then only the lines it reads (imports, class
 headers, class-level statements), which gives the same facts as reading the
 fully blanked text (``fast=False``, and what ``scan_classes`` /
 ``scan_imports`` take) at about a third of the cost.
+
+The plain reading follows Python's logical lines (``_Lines``: not inside a
+multi-line string, an open bracket or after a backslash), and notes the
+shapes whose facts it cannot give as the ast would (a chained assignment,
+statements after a ``;``, a tab in indentation ...: see ``scan_classes``);
+``class_facts_from_text(..., strict=True)`` then raises :class:`Uncertain`
+and ``checks._classes.ClassFacts.collect`` reads the ast instead. The fast
+reading vouches for a line it takes for a statement's start or a body's end
+(``_FastScan.certain``: no bracket open there) and leaves to the plain
+reading every text it cannot vouch for, or that holds such a shape.
 """
 
 from __future__ import annotations
