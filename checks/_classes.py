@@ -69,7 +69,7 @@ from checks._imports import (
     is_package_path,
     qualify,
 )
-from checks._pyscan import class_facts_from_text
+from checks._pyscan import Uncertain, class_facts_from_text
 from linter.facts import FactCollector
 from linter.needles import Needles
 
@@ -192,7 +192,7 @@ def _base_name(node: ast.expr) -> str | None:
 
 class ClassFacts(FactCollector):
     name = "classes"
-    version = 2
+    version = 3
     # ``import`` lets package ``__init__`` modules in: their re-exports are how
     # ``from pkg import Base`` reaches ``pkg/base.py``
     needles = Needles(any_of=(("class ", "import"),))
@@ -204,7 +204,16 @@ class ClassFacts(FactCollector):
     @classmethod
     def collect(cls, tree: ast.Module | None, text: str, module: str, path: str) -> Any:
         if tree is None:
-            return class_facts_from_text(text, module, path)
+            try:
+                return class_facts_from_text(text, module, path, strict=True)
+            except Uncertain as u:
+                # a shape the text reader does not read as the ast would
+                # (checks._pyscan.scan_classes lists them): the ast decides,
+                # when the text compiles; else the text's reading stands
+                try:
+                    tree = compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    return u.facts
         return cls.collect_ast(tree, text, module, path)
 
     @classmethod
