@@ -162,6 +162,7 @@ def scan_text(
     collectors: Sequence[type[FactCollector]],
     rules: Sequence[type[Rule]] | None = None,
     syntax: bool = False,
+    hashes: bool = True,
 ) -> ScanResult:
     """Hash the text, run the fact collectors whose needles match and, for a
     file being checked (``rules`` given), decide which rules need to see it:
@@ -170,8 +171,10 @@ def scan_text(
     with ``syntax``, for every checked file); a syntax error it meets in a
     checked file is SHD000. A file it cannot parse has no ast facts; a file
     never compiled that a rule's text gate admits is parsed by libcst in the
-    check phase, which reports SHD000 in turn."""
-    res = ScanResult(relpath, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest())
+    check phase, which reports SHD000 in turn. Without ``hashes`` (a run with
+    no cache: nothing to key or validate) the content digest and the facts
+    hashes are left empty; ``fh`` still names the collectors with facts."""
+    res = ScanResult(relpath, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() if hashes else "")
     wanted = [c for c in collectors if c.needles.match(text)]
     cands = [r for r in rules if _text_gate(r, text)] if rules is not None else []
     gated = [r for r in cands if _has_tree_gate(r)]
@@ -210,7 +213,7 @@ def scan_text(
             data = None
         if data is not None:
             res.facts[c.name] = data
-            res.fh[c.name] = facts_hash(data)
+            res.fh[c.name] = facts_hash(data) if hashes else ""
     return res
 
 
@@ -817,6 +820,7 @@ class Engine:
             text, relpath, module_name_of(relpath), self.collectors,
             self.rules_for(relpath) if checked else None,
             self.config.check_syntax if syntax is None else syntax,
+            self.cache is not None,
         )
         res.noqa = checked and self.noqa_check(relpath, text)
         return res
@@ -960,13 +964,15 @@ class Engine:
         scans = list(scans)
         names = [c.name for c in self.collector_meta]
         lines: dict[str, list[str]] = {n: [] for n in names}
-        for s in scans:
+        for s in scans if self.cache is not None else ():  # (no cache: no hashes, see scan_text)
             if s.fh:
                 mod = module_name_of(s.relpath)
                 for name, h in s.fh.items():
                     if name in lines:
                         lines[name].append(f"{mod}={h}")
         hashes = {n: hashlib.sha256("\n".join(sorted(ls)).encode()).hexdigest() for n, ls in lines.items()}
+        if self.cache is None:
+            hashes = {}  # computed from the facts if anybody asks (ProjectFacts.collector_digest)
 
         if all(s.facts is not None for s in scans):
             data: dict[str, dict[str, Any]] = {n: {} for n in names}
