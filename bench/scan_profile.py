@@ -45,7 +45,7 @@ def main() -> None:
     pkg = base / args.spec.split("==")[0].replace("-", "_")
     config = Config(root=base)
     eng = Engine(config, jobs=1)
-    rules, collectors = eng.rules, eng.collectors
+    rules, collectors = eng.rules, eng.scan_collectors  # (lazy collectors: read on demand, not in the scan)
     files = discover([pkg], config, None)
 
     cpu: dict[str, float] = defaultdict(float)

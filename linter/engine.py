@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from linter._lazy import load_in_background
 from linter.config import Config
-from linter.facts import FactCollector, ProjectFacts
+from linter.facts import FactCollector, FileLoader, LazyModules, ProjectFacts, run_collector
 from linter.files import SourceFile, discover, module_name_of, project_files, relpath_of
 from linter.registry import Registry, load_registry
 from linter.suppression import apply_suppressions, parse_suppressions, unused_noqa
@@ -716,7 +716,13 @@ def _check_job(job: tuple[str, str, list[str]]) -> CheckOutcome:
     text, err = read_source(Path(path), relpath)
     if text is None:
         return CheckOutcome([err] if err else [])
-    return engine.check_one(text, relpath, codes=codes)
+    facts = engine._facts
+    if facts is None:
+        return engine.check_one(text, relpath, codes=codes)
+    with facts.recording() as read:
+        out = engine.check_one(text, relpath, codes=codes)
+    out.lazy = {f"{n}\0{m}": facts_hash(facts.raw(n).value(m)) for n, m in sorted(read)}  # type: ignore[attr-defined]
+    return out
 
 
 @dataclass
@@ -725,6 +731,8 @@ class CheckOutcome:
     errors: list[InternalError] = field(default_factory=list)
     parsed: bool = False
     collectors: tuple[str, ...] = ()
+    # the lazy facts the check read: "collector\0module" -> facts hash
+    lazy: dict[str, str] = field(default_factory=dict)
 
 
 # -- the engine ------------------------------------------------------------------
@@ -755,6 +763,9 @@ class Engine:
             raise RuntimeError(f"rules use unknown fact collectors: {missing}")
         self.collector_meta = [self.registry.collectors[f] for f in used]
         self._facts: ProjectFacts | None = None
+        # module -> files, file -> content digest (set by _merge: lazy facts)
+        self._mod_rels: dict[str, list[str]] = {}
+        self._digests: dict[str, str] = {}
         self._key = ""
         # progress(phase, done, total): set by the CLI for an interactive run
         self.progress: Callable[[str, int, int], None] | None = None
@@ -781,6 +792,11 @@ class Engine:
         self._real()
         assert self._collectors is not None
         return self._collectors
+
+    @property
+    def scan_collectors(self) -> list[type[FactCollector]]:
+        """The collectors the scan runs (lazy ones read modules on demand)."""
+        return [c for c in self.collectors if not getattr(c, "lazy", False)]
 
     def _collector_map(self) -> Mapping[str, Any]:
         return {c.name: c for c in self.collectors}
@@ -817,7 +833,7 @@ class Engine:
 
     def scan_one(self, text: str, relpath: str, checked: bool, syntax: bool | None = None) -> ScanResult:
         res = scan_text(
-            text, relpath, module_name_of(relpath), self.collectors,
+            text, relpath, module_name_of(relpath), self.scan_collectors,
             self.rules_for(relpath) if checked else None,
             self.config.check_syntax if syntax is None else syntax,
             self.cache is not None,
@@ -880,10 +896,14 @@ class Engine:
         if scan.error is not None:
             return self._finish_file([scan.error], relpath, text), []
         facts = self.project_facts()
+        mine = dict(scan.facts)
+        for c in self.collectors:
+            if getattr(c, "lazy", False):
+                mine[c.name] = run_collector(c, text, module, relpath)
         # Most edits leave a module's facts as they were: then the project's
         # facts (and the indexes already built on them) serve as they are.
-        if any(facts.raw(c.name).get(module) != scan.facts.get(c.name) for c in self.collector_meta):
-            facts = facts.with_module(module, scan.facts)
+        if any(facts.raw(c.name).get(module) != mine.get(c.name) for c in self.collector_meta):
+            facts = facts.with_module(module, mine)
         codes = self.facts_gate(relpath, scan.rules or [], facts)
         out = self.check_one(text, relpath, facts, codes)
         return sorted(out.diagnostics, key=lambda d: d.sort_key), out.errors
@@ -962,7 +982,19 @@ class Engine:
         facts alone invalidates nothing and nothing is serialised; the facts
         themselves are read from the cache only when a rule asks for them."""
         scans = list(scans)
-        names = [c.name for c in self.collector_meta]
+        names = [c.name for c in self.collector_meta if not c.lazy]
+        # lazy collectors: a module's facts are read from its file(s) when
+        # a rule asks (module -> files, in scan order: the last with facts wins)
+        rels: dict[str, list[str]] = {}
+        for s in scans:
+            rels.setdefault(module_name_of(s.relpath), []).append(s.relpath)
+        self._mod_rels = rels
+        self._digests = {s.relpath: s.digest for s in scans}
+        lazy = {
+            c.name: LazyModules(c.name, FileLoader(self.registry, c.name, self.config.root, rels), list(rels))
+            for c in self.collector_meta
+            if c.lazy
+        }
         lines: dict[str, list[str]] = {n: [] for n in names}
         for s in scans if self.cache is not None else ():  # (no cache: no hashes, see scan_text)
             if s.fh:
@@ -981,8 +1013,10 @@ class Engine:
                 for name, value in (s.facts or {}).items():
                     if name in data:
                         data[name][mod] = value
-            return ProjectFacts(data, self._collector_map, hashes)
-        return ProjectFacts(None, self._collector_map, hashes, load=lambda n: self._load_facts(scans, n), names=tuple(names))
+            return ProjectFacts(data, self._collector_map, hashes, lazy=lazy)
+        return ProjectFacts(
+            None, self._collector_map, hashes, load=lambda n: self._load_facts(scans, n), names=tuple(names), lazy=lazy
+        )
 
     def _load_facts(self, scans: list[ScanResult], name: str) -> dict[str, Any]:
         """One collector's facts, per module: fresh scans have them; cached
@@ -1003,7 +1037,7 @@ class Engine:
                 value = e.facts.get(name) if e is not None else None
                 if value is None:
                     text, _ = read_source(self.config.root / s.relpath, s.relpath)
-                    fresh = scan_text(text or "", s.relpath, module_name_of(s.relpath), self.collectors)
+                    fresh = scan_text(text or "", s.relpath, module_name_of(s.relpath), self.scan_collectors)
                     s.facts, s.fh = fresh.facts, fresh.fh
                     if e is not None and self.cache is not None:
                         e.facts = dict(fresh.facts)
@@ -1089,6 +1123,41 @@ class Engine:
                 _scan_job, jobs, {"engine": self, "gc": False}, "reading", preload=self.preload_libcst
             )
 
+    # -- lazy facts in the cache ---------------------------------------------------
+    def _module_digest(self, module: str) -> str:
+        """The content of the files a module's lazy facts are read from
+        (empty for a module the project does not have)."""
+        return "|".join(self._digests.get(r, "") for r in self._mod_rels.get(module, ()))
+
+    def _lazy_deps(self, read: set[tuple[str, str]]) -> dict[str, list[str]]:
+        """What a check result records of the lazy facts it read:
+        ``"collector\0module" -> [content digest, facts hash]``."""
+        assert self._facts is not None
+        return {
+            f"{n}\0{m}": [self._module_digest(m), facts_hash(self._facts.raw(n).value(m))]  # type: ignore[attr-defined]
+            for n, m in sorted(read)
+        }
+
+    def _lazy_valid(self, ld: Any) -> bool:
+        """Whether the lazy facts a cached check read are still the same: the
+        files are unchanged, or their facts read again hash the same (an
+        edit that changes no fact re-checks nothing)."""
+        if not ld:
+            return ld is not None or not any(c.lazy for c in self.collector_meta)
+        assert self._facts is not None
+        try:
+            for k, (dig, fh) in ld.items():
+                name, _, module = k.partition("\0")
+                if self._module_digest(module) == dig:
+                    continue
+                if not self._facts.is_lazy(name):
+                    return False
+                if facts_hash(self._facts.raw(name).value(module)) != fh:  # type: ignore[attr-defined]
+                    return False
+        except (TypeError, ValueError, AttributeError):
+            return False  # a damaged entry
+        return True
+
     # -- a whole run ------------------------------------------------------------
     def cache_key(self) -> str:
         if self._key:
@@ -1127,7 +1196,11 @@ class Engine:
                 continue  # no rule can match: never parsed with libcst
             e = entries.get(sf.relpath)
             chk = e.check if e is not None and e.digest == scan.digest else None
-            if chk is not None and chk.get("fk") == self._facts.digest(tuple(chk.get("cols", ()))):
+            if (
+                chk is not None
+                and chk.get("fk") == self._facts.digest(tuple(chk.get("cols", ())))
+                and self._lazy_valid(chk.get("ld"))
+            ):
                 diags.extend(Diagnostic.from_dict(d) for d in chk["diags"])
                 result.stats.cached += 1
                 continue
@@ -1138,13 +1211,23 @@ class Engine:
         sizes = {sf.relpath: _size(sf.abspath) for sf, _, _ in pending} if self.jobs > 1 else {}
         pending.sort(key=lambda p: -sizes.get(p[0].relpath, 0))
         todo: list[tuple[str, str, list[str]]] = []
+        gate_deps: dict[str, dict[str, list[str]]] = {}
         with _gc_frozen(), _Checks(self, sizes) as checks:
             for sf, scan, e in pending:
-                codes = self.facts_gate(sf.relpath, scan.rules or [])
+                with self._facts.recording() as read:
+                    codes = self.facts_gate(sf.relpath, scan.rules or [])
+                if self.cache is not None:
+                    gate_deps[sf.relpath] = self._lazy_deps(read)
                 if not codes and not scan.noqa:
                     if self.cache is not None and e is not None:
                         cols = tuple(sorted({f for r in self.rules if r.code in (scan.rules or []) for f in r.facts}))
-                        e.check = {"cols": list(cols), "fk": self._facts.digest(cols), "diags": [], "parsed": False}
+                        e.check = {
+                            "cols": list(cols),
+                            "fk": self._facts.digest(cols),
+                            "ld": gate_deps[sf.relpath],
+                            "diags": [],
+                            "parsed": False,
+                        }
                         self.cache.mark_dirty(key, sf.relpath)
                     continue
                 job = (sf.abspath, sf.relpath, codes)
@@ -1157,9 +1240,13 @@ class Engine:
             result.stats.parsed += int(out.parsed)
             e = entries.get(rel)
             if self.cache is not None and e is not None and not out.errors:
+                ld = dict(gate_deps.get(rel, {}))
+                for k, fh in out.lazy.items():
+                    ld[k] = [self._module_digest(k.partition("\0")[2]), fh]
                 e.check = {
                     "cols": list(out.collectors),
                     "fk": self._facts.digest(out.collectors),
+                    "ld": ld,
                     "diags": [d.to_dict() for d in out.diagnostics],
                     "parsed": out.parsed,
                 }

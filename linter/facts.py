@@ -12,7 +12,9 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, ClassVar
 
 from linter.needles import Needles
@@ -30,6 +32,14 @@ class FactCollector:
     # False: ``collect`` reads the text only and gets ``tree=None`` (saves the
     # ast parse, the dominant cost of the facts phase on big trees)
     needs_ast: ClassVar[bool] = True
+    # True: the scan never runs this collector; a module's facts are read
+    # from its file when a rule first asks for them (:class:`LazyModules`).
+    # For collectors whose consumers ask local questions (one class's bases,
+    # followed module by module) about a few modules of a big project:
+    # ``build_index`` must then look modules up, never iterate them all.
+    # Check results record which modules' facts they read instead of a
+    # digest of the whole collector (see ``ProjectFacts.recording``).
+    lazy: ClassVar[bool] = False
 
     @classmethod
     def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
@@ -40,6 +50,118 @@ class FactCollector:
     @classmethod
     def build_index(cls, per_module: Mapping[str, Any]) -> Any:
         return per_module
+
+
+def run_collector(collector: Any, text: str, module: str, path: str) -> Any:
+    """One collector's facts of one text, as the scan computes them: None
+    when its needles do not match, nor when it needs an ``ast`` and the
+    text does not compile, nor when it fails."""
+    if not collector.needles.match(text):
+        return None
+    tree = None
+    if collector.needs_ast:
+        try:
+            tree = compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+    try:
+        return collector.collect(tree, text, module, path)
+    except Exception:  # a broken collector must not stop the run
+        return None
+
+
+# the open ``ProjectFacts.recording`` sets: (collector, module) pairs read
+_RECORDERS: list[set[tuple[str, str]]] = []
+
+
+class FileLoader:
+    """A lazy collector's facts of one module, read from the project's files
+    (picklable: a worker gets the recipe, not the facts). The collector is
+    looked up in ``registry`` on first use (a warm run imports no rule)."""
+
+    def __init__(self, registry: Any, name: str, root: Path, relpaths: Mapping[str, Sequence[str]]) -> None:
+        self.registry = registry
+        self.name = name
+        self.root = root
+        # module -> its files (``x.py`` and ``x.pyi`` are one module: the last with facts wins)
+        self.relpaths = relpaths
+
+    def __call__(self, module: str) -> Any:
+        from linter.engine import read_source
+
+        collector = self.registry.real().collectors[self.name]
+        value = None
+        for rel in self.relpaths.get(module, ()):
+            text, _ = read_source(self.root / rel, rel)
+            if text is None:
+                continue
+            got = run_collector(collector, text, module, rel)
+            if got is not None:
+                value = got
+        return value
+
+
+class LazyModules(Mapping[str, Any]):
+    """Per-module facts of a lazy collector, each computed on first access
+    and recorded in the open ``ProjectFacts.recording`` sets (a module
+    absent from the project is recorded too: a file added there later
+    changes what the lookup finds)."""
+
+    def __init__(
+        self,
+        name: str,
+        loader: Callable[[str], Any],
+        modules: Sequence[str],
+        overrides: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.loader = loader
+        self.modules = tuple(modules)
+        self._known = frozenset(self.modules)
+        self._done: dict[str, Any] = dict(overrides or {})
+
+    def value(self, module: str) -> Any:
+        """The module's facts (None: no facts, or no such module)."""
+        for rec in _RECORDERS:
+            rec.add((self.name, module))
+        if module in self._done:
+            return self._done[module]
+        got = self.loader(module) if module in self._known else None
+        self._done[module] = got
+        return got
+
+    def __getitem__(self, module: str) -> Any:
+        got = self.value(module)
+        if got is None:
+            raise KeyError(module)
+        return got
+
+    def get(self, module: str, default: Any = None) -> Any:  # type: ignore[override]
+        got = self.value(module)
+        return default if got is None else got
+
+    def __contains__(self, module: object) -> bool:
+        return isinstance(module, str) and self.value(module) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        # (reads every module: for tests and tools, not for rules)
+        return (m for m in self.modules if self.value(m) is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def with_module(self, module: str, value: Any) -> LazyModules:
+        """A copy in which ``module``'s facts are ``value`` (the editor's buffer)."""
+        done = dict(self._done)
+        done[module] = value
+        modules = self.modules if module in self._known else (*self.modules, module)
+        return LazyModules(self.name, self.loader, modules, done)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"name": self.name, "loader": self.loader, "modules": self.modules, "done": self._done}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["name"], state["loader"], state["modules"], state["done"])  # type: ignore[misc]
 
 
 class ProjectFacts:
@@ -53,13 +175,16 @@ class ProjectFacts:
         hashes: Mapping[str, str] | None = None,
         load: Callable[[str], Mapping[str, Any]] | None = None,
         names: tuple[str, ...] = (),
+        lazy: Mapping[str, LazyModules] | None = None,
     ) -> None:
         """``data``: per collector, per module, the facts. ``load``: for the
         collectors in ``names`` not in ``data``, a function that returns a
         collector's per-module facts when a rule first asks (the engine reads
         them from the cache only then). ``hashes``: per-collector digests
         computed by the caller (the engine combines per-file facts hashes
-        instead of serialising all the facts)."""
+        instead of serialising all the facts). ``lazy``: the lazy collectors'
+        facts, per collector (no digest: see :meth:`recording`)."""
+        self._lazy: dict[str, LazyModules] = dict(lazy or {})
         self._data_: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (data or {}).items()}
         self._load = load
         self._names = tuple(names)
@@ -89,7 +214,24 @@ class ProjectFacts:
         return self._data
 
     def raw(self, collector: str) -> Mapping[str, Any]:
+        if collector in self._lazy:
+            return self._lazy[collector]
         return self._loaded_one(collector) or {}
+
+    def is_lazy(self, collector: str) -> bool:
+        return collector in self._lazy
+
+    @contextmanager
+    def recording(self) -> Iterator[set[tuple[str, str]]]:
+        """The (collector, module) pairs of lazy facts read inside the block:
+        what a check result depends on besides the digests of the eager
+        collectors (:meth:`digest`)."""
+        rec: set[tuple[str, str]] = set()
+        _RECORDERS.append(rec)
+        try:
+            yield rec
+        finally:
+            _RECORDERS.pop()  # (strictly nested; ``remove`` would compare sets by value)
 
     def index(self, collector: str) -> Any:
         if collector not in self._indexes:
@@ -109,11 +251,14 @@ class ProjectFacts:
         """A copy where ``module``'s facts are replaced (the editor's buffer)."""
         data = {k: dict(v) for k, v in self._data.items()}
         for name in set(data) | set(facts):
+            if name in self._lazy:
+                continue
             per = data.setdefault(name, {})
             per.pop(module, None)
             if facts.get(name) is not None:
                 per[module] = facts[name]
-        return ProjectFacts(data, self._collectors_src)
+        lazy = {n: lm.with_module(module, facts.get(n)) for n, lm in self._lazy.items()}
+        return ProjectFacts(data, self._collectors_src, lazy=lazy)
 
     def collector_digest(self, name: str) -> str:
         if name not in self._hashes:
@@ -126,12 +271,13 @@ class ProjectFacts:
         self._hashes[name] = digest
 
     def digest(self, collectors: tuple[str, ...]) -> str:
-        """Hash of the facts of the given collectors (cache key component)."""
-        parts = [f"{name}={self.collector_digest(name)}" for name in sorted(collectors)]
+        """Hash of the facts of the given collectors (cache key component);
+        lazy collectors are left out (a check records the modules it read)."""
+        parts = [f"{name}={self.collector_digest(name)}" for name in sorted(collectors) if name not in self._lazy]
         return hashlib.sha256(";".join(parts).encode()).hexdigest()[:32]
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"data": self._data, "collectors": dict(self._collectors())}
+        return {"data": self._data, "collectors": dict(self._collectors()), "lazy": self._lazy}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["data"], state["collectors"])  # type: ignore[misc]
+        self.__init__(state["data"], state["collectors"], lazy=state.get("lazy"))  # type: ignore[misc]

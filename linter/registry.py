@@ -101,6 +101,7 @@ class CollectorMeta:
     name: str
     version: int
     needles: Needles
+    lazy: bool = False
 
 
 @dataclass(frozen=True)
@@ -197,7 +198,12 @@ def load_registry_fast() -> Registry:
                 return Registry(
                     {c: RuleMeta.from_json(r) for c, r in raw["rules"].items()},
                     {
-                        n: CollectorMeta(n, c["version"], Needles(tuple(c["all_of"]), tuple(tuple(g) for g in c["any_of"]), c["regex"]))
+                        n: CollectorMeta(
+                            n,
+                            c["version"],
+                            Needles(tuple(c["all_of"]), tuple(tuple(g) for g in c["any_of"]), c["regex"]),
+                            bool(c.get("lazy", False)),
+                        )
                         for n, c in raw["collectors"].items()
                     },
                     is_meta=True,
@@ -216,6 +222,7 @@ def load_registry_fast() -> Registry:
                     "all_of": list(c.needles.all_of),
                     "any_of": [list(g) for g in c.needles.any_of],
                     "regex": c.needles.regex,
+                    "lazy": bool(getattr(c, "lazy", False)),
                 }
                 for n, c in reg.collectors.items()
             },

@@ -175,3 +175,37 @@ def test_collector_is_discovered_and_feeds_project_facts(tmp_path: Path) -> None
     engine = Engine(Config(root=tmp_path, select=("SHD301",)), registry, jobs=1)
     idx = engine.project_facts().index("classes")
     assert idx.attr("child.Child", "enabled").owner == "pkg.base.Root"
+
+
+def test_lazy_index_reads_only_the_modules_a_query_needs_and_records_them_every_time() -> None:
+    """The facts are lazy: a query reads the modules along the MRO (and the
+    absent ones it probes), nothing else; a memoised answer still records
+    them, or a second check asking the same would miss its dependencies."""
+    from linter.facts import LazyModules, ProjectFacts
+
+    texts = {module_name_of(p): (p, textwrap.dedent(s)) for p, s in THREE_FILES.items()}
+    texts["pkg.unrelated"] = ("pkg/unrelated.py", "class Other:\n    x = 1\n")
+    loaded: list[str] = []
+
+    def loader(mod: str):
+        loaded.append(mod)
+        path, text = texts[mod]
+        return ClassFacts.collect(None, text, mod, path)
+
+    lazy = LazyModules("classes", loader, list(texts))
+    facts = ProjectFacts({}, {"classes": ClassFacts}, lazy={"classes": lazy})
+    idx = facts.index("classes")
+    with facts.recording() as first:
+        names = [q for q, _ in idx.mro("pkg.sub.leaf.Leaf")]
+    assert names == ["pkg.sub.leaf.Leaf", "pkg.middle.Middle", "pkg.base.Root"]
+    assert "pkg.unrelated" not in loaded
+    assert {m for _, m in first} >= {"pkg.sub.leaf", "pkg.middle", "pkg.base"}
+    with facts.recording() as second:
+        idx.mro("pkg.sub.leaf.Leaf")
+    assert second == first
+    # an edited buffer replaces one module's facts, the others stay lazy
+    buffer = ClassFacts.collect(None, "class Middle:\n    pass\n", "pkg.middle", "pkg/middle.py")
+    edited = facts.with_module("pkg.middle", {"classes": buffer})
+    assert [q for q, _ in edited.index("classes").mro("pkg.sub.leaf.Leaf")] == names[:2]
+    assert [q for q, _ in idx.mro("pkg.sub.leaf.Leaf")] == names
+    assert "pkg.unrelated" not in loaded

@@ -257,6 +257,87 @@ def test_cache_rechecks_a_file_when_a_fact_it_depends_on_changes_elsewhere(tmp_p
     assert "stages/variant.py" not in {d.path for d in flipped.diagnostics}
 
 
+def _stages_project(tmp_path: Path) -> tuple[Path, Config]:
+    import shutil
+
+    corpus = Path(__file__).resolve().parent.parent / "corpus" / "pp_payload_drops_tensors" / "stages"
+    root = tmp_path / "proj"
+    shutil.copytree(corpus, root / "stages")
+    (root / "pyproject.toml").write_text("[tool.shardlint]\n")
+    return root, Config(root=root.resolve(), select=("SHD301",))
+
+
+def test_lazy_class_facts_read_in_a_check_worker_still_invalidate_its_cached_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The "classes" facts are read per module on demand, also inside the
+    check workers: what a worker read must reach the cache entry, or an edit
+    of the base class in another file would leave a stale result."""
+    import linter.engine as engine_mod
+    from linter.registry import load_registry
+
+    monkeypatch.setattr(engine_mod, "HEAVY_CHECK_BYTES", 1)  # checks in a pool
+    monkeypatch.setattr(engine_mod, "POOL_MIN_FILES", 1)
+    root, cfg = _stages_project(tmp_path)
+    reg = load_registry()
+
+    def run_cached():
+        return Engine(cfg, reg, jobs=2, cache=Cache(root / ".c")).run([root])
+
+    first = run_cached()
+    assert "stages/variant.py" in {d.path for d in first.diagnostics}
+    base = root / "stages" / "backbone.py"
+    base.write_text(base.read_text() + "\n# a comment changes no fact\n")
+    again = run_cached()
+    assert again.diagnostics == first.diagnostics and again.stats.parsed == 0
+    base.write_text(base.read_text().replace("supports_aux_hidden_states_over_pp = True", "supports_aux_hidden_states_over_pp = False"))
+    assert "stages/variant.py" not in {d.path for d in run_cached().diagnostics}
+
+
+def test_a_check_reports_the_lazy_facts_it_read(tmp_path: Path) -> None:
+    """What the rule itself reads (not only its facts gate) is recorded:
+    the check of a subclass depends on its base's module."""
+    import linter.engine as engine_mod
+    from linter.registry import load_registry
+
+    root, cfg = _stages_project(tmp_path)
+    eng = Engine(cfg, load_registry(), jobs=1)
+    eng.project_facts()
+    engine_mod._init_worker({"engine": eng})
+    try:
+        out = engine_mod._check_job((str(root / "stages" / "variant.py"), "stages/variant.py", ["SHD301"]))
+    finally:
+        engine_mod._init_worker({})
+    assert out.diagnostics
+    assert "classes\0stages.backbone" in out.lazy
+
+
+def test_a_base_class_module_added_later_invalidates_the_cached_result(tmp_path: Path) -> None:
+    """A lookup of a module the project does not have is a dependency too:
+    once the file appears, the class it defines joins the MRO."""
+    from linter.registry import load_registry
+
+    root, cfg = _stages_project(tmp_path)
+    variant = root / "stages" / "variant.py"
+    variant.write_text(
+        variant.read_text()
+        .replace("from .backbone import", "from .mixins import Quiet\nfrom .backbone import")
+        .replace("class ShortcutVariant(Backbone):", "class ShortcutVariant(Quiet, Backbone):")
+    )
+    reg = load_registry()
+
+    def run_cached():
+        return Engine(cfg, reg, jobs=1, cache=Cache(root / ".c")).run([root])
+
+    assert "stages/variant.py" in {d.path for d in run_cached().diagnostics}
+    # the mixin's own claim comes first in the MRO: no claim, no finding
+    (root / "stages" / "mixins.py").write_text("class Quiet:\n    supports_aux_hidden_states_over_pp = False\n")
+    cached = run_cached()
+    fresh = Engine(cfg, reg, jobs=1).run([root])
+    assert "stages/variant.py" not in {d.path for d in fresh.diagnostics}
+    assert cached.diagnostics == fresh.diagnostics
+
+
 def test_warm_run_over_an_unchanged_tree_reads_no_facts_and_lost_facts_are_rebuilt(tmp_path: Path) -> None:
     """The facts are most of the cache's bytes: an unchanged tree is re-checked
     from the small shards alone; when the facts files are damaged and a rule
@@ -277,11 +358,15 @@ def test_warm_run_over_an_unchanged_tree_reads_no_facts_and_lost_facts_are_rebui
 
     first = engine().run([root])
     assert "stages/variant.py" in {d.path for d in first.diagnostics}
-    assert list((root / ".c").glob("*.facts.classes.json"))
+    assert list((root / ".c").glob("*.facts.pp_payload_shapes.json"))
+    # (the lazy "classes" facts are read per module when asked, never cached)
+    assert not list((root / ".c").glob("*.facts.classes.json"))
     warm_engine = engine()
     warm = warm_engine.run([root])
     assert warm.diagnostics == first.diagnostics and warm.stats.parsed == 0
-    assert warm_engine._facts is not None and not warm_engine._facts.loaded("classes")
+    assert warm_engine._facts is not None
+    assert not any(warm_engine._facts.loaded(n) for n in ("pp_payload_shapes", "pp_receivers"))
+    assert not warm_engine._facts.raw("classes")._done  # type: ignore[attr-defined]
     for f in (root / ".c").glob("*.facts.*.json"):
         f.write_text(f.read_text()[:50])  # truncated
     variant = root / "stages" / "variant.py"
