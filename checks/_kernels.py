@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from keyword import iskeyword, kwlist
 from typing import Any, NamedTuple
@@ -738,9 +738,12 @@ class TritonKernels(FactCollector):
     for a file that compiles."""
 
     name = "triton_kernels"
-    version = 1
+    version = 2  # 2: lazy (facts no longer in the cache)
     needles = Needles(all_of=("triton",), regex=_KERNEL_NEEDLE)
     needs_ast = False
+    # SHD101 looks kernels up by qualified name (a launch's callee, followed
+    # through re-exports): read per module on demand, not by the scan
+    lazy = True
 
     @classmethod
     def collect(cls, tree: ast.Module | None, text: str, module: str, path: str) -> Any:
@@ -748,14 +751,7 @@ class TritonKernels(FactCollector):
 
     @classmethod
     def build_index(cls, per_module: Mapping[str, Any]) -> KernelIndex:
-        idx = KernelIndex()
-        for mod, data in per_module.items():
-            idx.imports[mod] = data.get("imports", {})
-            for name, facts in data.get("kernels", {}).items():
-                idx.kernels[f"{mod}.{name}" if mod else name] = KernelFacts.from_json(
-                    facts, data.get("path", "")
-                )
-        return idx
+        return KernelIndex(_Kernels(per_module), _Imports(per_module))
 
 
 class FacadeImports(FactCollector):
@@ -765,9 +761,10 @@ class FacadeImports(FactCollector):
     ``_from_imports`` on the file's ``ast`` for a file that compiles."""
 
     name = "facade_imports"
-    version = 1
+    version = 2  # 2: lazy (facts no longer in the cache)
     needles = Needles(regex=_FACADE_NEEDLE)
     needs_ast = False
+    lazy = True  # (looked up per module, while following a re-export)
 
     @classmethod
     def collect(cls, tree: ast.Module | None, text: str, module: str, path: str) -> Any:
@@ -803,10 +800,75 @@ class KernelFacts:
         )
 
 
+class _Kernels(Mapping[str, KernelFacts]):
+    """Kernels by qualified name, looked up in the module that may define
+    them (the facts are lazy: nothing iterates every module, and every
+    lookup goes through the per-module mapping, which records it)."""
+
+    def __init__(self, per_module: Mapping[str, Any]) -> None:
+        self._m = per_module
+
+    def _find(self, qualname: object) -> KernelFacts | None:
+        if not isinstance(qualname, str):
+            return None
+        parts = qualname.split(".")
+        for i in range(len(parts) - 1, -1, -1):
+            data = self._m.get(".".join(parts[:i]))
+            k = data.get("kernels", {}).get(".".join(parts[i:])) if data else None
+            if k is not None:
+                return KernelFacts.from_json(k, data.get("path", ""))
+        return None
+
+    def get(self, qualname: str, default: Any = None) -> Any:  # type: ignore[override]
+        k = self._find(qualname)
+        return default if k is None else k
+
+    def __getitem__(self, qualname: str) -> KernelFacts:
+        k = self._find(qualname)
+        if k is None:
+            raise KeyError(qualname)
+        return k
+
+    def __contains__(self, qualname: object) -> bool:
+        return self._find(qualname) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        # (reads every module: for tests and tools, not for rules)
+        for mod, data in self._m.items():
+            for name in (data or {}).get("kernels", {}):
+                yield f"{mod}.{name}" if mod else name
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class _Imports(Mapping[str, Mapping[str, str]]):
+    """A kernel module's ``from``-imports, per module (lazy as ``_Kernels``)."""
+
+    def __init__(self, per_module: Mapping[str, Any]) -> None:
+        self._m = per_module
+
+    def get(self, module: str, default: Any = None) -> Any:  # type: ignore[override]
+        data = self._m.get(module)
+        return data.get("imports", {}) if data else default
+
+    def __getitem__(self, module: str) -> Mapping[str, str]:
+        got = self.get(module)
+        if got is None:
+            raise KeyError(module)
+        return got
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._m)
+
+    def __len__(self) -> int:
+        return len(self._m)
+
+
 @dataclass
 class KernelIndex:
-    kernels: dict[str, KernelFacts] = field(default_factory=dict)
-    imports: dict[str, Mapping[str, str]] = field(default_factory=dict)
+    kernels: Mapping[str, KernelFacts] = field(default_factory=dict)
+    imports: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
 
 def collect_text(text: str, module: str, path: str) -> dict[str, KernelFacts]:

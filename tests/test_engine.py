@@ -606,3 +606,45 @@ def test_rules_speak_libcsts_batchable_visitor_protocol(tmp_path: Path) -> None:
     reg = Registry({"SHD989": LineOfMin}, {})
     res = Engine(Config(root=root, select=("SHD989",)), reg, jobs=1).run([root])
     assert [d.message for d in res.diagnostics] == ["min on line 3"] and not res.errors
+
+
+def test_cached_launch_results_follow_edits_of_the_kernels_module_and_its_reexports(tmp_path: Path) -> None:
+    """Kernels and re-exports are read per module on demand (lazy facts):
+    the launching file's cached SHD101 results must still follow an edit of
+    the kernel, or of the package that re-exports it; a comment changes
+    nothing and re-parses nothing."""
+    import shutil
+
+    from linter.registry import load_registry
+
+    corpus = Path(__file__).resolve().parent.parent / "corpus" / "block_size_min_divisibility" / "kernel_pkg"
+    root = tmp_path / "proj"
+    shutil.copytree(corpus, root / "kernel_pkg")
+    (root / "pyproject.toml").write_text("[tool.shardlint]\n")
+    cfg = Config(root=root.resolve(), select=("SHD101",))
+    reg = load_registry()
+
+    def cached():
+        return Engine(cfg, reg, jobs=1, cache=Cache(root / ".c")).run([root])
+
+    def fresh():
+        return Engine(cfg, reg, jobs=1).run([root]).diagnostics
+
+    def lines() -> set[int]:
+        return {d.span.line for d in cached().diagnostics}
+
+    first = lines()
+    assert len(first) == 3
+    kernels = root / "kernel_pkg" / "kernels.py"
+    kernels.write_text(kernels.read_text() + "\n# a comment changes no fact\n")
+    again = cached()
+    assert {d.span.line for d in again.diagnostics} == first and again.stats.parsed == 0
+    # the kernel no longer needs TILE to be a power of two: that launch is fine
+    kernels.write_text(kernels.read_text().replace("cols = tl.arange(0, TILE)\n    x = tl.load(x_ptr + row * n_cols + cols)\n", "cols = tl.arange(0, 1024)\n    x = tl.load(x_ptr + row * n_cols + cols)\n", 1))
+    after_kernel = cached()
+    assert after_kernel.diagnostics == fresh() and len(after_kernel.diagnostics) == 2
+    # the package stops re-exporting tile_norm_kernel: that launch is unknown
+    init = root / "kernel_pkg" / "__init__.py"
+    init.write_text("from .kernels import fused_scale_kernel\n")
+    after_init = cached()
+    assert after_init.diagnostics == fresh() and len(after_init.diagnostics) == 1
