@@ -19,7 +19,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import tempfile
+import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +44,11 @@ class Entry:
 
 
 SHARDS = 16
+# State of other (version, configuration) keys kept besides the ones in use:
+# a config switched back and forth (pre-commit's subset, CI's full set) stays
+# warm, and the folder stops growing with every version or option ever run.
+KEEP_OTHER_KEYS = 3
+_STATE_FILE = re.compile(r"(v\d+-.+-[0-9a-f]{16})-\d+(?:\.facts\.\w+)?\.json")
 
 
 def shard_of(relpath: str) -> int:
@@ -151,7 +158,45 @@ class Cache:
                         self._write(path, json.dumps(blob, separators=(",", ":")))
                     except OSError:
                         pass  # a read-only tree still lints; it just stays cold
+        if self._dirty:
+            self.prune({self._file(k, 0).name.rsplit("-", 1)[0] for k in self._loaded} | {
+                self._file(k, 0).name.rsplit("-", 1)[0] for k in self._dirty
+            })
         self._dirty.clear()
+
+    def prune(self, in_use: set[str]) -> None:
+        """Delete the state of keys other than ``in_use`` beyond the
+        ``KEEP_OTHER_KEYS`` most recently written, and temporary files a
+        killed run left (older than an hour). Only files named as this cache
+        names them are touched."""
+        try:
+            names = os.listdir(self.directory)
+        except OSError:
+            return
+        newest: dict[str, float] = {}
+        files: dict[str, list[str]] = {}
+        now = time.time()
+        for n in names:
+            path = self.directory / n
+            if n.startswith(".tmp-") and n.endswith(".json"):
+                with contextlib.suppress(OSError):
+                    if now - path.stat().st_mtime > 3600:
+                        path.unlink()
+                continue
+            m = _STATE_FILE.fullmatch(n)
+            if m is None or m.group(1) in in_use:
+                continue
+            try:
+                mtime = path.stat().st_mtime
+            except OSError:
+                continue
+            files.setdefault(m.group(1), []).append(n)
+            newest[m.group(1)] = max(newest.get(m.group(1), 0.0), mtime)
+        stale = sorted(newest, key=lambda k: newest[k], reverse=True)[KEEP_OTHER_KEYS:]
+        for k in stale:
+            for n in files[k]:
+                with contextlib.suppress(OSError):
+                    (self.directory / n).unlink()
 
     def _write(self, path: Path, text: str) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)

@@ -648,3 +648,41 @@ def test_cached_launch_results_follow_edits_of_the_kernels_module_and_its_reexpo
     init.write_text("from .kernels import fused_scale_kernel\n")
     after_init = cached()
     assert after_init.diagnostics == fresh() and len(after_init.diagnostics) == 1
+
+
+def test_cache_keeps_a_few_other_configurations_and_nothing_it_did_not_write_goes(tmp_path: Path) -> None:
+    """Every version and configuration has its own state: the folder keeps
+    the one in use and the three most recently written others (a config
+    switched back and forth stays warm), drops older ones and stale
+    temporary files, and leaves files it does not name alone."""
+    import os
+    import re
+    import time
+
+    from linter import __version__
+
+    write(tmp_path, "a.py", "v = min(a, 1)\n")
+    cache_dir = tmp_path / ".c"
+    cache_dir.mkdir()
+    now = time.time()
+    others = [f"{i:016x}" for i in range(1, 7)]
+    for age, key in enumerate(others):
+        for name in (f"v2-{__version__}-{key}-3.json", f"v2-{__version__}-{key}-3.facts.x.json"):
+            p = cache_dir / name
+            p.write_text("{}")
+            os.utime(p, (now - 1000 * (age + 1), now - 1000 * (age + 1)))
+    (cache_dir / "notes.txt").write_text("mine")
+    old_tmp, new_tmp = cache_dir / ".tmp-old.json", cache_dir / ".tmp-new.json"
+    old_tmp.write_text("")
+    new_tmp.write_text("")
+    os.utime(old_tmp, (now - 7200, now - 7200))
+    cfg = Config(root=tmp_path)
+    res = Engine(cfg, toy_registry(), jobs=1, cache=Cache(cache_dir)).run([tmp_path])
+    assert res.diagnostics
+    keys = {m.group(1) for n in os.listdir(cache_dir) if (m := re.fullmatch(r"v2-.+-([0-9a-f]{16})-\d+.*\.json", n))}
+    assert set(others[:3]) <= keys and not (set(others[3:]) & keys)
+    assert len(keys) == 4  # and the one in use
+    assert (cache_dir / "notes.txt").exists() and new_tmp.exists() and not old_tmp.exists()
+    # the state in use still serves a warm run
+    again = Engine(cfg, toy_registry(), jobs=1, cache=Cache(cache_dir)).run([tmp_path])
+    assert again.diagnostics == res.diagnostics and again.stats.cached == 1
