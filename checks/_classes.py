@@ -1,8 +1,10 @@
 """The "classes" fact collector: the class hierarchy of a whole project, so a
 rule looking at one class can see what its bases (in other files) declare.
 
-Collected per module (CPython ``ast``; modules defining classes, and package
-``__init__`` modules for their re-exports)::
+Read per module (from the text, CPython ``ast`` where the text reader is not
+certain; modules defining classes, and package ``__init__`` modules for their
+re-exports), lazily: the scan does not run this collector, a module's facts
+are read when a query first needs them (``ClassFacts.lazy``)::
 
     {
       "path": "pkg/models/base.py",          # root-relative, for related locations
@@ -52,7 +54,8 @@ stable API other rules use:
 - ``defines(qualname, method) -> str | None``: the qualified name of the
   first class along the MRO that defines ``method`` (truthy when any does).
 - ``defines_attr_anywhere(name) -> bool``: whether any class of the project
-  assigns ``name`` at class level (tells whether a project knows a flag).
+  assigns ``name`` at class level (tells whether a project knows a flag;
+  reads every module's facts, so not for a rule's hot path).
 """
 
 from __future__ import annotations

@@ -721,7 +721,7 @@ def _check_job(job: tuple[str, str, list[str]]) -> CheckOutcome:
         return engine.check_one(text, relpath, codes=codes)
     with facts.recording() as read:
         out = engine.check_one(text, relpath, codes=codes)
-    out.lazy = {f"{n}\0{m}": facts_hash(facts.raw(n).value(m)) for n, m in sorted(read)}  # type: ignore[attr-defined]
+    out.lazy = {f"{n}\0{m}": facts.raw(n).facts_hash(m) for n, m in sorted(read)}  # type: ignore[attr-defined]
     return out
 
 
@@ -1134,7 +1134,7 @@ class Engine:
         ``"collector\0module" -> [content digest, facts hash]``."""
         assert self._facts is not None
         return {
-            f"{n}\0{m}": [self._module_digest(m), facts_hash(self._facts.raw(n).value(m))]  # type: ignore[attr-defined]
+            f"{n}\0{m}": [self._module_digest(m), self._facts.raw(n).facts_hash(m)]  # type: ignore[attr-defined]
             for n, m in sorted(read)
         }
 
@@ -1152,7 +1152,7 @@ class Engine:
                     continue
                 if not self._facts.is_lazy(name):
                     return False
-                if facts_hash(self._facts.raw(name).value(module)) != fh:  # type: ignore[attr-defined]
+                if self._facts.raw(name).facts_hash(module) != fh:  # type: ignore[attr-defined]
                     return False
         except (TypeError, ValueError, AttributeError):
             return False  # a damaged entry

@@ -5,6 +5,11 @@ A collector works on CPython's ``ast`` (far cheaper than libcst) and only on
 files whose text matches its needles. Facts are keyed by dotted module name so
 that a rule can follow an import to the module that defines a base class or a
 Triton kernel.
+
+A collector whose consumers only look modules up (``FactCollector.lazy``) is
+not run by the scan: :class:`LazyModules` reads a module's facts from its file
+on first access, and :meth:`ProjectFacts.recording` tells which modules a
+gate or a check read, so that a cached result depends on those alone.
 """
 
 from __future__ import annotations
@@ -119,6 +124,16 @@ class LazyModules(Mapping[str, Any]):
         self.modules = tuple(modules)
         self._known = frozenset(self.modules)
         self._done: dict[str, Any] = dict(overrides or {})
+        self._hashes: dict[str, str] = {}
+
+    def facts_hash(self, module: str) -> str:
+        """A hash of the module's facts (what a cached check result keeps),
+        computed once per module."""
+        h = self._hashes.get(module)
+        if h is None:
+            blob = json.dumps(self.value(module), sort_keys=True, separators=(",", ":"), default=str)
+            h = self._hashes[module] = hashlib.sha256(blob.encode()).hexdigest()[:20]
+        return h
 
     def value(self, module: str) -> Any:
         """The module's facts (None: no facts, or no such module)."""
