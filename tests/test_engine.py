@@ -686,3 +686,29 @@ def test_cache_keeps_a_few_other_configurations_and_nothing_it_did_not_write_goe
     # the state in use still serves a warm run
     again = Engine(cfg, toy_registry(), jobs=1, cache=Cache(cache_dir)).run([tmp_path])
     assert again.diagnostics == res.diagnostics and again.stats.cached == 1
+
+
+def test_every_rule_on_the_corpus_gives_the_same_findings_cold_warm_pooled_and_serial(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real rules (with their lazy and eager facts) over the whole
+    corpus: one process without a cache, two workers (pools forced for the
+    scan and the checks) writing a cache, then reading it back."""
+    import shutil
+
+    import linter.engine as engine_mod
+    from linter.registry import load_registry
+
+    root = tmp_path / "corpus"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "corpus", root, ignore=shutil.ignore_patterns(".shardlint_cache", "__pycache__"))
+    (root / "pyproject.toml").write_text("[tool.shardlint]\n")
+    reg = load_registry()
+    cfg = Config(root=root.resolve())
+    serial = Engine(cfg, reg, jobs=1).run([root])
+    assert len({d.code for d in serial.diagnostics}) >= 6 and not serial.errors
+    monkeypatch.setattr(engine_mod, "POOL_MIN_FILES", 2)
+    monkeypatch.setattr(engine_mod, "HEAVY_CHECK_BYTES", 1)
+    cold = Engine(cfg, reg, jobs=2, cache=Cache(tmp_path / ".c")).run([root])
+    warm = Engine(cfg, reg, jobs=2, cache=Cache(tmp_path / ".c")).run([root])
+    assert cold.diagnostics == serial.diagnostics == warm.diagnostics
+    assert warm.stats.parsed == 0 and not cold.errors and not warm.errors
