@@ -748,6 +748,120 @@ class PpAliasShapes(FactCollector):
         return alias_shapes(tree, text)
 
 
+# -- does the project place modules on pipeline ranks at all? --------------------
+# What an engine that partitions its models across pipeline ranks writes
+# somewhere: the placeholder class, or a test of the rank (vLLM and SGLang:
+# ``get_pp_group().is_first_rank``, ``PPMissingLayer``; Megatron:
+# ``is_pipeline_first_stage``; DeepSpeed: ``is_first_stage``; TensorRT-LLM:
+# ``mapping.is_first_pp_rank()``). Matched inside identifiers.
+PIPELINE_MARKERS = (
+    "PPMissingLayer",
+    "first_rank",
+    "last_rank",
+    "is_first_stage",
+    "is_last_stage",
+    "is_pipeline_first_stage",
+    "is_pipeline_last_stage",
+    "first_pp_rank",
+    "last_pp_rank",
+    "pp_rank",
+)
+# every marker holds one of these: found with ``str.find``, then the whole
+# identifier around it is read and compared
+_MARKER_STEMS = ("_rank", "_stage", "MissingLayer")
+# an embedding module built into an attribute: ``self.embed_tokens =
+# VocabParallelEmbedding(``, ``self.wte = nn.Embedding(`` (the line before the
+# callee's ``Embedding``: the target and the callee's dotted prefix)
+_EMBEDDING_CALL = re.compile(r"Embedding\w*[ \t]*\(")
+_EMBED_TARGET = re.compile(r"(?:^|[.\s])([^\W\d]\w*)[ \t]*(?::[^=\n]*)?=[ \t]*(?:[^\W\d][\w.]*)?$", re.MULTILINE)
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def pipeline_layout(text: str) -> dict[str, list[str]] | None:
+    """The pipeline markers (whole identifiers holding one) and the
+    attributes assigned an ``*Embedding*(...)`` construction in ``text``."""
+    markers: set[str] = set()
+    n = len(text)
+    for stem in _MARKER_STEMS:
+        i = text.find(stem)
+        while i >= 0:
+            a, b = i, i + len(stem)
+            while a > 0 and text[a - 1] in _WORD_CHARS:
+                a -= 1
+            while b < n and text[b] in _WORD_CHARS:
+                b += 1
+            word = text[a:b]
+            if any(m in word for m in PIPELINE_MARKERS):
+                markers.add(word)
+            i = text.find(stem, b)
+    embeds: set[str] = set()
+    for hit in _EMBEDDING_CALL.finditer(text):
+        ls = text.rfind("\n", 0, hit.start()) + 1
+        t = _EMBED_TARGET.search(text, ls, hit.start())
+        if t is not None:
+            embeds.add(t.group(1))
+    if not markers and not embeds:
+        return None
+    return {"m": sorted(markers), "e": sorted(embeds)}
+
+
+# How many modules must build an input embedding before a project without a
+# pipeline marker counts as an engine without pipeline parallelism: a draft
+# model file linted alone (or with a few neighbours) builds its own embedding
+# and need not mention the pipeline, while a whole engine has many models.
+MIN_EMBEDDING_MODULES = 5
+
+
+@dataclass(frozen=True)
+class PipelineLayoutIndex:
+    markers: frozenset[str]
+    # per module, the attributes it assigns an embedding construction
+    embeds: tuple[frozenset[str], ...]
+
+    def without_pipeline(self, first_rank_modules: Sequence[str]) -> bool:
+        """Whether the project is an engine without pipeline parallelism,
+        where every rank holds the whole model: several of its modules build
+        a first-rank module (an embedding) and none places anything on a
+        pipeline rank."""
+        if self.markers:
+            return False
+        building = sum(1 for names in self.embeds if any(name_matches(e, first_rank_modules) for e in names))
+        return building >= MIN_EMBEDDING_MODULES
+
+
+class PipelineLayout(FactCollector):
+    """Per module, the pipeline markers and the embeddings built (see
+    :func:`pipeline_layout`): whether the project partitions its models
+    across pipeline ranks at all."""
+
+    name = "pipeline_layout"
+    version = 1
+    needles = Needles(any_of=((*_MARKER_STEMS, "Embedding"),))
+    needs_ast = False
+
+    @classmethod
+    def collect(cls, tree: ast.Module | None, text: str, module: str, path: str) -> Any:
+        return pipeline_layout(text)
+
+    @classmethod
+    def build_index(cls, per_module: Mapping[str, Any]) -> PipelineLayoutIndex:
+        markers: set[str] = set()
+        embeds: list[frozenset[str]] = []
+        for data in per_module.values():
+            if data:
+                markers.update(data.get("m", ()))
+                if data.get("e"):
+                    embeds.append(frozenset(data["e"]))
+        return PipelineLayoutIndex(frozenset(markers), tuple(embeds))
+
+
+def _without_pipeline(facts: ProjectFacts, options: Mapping[str, Any]) -> bool:
+    if options.get("assume-pipeline-parallel"):
+        return False
+    index = facts.index("pipeline_layout")
+    return isinstance(index, PipelineLayoutIndex) and index.without_pipeline(options["first-rank-modules"])
+
+
 @dataclass(frozen=True)
 class _Source:
     """A module reached through another object: ``target.model.embed_tokens``
@@ -796,6 +910,19 @@ class PpCrossRankModuleAlias(Rule):
     Setters that install what their caller passes (`def
     set_embed_and_head(self, embed, head)`) are left to their callers.
 
+    Only in a project that places modules on pipeline ranks: when the
+    project's modules build input embeddings (an attribute named like a
+    `first-rank-modules` entry assigned an `*Embedding*(...)` construction)
+    and no file of it holds a pipeline marker — `PPMissingLayer`, or an
+    identifier containing `first_rank`, `last_rank`, `first_pp_rank`,
+    `last_pp_rank`, `pp_rank`, `is_first_stage`, `is_last_stage`,
+    `is_pipeline_first_stage` or `is_pipeline_last_stage` — the engine has no
+    pipeline parallelism (every rank holds the whole model, as in LMDeploy's
+    PyTorch engine) and borrowing the embedding is fine: nothing is reported.
+    It takes at least five modules building an embedding to judge so: a draft
+    model file linted alone (or with a few others) builds its own embedding
+    and need not mention the pipeline.
+
     Deliberately left out: a function that silently `return`s when the
     pipeline size is not 1. On vLLM 0.33 and SGLang 0.5.23 every such early
     return sits where the engine already refuses PP for that model (for
@@ -838,6 +965,9 @@ class PpCrossRankModuleAlias(Rule):
     - `setter-patterns` (list[str], default `["set_input_embeddings",
       "set_output_embeddings", "set_embed*", "set_lm_head*", "set_*_head"]`):
       methods that install modules they are given.
+    - `assume-pipeline-parallel` (bool, default `false`): report even in a
+      project where no file holds a pipeline marker (for an engine whose
+      pipeline code uses other names).
 
     Prefilter and options: the raw-text gate runs before options are known
     and looks for the default module names (in any case): a file is parsed
@@ -861,12 +991,14 @@ class PpCrossRankModuleAlias(Rule):
     names, with no default-looking line, is not analysed.
     """
 
+    # (per file: whether the project has no pipeline layout, see _without_pipeline)
+    _no_pipeline: bool | None = None
     code = "SHD302"
     name = "pp-cross-rank-module-alias"
     summary = "A draft model borrows a module that lives on another pipeline rank"
     severity = Severity.ERROR
     needles = _TEXT_NEEDLES
-    facts = ("pp_alias_shapes",)
+    facts = ("pp_alias_shapes", "pipeline_layout")
     tags = ("correctness", "pipeline-parallel", "speculative-decoding")
     options: ClassVar[Mapping[str, Option]] = {
         "first-rank-modules": Option(DEFAULT_FIRST_RANK, "list[str]", "first-rank modules"),
@@ -874,6 +1006,9 @@ class PpCrossRankModuleAlias(Rule):
         "draft-rank": Option("last", "str", "where the draft runs: last, first or any"),
         "guard-names": Option(DEFAULT_GUARDS, "list[str]", "pipeline guard names"),
         "setter-patterns": Option(DEFAULT_SETTERS, "list[str]", "module-installing setters"),
+        "assume-pipeline-parallel": Option(
+            False, "bool", "report even where no file of the project places modules on pipeline ranks"
+        ),
     }
 
     @classmethod
@@ -893,6 +1028,8 @@ class PpCrossRankModuleAlias(Rule):
     def candidate_facts(
         cls, module: str, path: str, facts: ProjectFacts, options: Mapping[str, Any]
     ) -> bool:
+        if _without_pipeline(facts, options):
+            return False  # (the rule reports nothing either)
         shapes = facts.raw("pp_alias_shapes").get(module)
         if shapes is None:
             return True  # not collected: no claim either way
@@ -947,6 +1084,10 @@ class PpCrossRankModuleAlias(Rule):
         return False
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self._no_pipeline is None:
+            self._no_pipeline = _without_pipeline(self.ctx.facts, self.opts)
+        if self._no_pipeline:
+            return
         aliases = list(self._aliases(node))
         if not aliases:
             return

@@ -1265,3 +1265,63 @@ def test_alias_guard_lines_match_the_full_walk() -> None:
         want = alias_mod.alias_shapes(ast.parse(full), full)
         assert got == want
         assert all(f["g"] for f in got["funcs"]), got
+
+
+# -- SHD302 in an engine without pipeline parallelism ---------------------------
+
+_MODEL = """
+    from torch import nn
+
+
+    class {name}Model(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size)
+            self.layers = nn.ModuleList()
+"""
+_PROPOSER = """
+    class SharedEmbeddingProposer:
+        def build(self, target):
+            self.draft.model.embed_tokens = target.model.embed_tokens
+"""
+
+
+def _engine(root: Path, models: int) -> None:
+    files = {f"engine/models/m{i}.py": _MODEL.format(name=f"M{i}") for i in range(models)}
+    files["engine/spec/proposer.py"] = _PROPOSER
+    write(root, files)
+
+
+def test_pipeline_layout_reads_markers_inside_identifiers_and_built_embeddings() -> None:
+    got = alias_mod.pipeline_layout(
+        "if get_pp_group().is_first_rank:\n"
+        "    self.wte = VocabParallelEmbedding(v, h)\n"
+        "else:\n"
+        "    self.wte = PPMissingLayer()\n"
+        "self.tok_embeddings: nn.Module = nn.Embedding(v, h)\n"
+        "ok = mapping.is_first_pp_rank()\n"
+        "note = 'an Embedding(' in a string is no construction'\n"
+    )
+    assert got == {
+        "m": ["PPMissingLayer", "is_first_pp_rank", "is_first_rank"],
+        "e": ["tok_embeddings", "wte"],
+    }
+    assert alias_mod.pipeline_layout("x = first_stage_model\n") is None
+
+
+def test_an_engine_whose_models_never_place_modules_on_pipeline_ranks_is_not_reported(tmp_path: Path) -> None:
+    """Every rank holds the whole model there (LMDeploy's PyTorch engine):
+    borrowing the target's embedding is fine."""
+    _engine(tmp_path, models=5)
+    assert run(tmp_path, "SHD302") == []
+    # the option restores the report; so does one file placing a module on a rank
+    assert len(run(tmp_path, "SHD302", **{"assume-pipeline-parallel": True})) == 1
+    write(tmp_path, {"engine/models/m0.py": _MODEL.format(name="M0") + "\n\nEMPTY = PPMissingLayer\n"})
+    assert len(run(tmp_path, "SHD302")) == 1
+
+
+def test_a_few_modules_are_no_evidence_of_an_engine_without_pipeline_parallelism(tmp_path: Path) -> None:
+    """A draft model linted alone, or with a few neighbours, builds its own
+    embedding and need not mention the pipeline: still reported."""
+    _engine(tmp_path, models=4)
+    assert len(run(tmp_path, "SHD302")) == 1
