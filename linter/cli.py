@@ -351,7 +351,8 @@ def _emit(
                 msg += f" {fixable} fixable with --fix (--unsafe-fixes for unsafe ones)."
             click.echo(msg, err=True)
         elif not result.errors:
-            click.echo(f"All checks passed ({result.stats.files} files).", err=True)
+            n_files = result.stats.files
+            click.echo(f"All checks passed ({n_files} file{'s' * (n_files != 1)}).", err=True)
 
 
 def _write(path: Path, text: str) -> None:

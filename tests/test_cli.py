@@ -256,3 +256,13 @@ def test_scan_only_runs_never_load_libcst(tmp_path: Path) -> None:
         assert out[-1] == "exit 1 libcst True" and any("SHD101" in line for line in out[:-1])
         findings.append(out)
     assert findings[0] == findings[1]
+
+
+def test_the_summary_counts_files_in_words(tmp_path: Path, toy: None) -> None:
+    root = project(tmp_path, {"a.py": "x = 1\n"})
+    r = cli("check", str(root / "a.py"))
+    assert r.exit_code == 0 and "All checks passed (1 file)." in r.stderr
+    (tmp_path / "two").mkdir()
+    two = project(tmp_path / "two", {"a.py": "x = 1\n", "b.py": "y = 2\n"})
+    r = cli("check", str(two))
+    assert "All checks passed (2 files)." in r.stderr
