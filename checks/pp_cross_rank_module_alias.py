@@ -884,6 +884,23 @@ def _is_prefix(a: str, b: str) -> bool:
     return a == b or b.startswith(a + ".")
 
 
+# what a module holds, not a module: assigning one replaces the parameter of
+# the module before it (``self.embed_out.weight``: ``self.embed_out``'s)
+_PARAMETERS = frozenset({"weight", "bias"})
+
+
+def _param_owner(receiver: str) -> str:
+    """The object owning what ``receiver`` names when no segment of it is a
+    rank-placed module: the object before the last segment, or, for a
+    parameter, the object holding its module (a model tying the weight of
+    its own head, whatever the head is called: ``self.embed_out.weight``,
+    ``self.output.weight`` -> ``self``)."""
+    head, _, last = receiver.rpartition(".")
+    if last in _PARAMETERS and "." in head:
+        return head.rpartition(".")[0]
+    return head
+
+
 class PpCrossRankModuleAlias(Rule):
     """## What it finds
     A function that wires one model's module to another model's input
@@ -906,7 +923,9 @@ class PpCrossRankModuleAlias(Rule):
     VocabParallelEmbedding): raise ...`, `assert embed is not None`), which
     is how a placeholder on the wrong rank is refused. A model tying its own
     head to its own embedding (`self.lm_head.weight =
-    self.model.embed_tokens.weight`) is one model, not an alias across models.
+    self.model.embed_tokens.weight`, whatever the head is called:
+    `self.embed_out.weight`, `self.output.weight`) is one model, not an alias
+    across models.
     Setters that install what their caller passes (`def
     set_embed_and_head(self, embed, head)`) are left to their callers.
 
@@ -1059,7 +1078,7 @@ class PpCrossRankModuleAlias(Rule):
             for i in range(1, len(parts)):
                 if rank_of(parts[i]):
                     return ".".join(parts[:i])
-            return receiver.rpartition(".")[0]
+            return _param_owner(receiver)
 
         for f in shapes["funcs"]:
             # ``_guarded`` on the function or one around it, or
@@ -1256,7 +1275,7 @@ class PpCrossRankModuleAlias(Rule):
         for i in range(1, len(parts)):
             if self._rank_of(parts[i]):
                 return ".".join(parts[:i])
-        return receiver.rpartition(".")[0]
+        return _param_owner(receiver)
 
     @staticmethod
     def _cross(receiver_owner: str, src: _Source) -> bool:

@@ -13,6 +13,15 @@ class TiedHead:
         self.lm_head.weight = self.transformer.wte.weight
 
 
+class TiedHeadOtherNames:
+    def __init__(self, config):
+        # the same tying, with the head named as GPT-NeoX or InternLM2 name it
+        self.vocab_out = self.make_head(config)
+        if config.tie_word_embeddings:
+            self.vocab_out.weight = self.backbone.embed_in.weight
+            self.output.weight = self.model.tok_embeddings.weight
+
+
 class Wrapper:
     def __init__(self, config):
         # a wrapper exposing its own submodule

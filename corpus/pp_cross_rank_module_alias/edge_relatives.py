@@ -46,3 +46,9 @@ class ProposerStyle:
             self.model.model.embed_tokens = target_model.model.embed_tokens  # error: SHD302
 
         _wire()
+
+
+class TiesTheDraftsHeadToTheTarget:
+    def __init__(self, target):
+        # a parameter of the draft's own head, taken from another model
+        self.draft.vocab_out.weight = target.backbone.embed_in.weight  # error: SHD302
