@@ -17,11 +17,13 @@ import libcst as cst
 from checks._helpers import (
     ast_dotted,
     ast_fields,
+    ast_nodes_no_nested,
     call_name,
     dotted,
     function_params,
     int_literal,
     walk,
+    walk_no_nested,
 )
 from checks._imports import (
     _import_nodes,
@@ -923,15 +925,70 @@ class _AEnv:
         return _AEnv(self.module, frozenset(), self.module, True)
 
 
+def _a_module_functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
+    """``_module_functions``."""
+    out: dict[str, ast.FunctionDef] = {}
+    twice: set[str] = set()
+    for st in tree.body:
+        if isinstance(st, ast.FunctionDef):
+            (twice.add(st.name) if st.name in out else out.__setitem__(st.name, st))
+    for name in twice:
+        del out[name]
+    return out
+
+
+def _a_function_env(fn: ast.FunctionDef, module: dict[str, list[object]]) -> tuple[_AEnv, list[object]]:
+    """``_function_env``."""
+    local: dict[str, list[object]] = {}
+    returns: list[object] = []
+    for n in ast_nodes_no_nested(fn.body):
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                _a_bind(local, t, n.value)
+        elif isinstance(n, ast.AnnAssign) and n.value is not None:
+            _a_bind(local, n.target, n.value)
+        elif isinstance(n, ast.AugAssign):
+            _a_bind(local, n.target, _A_OTHER)
+        elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
+            _a_bind(local, n.target, _A_OTHER)
+        elif isinstance(n, ast.withitem) and n.optional_vars is not None:
+            _a_bind(local, n.optional_vars, _A_OTHER)
+        elif isinstance(n, ast.NamedExpr):
+            _a_bind(local, n.target, _A_OTHER)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            local.setdefault(n.name, []).append(_A_OTHER)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            for name in n.names:
+                local.setdefault(name, []).append(_A_OTHER)
+        elif isinstance(n, ast.alias):
+            name = n.asname or n.name.split(".", 1)[0]
+            local.setdefault(name, []).append(_A_OTHER)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            local.setdefault(n.name, []).append(_A_OTHER)
+        elif isinstance(n, ast.Return):
+            returns.append(n.value if n.value is not None else _A_OTHER)
+        elif isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)):
+            returns.append(_A_OTHER)
+    if not (fn.body and isinstance(fn.body[-1], (ast.Return, ast.Raise))):
+        returns.append(_A_OTHER)
+    params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)]
+    params += [a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None]
+    return _AEnv(local, frozenset(params), module), returns
+
+
 class _AValues:
     """``_Values`` with the built-in power-of-two functions only; ``sens``
     collects every other call name it asked about: the option could make
     one of those a power of two and change the answer."""
 
-    def __init__(self, env: _AEnv, src: _Source, sens: set[str]) -> None:
+    def __init__(
+        self, env: _AEnv, src: _Source, sens: set[str], functions: Mapping[str, ast.FunctionDef] | None = None
+    ) -> None:
         self.env = env
         self.src = src
         self.sens = sens
+        self.functions = functions or {}
+        self._fn_pow2: dict[str, bool] = {}
         self._assumed: set[tuple[str, bool]] = set()
 
     def const(self, e: object, env: _AEnv | None = None, depth: int = 0) -> int | None:
@@ -1043,6 +1100,8 @@ class _AValues:
             return self.pow2(args[0], env, depth + 1)
         if name in ("min", "max") and len(args) == len(e.args) and not e.keywords and args:
             return all(self.pow2(a, env, depth + 1) for a in args)
+        if isinstance(e.func, ast.Name):
+            return _values_function_pow2(self, e.func.id, env, depth, _a_function_env)
         return False
 
 
@@ -1334,9 +1393,11 @@ def _a_consumed(family: set[str], scope: _AScope) -> bool:
     )
 
 
-def _a_analyse(scope: _AScope, env: _AEnv, src: _Source, out: _Replay) -> None:
+def _a_analyse(
+    scope: _AScope, env: _AEnv, src: _Source, out: _Replay, functions: Mapping[str, ast.FunctionDef] | None = None
+) -> None:
     """``_analyse`` and ``_decide``."""
-    values = _AValues(env, src, out.opt)
+    values = _AValues(env, src, out.opt, functions)
     sites = []
     for name, binds in env.local.items():
         for b in binds:
@@ -1453,6 +1514,7 @@ def _replay_tree(tree: ast.Module, text: str) -> _Replay:
     out = _Replay()
     src = _Source(text)
     module_binds: dict[str, list[object]] | None = None
+    functions: dict[str, ast.FunctionDef] | None = None
     # line numbers as ``ast`` counts them (a lone \r ends a line too)
     starts = list(itertools.accumulate((len(ln) + 1 for ln in src.lines), initial=0))
     flat = "\n".join(src.lines)
@@ -1474,8 +1536,10 @@ def _replay_tree(tree: ast.Module, text: str) -> _Replay:
             if module_binds is None:
                 module_binds = _a_top_level_bindings(tree, src)
             env = _AEnv(scope.bindings, scope.params, module_binds, knobs=scope.knobs)
+        if functions is None:
+            functions = _a_module_functions(tree)
         try:
-            _a_analyse(scope, env, src, out)
+            _a_analyse(scope, env, src, out, functions)
         except _Unsure:
             out.host = True
     # the tree only where the collector reads it (a launch to qualify):
@@ -1673,12 +1737,77 @@ class _Scope:
     pow2_checks: list[cst.CSTNode] = field(default_factory=list)
 
 
+def _module_functions(module: cst.Module) -> dict[str, cst.FunctionDef]:
+    """The functions defined directly in the module body (a name defined
+    twice is left out: which one a call reaches depends on the order)."""
+    out: dict[str, cst.FunctionDef] = {}
+    twice: set[str] = set()
+    for st in module.body:
+        if isinstance(st, cst.FunctionDef):
+            name = st.name.value
+            (twice.add(name) if name in out else out.__setitem__(name, st))
+    for name in twice:
+        del out[name]
+    return out
+
+
+def _function_env(fn: cst.FunctionDef, module: dict[str, list[object]]) -> tuple[_Env, list[object]]:
+    """The environment of a helper function's body and what its ``return``
+    statements return (``_OTHER`` for a bare ``return``, a ``yield`` or a
+    body that may end without one)."""
+    local: dict[str, list[object]] = {}
+    returns: list[object] = []
+    body = fn.body
+    for n in walk_no_nested(body):
+        if isinstance(n, cst.Assign):
+            for t in n.targets:
+                _bind(local, t.target, n.value)
+        elif isinstance(n, cst.AnnAssign) and n.value is not None:
+            _bind(local, n.target, n.value)
+        elif isinstance(n, cst.AugAssign):
+            _bind(local, n.target, _OTHER)
+        elif isinstance(n, (cst.For, cst.CompFor)):
+            _bind(local, n.target, _OTHER)
+        elif isinstance(n, cst.AsName):
+            if isinstance(n.name, (cst.Name, cst.Tuple, cst.List)):
+                _bind(local, n.name, _OTHER)
+        elif isinstance(n, cst.NamedExpr):
+            _bind(local, n.target, _OTHER)
+        elif isinstance(n, (cst.FunctionDef, cst.ClassDef)) and n is not fn:
+            _bind(local, n.name, _OTHER)
+        elif isinstance(n, (cst.Global, cst.Nonlocal)):
+            for item in n.names:
+                _bind(local, item.name, _OTHER)
+        elif isinstance(n, cst.ImportAlias):
+            name = n.asname.name if n.asname is not None else n.name
+            if isinstance(name, cst.Name):
+                _bind(local, name, _OTHER)
+        elif isinstance(n, cst.Return):
+            returns.append(n.value if n.value is not None else _OTHER)
+        elif isinstance(n, (cst.Yield, cst.Await)):
+            returns.append(_OTHER)
+    # the body must end in a return (else it may fall off the end: None)
+    last = body.body[-1] if isinstance(body, cst.IndentedBlock) and body.body else None
+    if not (
+        isinstance(last, cst.SimpleStatementLine) and any(isinstance(x, (cst.Return, cst.Raise)) for x in last.body)
+    ):
+        returns.append(_OTHER)
+    return _Env(local, frozenset(function_params(fn)), module), returns
+
+
 class _Values:
     """Constant folding and power-of-two proofs over one environment."""
 
-    def __init__(self, env: _Env, pow2_functions: Sequence[str]) -> None:
+    def __init__(
+        self, env: _Env, pow2_functions: Sequence[str], functions: Mapping[str, cst.FunctionDef] | None = None
+    ) -> None:
         self.env = env
         self.pow2_functions = pow2_functions
+        # the module's own functions: a call returns a power of two when
+        # every ``return`` of the function does (``def _block(n): return
+        # max(16, triton.next_power_of_2(n))``)
+        self.functions = functions or {}
+        self._fn_pow2: dict[str, bool] = {}
         # names under evaluation: a self-referential binding such as
         # ``T = min(512, T)`` keeps the other bindings' power-of-two-ness
         self._assumed: set[tuple[str, bool]] = set()
@@ -1719,10 +1848,14 @@ class _Values:
                 return vals.pop()
         return None
 
+    def _function_pow2(self, name: str, env: _Env, depth: int) -> bool:
+        return _values_function_pow2(self, name, env, depth, _function_env)
+
     def pow2(self, e: object, env: _Env | None = None, depth: int = 0) -> bool:
         """Provably a power of two: a literal, a power-of-two function,
-        ``1 << k``, ``x & -x``, products and min/max of such, and names bound
-        only to such values in this file."""
+        ``1 << k``, ``x & -x``, products and min/max of such, names bound
+        only to such values in this file, and calls of this file's own
+        functions that return only such values."""
         env = env or self.env
         if depth > _MAX_DEPTH or not isinstance(e, cst.BaseExpression):
             return False
@@ -1740,6 +1873,8 @@ class _Values:
                 return self.pow2(args[0], env, depth + 1)
             if name in ("min", "max") and len(args) == len(e.args) and args:
                 return all(self.pow2(a, env, depth + 1) for a in args)
+            if isinstance(e.func, cst.Name):
+                return self._function_pow2(e.func.value, env, depth)
             return False
         if isinstance(e, cst.BinaryOperation):
             op = e.operator
@@ -1778,6 +1913,24 @@ class _Values:
             finally:
                 self._assumed.discard(key)
         return False
+
+
+def _values_function_pow2(self: Any, name: str, env: Any, depth: int, fn_env: Any) -> bool:
+    """Shared by ``_Values`` and ``_AValues``: whether a call of the
+    module's own function ``name`` (not shadowed where it is called) is a
+    power of two, every ``return`` of it being one."""
+    fn = self.functions.get(name)
+    if fn is None or name in env.local or name in env.params or name in env.module:
+        return False
+    hit = self._fn_pow2.get(name)
+    if hit is None:
+        self._fn_pow2[name] = False  # (recursion: not proved)
+        fenv, returns = fn_env(fn, env.module)
+        hit = bool(returns) and all(
+            r is not _OTHER and r is not _A_OTHER and self.pow2(r, fenv, depth + 1) for r in returns
+        )
+        self._fn_pow2[name] = hit
+    return hit
 
 
 def _has_offset_arith(e: cst.CSTNode) -> bool:
@@ -1838,8 +1991,10 @@ class BlockSizeMinDivisibility(Rule):
       `block_shape=`) or appears in `tl.static_assert(... % P == 0)`.
 
     Provably a power of two: a power-of-two literal, `triton.next_power_of_2`
-    (see the option), `1 << k`, `x & -x`, products and min/max of such, and
-    names bound only to such values in this file (module constants too).
+    (see the option), `1 << k`, `x & -x`, products and min/max of such,
+    names bound only to such values in this file (module constants too), and
+    calls of a function defined at the top of this file whose every `return`
+    is such a value (`def _block(n): return max(16, triton.next_power_of_2(n))`).
 
     Deliberately silent: when the block is repaired or the case is guarded in
     the same function (a halving loop `while X % B: B //= 2`, any rebinding
@@ -1970,6 +2125,7 @@ class BlockSizeMinDivisibility(Rule):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self._module_bindings: dict[str, list[object]] = {}
+        self._module_functions: dict[str, cst.FunctionDef] = {}
         self._scopes: list[_Scope] = []
         # where the node being visited sits: "check" (assert test), "raise"
         # (the test of ``if ...: raise``, a check with the opposite polarity),
@@ -1986,6 +2142,7 @@ class BlockSizeMinDivisibility(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._module_bindings = _top_level_bindings(node)
+        self._module_functions = _module_functions(node)
         self._scopes.append(_Scope(node, frozenset()))
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -2089,7 +2246,7 @@ class BlockSizeMinDivisibility(Rule):
 
     # -- analysis ------------------------------------------------------------
     def _analyse(self, scope: _Scope, env: _Env) -> None:
-        values = _Values(env, (*_BUILTIN_POW2, *self.opts["power-of-two-functions"]))
+        values = _Values(env, (*_BUILTIN_POW2, *self.opts["power-of-two-functions"]), self._module_functions)
         sites: list[_MinSite] = []
         for name, binds in env.local.items():
             for b in binds:

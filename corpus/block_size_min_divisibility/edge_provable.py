@@ -62,3 +62,16 @@ def through_an_attribute(self_like, x: torch.Tensor) -> None:
     blk = min(n, 1024)
     # kernels reached through attributes are not resolved
     self_like.kernel[(1,)](x, n, BLOCK=blk)  # todo-error: SHD101 kernel behind an attribute
+
+
+def _padded_width(n: int) -> int:
+    # a helper of this file whose every return is a power of two
+    if n <= 16:
+        return 16
+    return max(32, triton.next_power_of_2(n))
+
+
+def helper_returns_a_power_of_two(x: torch.Tensor) -> None:
+    n = x.shape[-1]
+    blk = min(1024, _padded_width(n))
+    _norm_kernel[(1,)](x, n, BLOCK=blk)
