@@ -1128,6 +1128,31 @@ class _ASite:
     family: set[str] = field(default_factory=set)
 
 
+def _cap_side(
+    va: int | None, vb: int | None, pa: bool, pb: bool, ca: bool, cb: bool
+) -> int | None:
+    """Which argument of ``min(a, b)`` is the cap ``C`` (0 or 1; None: no
+    block size to judge), from their constant values, whether each is
+    provably a power of two and whether each is constant-like (an
+    UPPER_CASE name). A literal is the cap; then a constant-like name facing
+    a runtime value (``min(MAX_FUSED_SIZE, triton.next_power_of_2(n))``:
+    the imported cap, whose value is not visible here, is not the width);
+    then a power of two facing something that is not one."""
+    if va is not None:
+        return 0
+    if vb is not None:
+        return 1
+    if ca and not cb:
+        return 0
+    if cb and not ca:
+        return 1
+    if pa and not pb:
+        return 0
+    if pb and not pa:
+        return 1
+    return None
+
+
 def _a_min_site(value: object, name: str, values: _AValues) -> _ASite | None:
     """``_min_site``."""
     if not _is_call_to(value, "min"):
@@ -1149,17 +1174,10 @@ def _a_min_site(value: object, name: str, values: _AValues) -> _ASite | None:
         return None
     pa, pb = values.pow2(a), values.pow2(b)
     env = values.env
-    if (
-        va is not None
-        or (pa and vb is None and not pb)
-        or (not pa and not pb and _a_constant_like(a, env) and not _a_constant_like(b, env))
-    ):
+    cap = _cap_side(va, vb, pa, pb, _a_constant_like(a, env), _a_constant_like(b, env))
+    if cap == 0:
         x, cv = b, va
-    elif (
-        vb is not None
-        or (pb and not pa)
-        or (not pa and not pb and _a_constant_like(b, env) and not _a_constant_like(a, env))
-    ):
+    elif cap == 1:
         x, cv = a, vb
     else:
         return None
@@ -2001,8 +2019,11 @@ class BlockSizeMinDivisibility(Rule):
     of `B`, an `if X % B` fallback, an `EVEN_K = X % B == 0` flag for a
     masked kernel, a `cdiv` grid next to an `X // B` count); `min(off + B, n)`
     and other end-index arithmetic; `min` of two runtime values with no
-    constant cap (`min(BLOCK_K, group_size)`); kernels reached through
-    attributes (`self.kernel[grid]`).
+    constant cap (`min(BLOCK_K, group_size)`); an UPPER_CASE cap whose value
+    is not visible here facing a power of two (`min(MAX_FUSED_SIZE,
+    triton.next_power_of_2(n))` with the cap imported: the cap is `C`, the
+    width side is a power of two); kernels reached through attributes
+    (`self.kernel[grid]`).
 
     ## Why it breaks
     `min(X, C)` equals `C` whenever `X >= C`, and divides `X` only when `X` is
@@ -2281,27 +2302,10 @@ class BlockSizeMinDivisibility(Rule):
         if va is not None and vb is not None:
             return None
         pa, pb = values.pow2(a), values.pow2(b)
-        if (
-            va is not None
-            or (pa and vb is None and not pb)
-            or (
-                not pa
-                and not pb
-                and _constant_like(a, values.env)
-                and not _constant_like(b, values.env)
-            )
-        ):
+        cap = _cap_side(va, vb, pa, pb, _constant_like(a, values.env), _constant_like(b, values.env))
+        if cap == 0:
             c, x, cv, cp = a, b, va, pa
-        elif (
-            vb is not None
-            or (pb and not pa)
-            or (
-                not pa
-                and not pb
-                and _constant_like(b, values.env)
-                and not _constant_like(a, values.env)
-            )
-        ):
+        elif cap == 1:
             c, x, cv, cp = b, a, vb, pb
         else:
             return None
