@@ -390,7 +390,7 @@ def _ast_sources(expr: ast.AST | None, locals_: Mapping[str, set[_Src]]) -> set[
             return {(obj, key)} if obj and key is not None else set()
         if not args and fn and "." in fn:
             owner, _, leaf = fn.rpartition(".")
-            return {(owner, leaf)}
+            return {(owner, leaf + "()")}  # (called: a getter's result)
         return set()
     chain = _cst_dotted(expr)
     if not chain or "." not in chain:
@@ -470,8 +470,16 @@ def _function_candidates(nodes: list[ast.AST]) -> list[list[Any]]:
         return []
     locals_ = _function_locals(nodes)
     out: set[tuple[str, str, _Src]] = set()
+    installed = _installed_map(
+        (n.value.id, r)
+        for n in nodes
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name)
+        for t in n.targets
+        if (r := _cst_dotted(t)) and "." in r
+    )
 
     def assign(receiver: str, value: ast.AST) -> None:
+        receiver = _install_root(receiver, installed)
         owners = _receiver_owners(receiver)
         for src in _ast_sources(value, locals_):
             if _may_cross(owners, src):
@@ -738,7 +746,7 @@ class PpAliasShapes(FactCollector):
     (see :func:`alias_shapes`). Read only by the gate."""
 
     name = "pp_alias_shapes"
-    version = 2
+    version = 3  # 3: a getter's call is recorded as ``leaf()``
     needles = _TEXT_NEEDLES
 
     @classmethod
@@ -880,6 +888,35 @@ class _Alias:
     source: _Source
 
 
+def _install_root(receiver: str, installed: Mapping[str, str]) -> str:
+    """``receiver`` seen from where its root is installed: ``lm_head.weight``
+    is ``model.lm_head.weight`` in a function that also does ``model.lm_head
+    = lm_head`` (a module built here, then placed in a model: that model
+    owns it)."""
+    root, dot, rest = receiver.partition(".")
+    where = installed.get(root)
+    return f"{where}{dot}{rest}" if where else receiver
+
+
+def _installed_map(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """``local -> receiver`` for ``receiver = local`` statements of one
+    function (a local placed in two places is left out)."""
+    out: dict[str, str] = {}
+    twice: set[str] = set()
+    for local, receiver in pairs:
+        if out.get(local, receiver) != receiver:
+            twice.add(local)
+        out[local] = receiver
+    for local in twice:
+        del out[local]
+    return out
+
+
+def _is_getter(name: str) -> bool:
+    """A getter method (``get_input_embeddings``): the module only once called."""
+    return name.startswith("get_")
+
+
 def _is_prefix(a: str, b: str) -> bool:
     return a == b or b.startswith(a + ".")
 
@@ -925,7 +962,12 @@ class PpCrossRankModuleAlias(Rule):
     head to its own embedding (`self.lm_head.weight =
     self.model.embed_tokens.weight`, whatever the head is called:
     `self.embed_out.weight`, `self.output.weight`) is one model, not an alias
-    across models.
+    across models; so is a module built in the function, given the
+    embedding's weight and then placed in the embedding's own model (`head =
+    nn.Linear(...); head.weight = model.model.embed_tokens.weight;
+    model.lm_head = head`). A getter taken without a call
+    (`wrapper.get_input_embeddings = core.get_input_embeddings`) is a method,
+    not a module: not a source.
     Setters that install what their caller passes (`def
     set_embed_and_head(self, embed, head)`) are left to their callers.
 
@@ -1012,6 +1054,8 @@ class PpCrossRankModuleAlias(Rule):
 
     # (per file: whether the project has no pipeline layout, see _without_pipeline)
     _no_pipeline: bool | None = None
+    # (per function: locals placed in an object, see _install_root)
+    _installed: Mapping[str, str] = {}
     code = "SHD302"
     name = "pp-cross-rank-module-alias"
     summary = "A draft model borrows a module that lives on another pipeline rank"
@@ -1068,7 +1112,12 @@ class PpCrossRankModuleAlias(Rule):
             if src[0] == PAIR:
                 return src[1], src[2]
             for j in range(len(src) - 1, 0, -1):
-                rank = rank_of(src[j])
+                seg = src[j]
+                called = seg.endswith("()")
+                name = seg[:-2] if called else seg
+                if not called and _is_getter(name):
+                    continue  # the method itself, not the module it returns
+                rank = rank_of(name)
                 if rank:
                     return ".".join(src[:j]), rank
             return None
@@ -1176,7 +1225,7 @@ class PpCrossRankModuleAlias(Rule):
             key = expr.args[1].value
             if obj and isinstance(key, cst.SimpleString):
                 leaf = str(key.evaluated_value)
-                rank = self._rank_of(leaf)
+                rank = None if _is_getter(leaf) else self._rank_of(leaf)
                 if rank:
                     return _Source(obj, leaf, rank, f"{obj}.{leaf}")
             return None
@@ -1196,6 +1245,8 @@ class PpCrossRankModuleAlias(Rule):
         # the module is the last rank-placed segment: ``t.lm_head.weight``
         # borrows the head's parameter, which lives where the head does
         for i in range(len(parts) - 1, 0, -1):
+            if _is_getter(parts[i]):
+                continue  # ``core.get_input_embeddings``: the method, not the module
             rank = self._rank_of(parts[i])
             if rank:
                 return _Source(".".join(parts[:i]), parts[i], rank, chain)
@@ -1203,7 +1254,15 @@ class PpCrossRankModuleAlias(Rule):
 
     def _aliases(self, func: cst.FunctionDef) -> Iterator[_Alias]:
         locals_: dict[str, _Source] = {}
-        for n in walk_no_nested(func.body):
+        nodes = list(walk_no_nested(func.body))
+        self._installed = _installed_map(
+            (n.value.value, r)
+            for n in nodes
+            if isinstance(n, cst.Assign) and isinstance(n.value, cst.Name)
+            for t in n.targets
+            if (r := dotted(t.target)) and "." in r
+        )
+        for n in nodes:
             if isinstance(n, cst.Assign):
                 yield from self._assign(n, locals_)
             elif isinstance(n, cst.Call):
@@ -1229,7 +1288,7 @@ class PpCrossRankModuleAlias(Rule):
                 receiver
                 and src is not None
                 and "." in receiver
-                and self._cross(self._owner(receiver), src)
+                and self._cross(self._owner(_install_root(receiver, self._installed)), src)
             ):
                 yield _Alias(n, receiver, src)
 
@@ -1257,7 +1316,7 @@ class PpCrossRankModuleAlias(Rule):
             key = n.args[1].value
             src = self._source(n.args[2].value, locals_)
             attr = str(key.evaluated_value) if isinstance(key, cst.SimpleString) else "..."
-            if obj and src is not None and self._cross(self._owner(f"{obj}.{attr}"), src):
+            if obj and src is not None and self._cross(self._owner(_install_root(f"{obj}.{attr}", self._installed)), src):
                 yield _Alias(n, f"{obj}.{attr}", src)
             return
         if not fn or "." not in fn or not name_matches(last_name(fn), self.opts["setter-patterns"]):

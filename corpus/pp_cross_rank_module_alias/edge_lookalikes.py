@@ -22,6 +22,20 @@ class TiedHeadOtherNames:
             self.output.weight = self.model.tok_embeddings.weight
 
 
+def rebuild_tied_head(model, make_linear):
+    # a head built here, tied to the model's own embedding, then placed in
+    # that same model: one model
+    head = make_linear()
+    head.weight = model.model.embed_tokens.weight
+    model.lm_head = head
+
+
+def delegate_the_getters(wrapper, core):
+    # the getter methods themselves (not called): no module changes hands
+    wrapper.get_input_embeddings = core.get_input_embeddings
+    wrapper.get_output_embeddings = getattr(core, "get_output_embeddings")
+
+
 class Wrapper:
     def __init__(self, config):
         # a wrapper exposing its own submodule
