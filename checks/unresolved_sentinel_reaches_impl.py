@@ -475,6 +475,9 @@ class Construction:
     via: str
     func: str
     attrs: dict[str, SentinelAttr] = field(default_factory=dict)
+    # the classes are those below a ``cast(type[Base], ...)`` of a factory's
+    # result: any of them may arrive, those keeping a sentinel are reported
+    cast: bool = False
 
 
 def _refs(node: cst.CSTNode) -> Iterator[tuple[str, str, cst.CSTNode]]:
@@ -511,14 +514,18 @@ class UnresolvedSentinelReachesImpl(Rule):
     A *resolver* is code that tests `obj.attr` against the sentinel
     (`== -1`, `is None`, `< 0`) and assigns `obj.attr` in that branch; it is
     the normal path when its class (or function) also constructs the class
-    or calls the implementation factory. Deliberately left out, for
+    or calls the implementation factory. A factory's result cast to a base
+    class (`cast(type[MLAAttentionImpl], backend.get_impl_cls())`) may be any
+    class of the factory below that base: reported when some of them keep
+    the sentinel, even if others resolve it (the seed's Kimi-K3 model).
+    Deliberately left out, for
     precision: a class that resolves the attribute itself (`__init__`,
     `__post_init__`, `__new__`, or an `assert attr > 0`); neutral defaults
     (`1`, `0`); sentinels nobody tests for (`fixed_split_size = -1` meaning
     "off"); `None` fields that a later phase fills in without constructing
     the object (metadata and config dataclasses); a factory whose possible
-    classes disagree (some resolve the attribute) unless a `cast(type[C],
-    ...)`, an annotation or a typed receiver narrows it; constructions that
+    classes disagree (some resolve the attribute) unless an annotation or a
+    typed receiver narrows it; constructions that
     are returned or passed on rather than kept (the caller owns
     resolution); uses of the attribute on objects of unknown provenance
     (the impl's own `forward` relies on the wrapper's contract). Any
@@ -666,6 +673,8 @@ class UnresolvedSentinelReachesImpl(Rule):
         self._params: dict[str, str] = {}
         # per class being visited: self.<x> -> constructions stored there
         self._stored: list[dict[str, Construction]] = []
+        # narrowings that came from a cast to a base class (see _factory_of)
+        self._cast_families: set[tuple[str, ...]] = set()
         self._methods: list[list[cst.FunctionDef]] = []
         self._func_name = ""
 
@@ -808,16 +817,24 @@ class UnresolvedSentinelReachesImpl(Rule):
         ``cast(type[C], x.<factory>())``; ``classes`` is what the cast or the
         receiver's type says it returns, None when nothing narrows it."""
         narrowed: tuple[str, ...] | None = None
+        cast_to: str | None = None
         if isinstance(expr, cst.Call) and call_name(expr) in _CAST and len(expr.args) == 2:
             c = self._type_name(expr.args[0].value)
             if c and self.index.resolve(c):
-                narrowed = (c,)
+                cast_to = c
             expr = expr.args[1].value
         if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)):
             return None
         factory = expr.func.attr.value
         if factory not in self.opts["factory-methods"]:
             return None
+        if cast_to is not None:
+            # ``cast(type[Base], x.get_impl_cls())`` says "some subclass of
+            # Base": the factory's classes below it (Base itself when none is)
+            base = self.index.resolve(cast_to)
+            below = sorted({q for q in self.family(factory) if base in self.index.mro(q)})
+            narrowed = tuple(below) if below else (cast_to,)
+            self._cast_families.add(narrowed)
         if narrowed is None:
             recv = dotted(expr.func.value)
             owner = self._params.get(recv) if recv else None
@@ -871,13 +888,15 @@ class UnresolvedSentinelReachesImpl(Rule):
             fac = self._factory_of(call.func)
         if fac is not None:
             factory, narrowed = fac
+            cast = False
             if annotation and self.index.resolve(annotation):
                 classes = [annotation]
             elif narrowed is not None:
                 classes = list(narrowed)
+                cast = narrowed in self._cast_families
             else:
                 classes = self.family(factory)
-            return Construction(call, target, tuple(classes), f"{factory}()", self._func_name)
+            return Construction(call, target, tuple(classes), f"{factory}()", self._func_name, cast=cast)
         if callee is None or not callee.rsplit(".", 1)[-1][:1].isupper():
             return None
         q = self.index.resolve(self._qualify(callee))
@@ -892,11 +911,14 @@ class UnresolvedSentinelReachesImpl(Rule):
                 attrs.setdefault(attr, sa)
         # A family where some member gives the attribute a real value is
         # mixed: which class arrives is decided at run time, so stay silent
-        # unless a cast or a typed receiver narrows it.
-        for q in c.classes:
-            real = self._real.get(self.index.resolve(q) or q, set())
-            for attr in real & set(attrs):
-                del attrs[attr]
+        # unless a cast or a typed receiver narrows it. A cast to a base
+        # class says "any class below it": the members keeping the sentinel
+        # are reason enough (the seed's Kimi-K3 construction).
+        if not c.cast:
+            for q in c.classes:
+                real = self._real.get(self.index.resolve(q) or q, set())
+                for attr in real & set(attrs):
+                    del attrs[attr]
         if not attrs:
             return {}
         # The normal path itself: a class/function holding a resolver for the
