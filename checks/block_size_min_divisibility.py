@@ -1126,6 +1126,7 @@ class _ASite:
     c_value: int | None
     name: str
     family: set[str] = field(default_factory=set)
+    c_pow2: bool = False
 
 
 def _cap_side(
@@ -1176,14 +1177,14 @@ def _a_min_site(value: object, name: str, values: _AValues) -> _ASite | None:
     env = values.env
     cap = _cap_side(va, vb, pa, pb, _a_constant_like(a, env), _a_constant_like(b, env))
     if cap == 0:
-        x, cv = b, va
+        x, cv, cp = b, va, pa
     elif cap == 1:
-        x, cv = a, vb
+        x, cv, cp = a, vb, pb
     else:
         return None
     if values.pow2(x) or values.const(x) is not None:
         return None
-    return _ASite(value, x, cv, name, {name})
+    return _ASite(value, x, cv, name, {name}, cp)
 
 
 def _a_family(name: str, local: Mapping[str, list[object]]) -> set[str]:
@@ -1323,6 +1324,14 @@ def _a_guards(site: _ASite, scope: _AScope) -> tuple[bool, bool, bool]:
         any(isinstance(n, ast.Name) and n.id in site.family for n in ast.walk(chk))
         for chk in scope.pow2_checks
     )
+    # ``_guards``: the width itself tested for a power of two
+    x = site.x.id if isinstance(site.x, ast.Name) else None
+    if (
+        x is not None
+        and (site.c_pow2 or site.c_value is None)
+        and any(any(isinstance(n, ast.Name) and n.id == x for n in ast.walk(chk)) for chk in scope.pow2_checks)
+    ):
+        return True, cdiv, True
     return div_guard, cdiv, pow2_guard
 
 
@@ -2016,7 +2025,9 @@ class BlockSizeMinDivisibility(Rule):
 
     Deliberately silent: when the block is repaired or the case is guarded in
     the same function (a halving loop `while X % B: B //= 2`, any rebinding
-    of `B`, an `if X % B` fallback, an `EVEN_K = X % B == 0` flag for a
+    of `B`, an `if X % B` fallback, a power-of-two test of `X` itself
+    (`if not is_pow2(X): return ...`) with a cap that is a power of two or
+    not visible here, an `EVEN_K = X % B == 0` flag for a
     masked kernel, a `cdiv` grid next to an `X // B` count); `min(off + B, n)`
     and other end-index arithmetic; `min` of two runtime values with no
     constant cap (`min(BLOCK_K, group_size)`); an UPPER_CASE cap whose value
@@ -2520,10 +2531,11 @@ def _kernel_consumer(kname: str, param: str, need: Need, facts: KernelFacts) -> 
 def _div_example(x: str, b: str, c: str, cv: int | None) -> str:
     if cv is None:
         return f"any `{x}` above `{c}` that is not a multiple of it leaves a remainder"
-    # A realistic width: 1.5 * C is a multiple of C/2 (so still "aligned" to
-    # a large power of two, as real widths are) but not of C; for an odd cap
-    # the next power of two above it is not a multiple of it.
-    xv = cv * 3 // 2 if cv % 2 == 0 else 1 << cv.bit_length()
+    # A realistic width: for a power-of-two cap, 1.5 * C is a multiple of C/2
+    # (so still "aligned" to a large power of two, as real widths are) but
+    # not of C; for any other cap the next power of two above it, which no
+    # such cap divides (and which a width tested for a power of two can be).
+    xv = cv * 3 // 2 if _is_pow2(cv) else 1 << cv.bit_length()
     return f"{x}={xv} → {b}={cv}, {xv} % {cv} = {xv % cv}"
 
 
@@ -2661,6 +2673,18 @@ def _guards(site: _MinSite, scope: _Scope) -> tuple[bool, bool, bool]:
         any(isinstance(n, cst.Name) and n.value in site.family for n in walk(chk))
         for chk in scope.pow2_checks
     )
+    # The width itself tested for a power of two (``if not is_pow2(n):
+    # return ...``): with a cap that is one too, or whose value is not
+    # visible here, ``min(n, C)`` is a power of two dividing ``n`` on the
+    # path that reaches the use (the test's polarity is not checked, as
+    # for the block's own test above).
+    x = site.x.value if isinstance(site.x, cst.Name) else None
+    if (
+        x is not None
+        and (site.c_pow2 or site.c_value is None)
+        and any(any(isinstance(n, cst.Name) and n.value == x for n in walk(chk)) for chk in scope.pow2_checks)
+    ):
+        return True, cdiv, True
     return div_guard, cdiv, pow2_guard
 
 

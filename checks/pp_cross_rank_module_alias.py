@@ -912,6 +912,16 @@ def _installed_map(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
     return out
 
 
+# what may follow a borrowed module and still share its storage: a parameter
+# (``lm_head.weight``) or its tensor (``.weight.data``); anything else
+# (``.dtype``, ``.shape``, ``.num_embeddings``) is a value read from it
+_ALIAS_TAIL = frozenset({"weight", "bias", "data"})
+
+
+def _aliasing_tail(segments: Sequence[str]) -> bool:
+    return all(s in _ALIAS_TAIL for s in segments)
+
+
 def _is_getter(name: str) -> bool:
     """A getter method (``get_input_embeddings``): the module only once called."""
     return name.startswith("get_")
@@ -967,7 +977,9 @@ class PpCrossRankModuleAlias(Rule):
     nn.Linear(...); head.weight = model.model.embed_tokens.weight;
     model.lm_head = head`). A getter taken without a call
     (`wrapper.get_input_embeddings = core.get_input_embeddings`) is a method,
-    not a module: not a source.
+    not a module: not a source; nor is a value read from the module
+    (`embed_tokens.weight.dtype`, `.num_embeddings`): a source ends at the
+    module, a parameter or its tensor (`.weight`, `.bias`, `.data`).
     Setters that install what their caller passes (`def
     set_embed_and_head(self, embed, head)`) are left to their callers.
 
@@ -1119,6 +1131,8 @@ class PpCrossRankModuleAlias(Rule):
                     continue  # the method itself, not the module it returns
                 rank = rank_of(name)
                 if rank:
+                    if not _aliasing_tail(src[j + 1 :]):
+                        return None
                     return ".".join(src[:j]), rank
             return None
 
@@ -1249,6 +1263,8 @@ class PpCrossRankModuleAlias(Rule):
                 continue  # ``core.get_input_embeddings``: the method, not the module
             rank = self._rank_of(parts[i])
             if rank:
+                if not _aliasing_tail(parts[i + 1 :]):
+                    return None  # ``embed_tokens.weight.dtype``: a value read, no alias
                 return _Source(".".join(parts[:i]), parts[i], rank, chain)
         return None
 

@@ -87,3 +87,18 @@ def imported_cap_over_a_power_of_two(x: torch.Tensor) -> None:
     _norm_kernel[(1,)](x, n, BLOCK=blk)
     blk2 = min(triton.next_power_of_2(n), FUSED_CAP)
     _norm_kernel[(1,)](x, n, BLOCK=blk2)
+
+
+class _Rotator:
+    TILE = 256
+
+    @staticmethod
+    def rotate(x: torch.Tensor, is_pow2) -> torch.Tensor:
+        n = x.shape[-1]
+        if not is_pow2(n):
+            return x  # the slow path takes any width
+        # a power-of-two width and a power-of-two (or unseen) cap: the
+        # block divides the width
+        inner = min(n, _Rotator.TILE)
+        outer = n // inner
+        return x.reshape(-1, outer, inner)

@@ -30,6 +30,12 @@ def rebuild_tied_head(model, make_linear):
     model.lm_head = head
 
 
+def record_the_embedding_dtype(layer, decoder):
+    # values read from the embedding (its dtype, its width): nothing aliased
+    layer.boundary_dtype = decoder.embed_tokens.weight.dtype
+    layer.vocab = decoder.embed_tokens.num_embeddings
+
+
 def delegate_the_getters(wrapper, core):
     # the getter methods themselves (not called): no module changes hands
     wrapper.get_input_embeddings = core.get_input_embeddings
