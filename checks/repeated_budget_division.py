@@ -82,6 +82,15 @@ class _Step:
     code: str  # the expression or statement that divided, for the message
 
 
+def _bare_code(ctx: Any, node: cst.CSTNode) -> str:
+    """A divisor as written, without the parentheses around it (``(\n
+    ep_size\n)`` names ``ep_size``)."""
+    if isinstance(node, cst.BaseExpression) and (node.lpar or node.rpar):
+        node = node.with_changes(lpar=[], rpar=[])
+        return cst.Module(body=[]).code_for_node(node)
+    return ctx.code_for(node)
+
+
 @dataclass(frozen=True)
 class _Chain:
     """A value derived from one budget by zero or more splits over parallel sizes."""
@@ -1269,7 +1278,7 @@ class RepeatedBudgetDivision(Rule):
                 return
             before = _Chain(key, (), frozenset())
         code = self.ctx.code_for(s).strip()
-        chain = before.plus(_Step(self.ctx.code_for(s.value), code), s)
+        chain = before.plus(_Step(_bare_code(self.ctx, s.value), code), s)
         shared = (
             isinstance(s.target, cst.Attribute) and not self._fresh_owner(key, fresh)
         ) or ("<shared>" + key) in assigned
@@ -1362,7 +1371,7 @@ class RepeatedBudgetDivision(Rule):
                 if left is None:
                     return None
                 if self._is_size(n.right):
-                    return left.plus(_Step(self.ctx.code_for(n.right), self.ctx.code_for(n)), n)
+                    return left.plus(_Step(_bare_code(self.ctx, n.right), self.ctx.code_for(n)), n)
                 if self._mentions_size(n.right):
                     return None  # divided by an expression of sizes: a deliberate split
                 return left
@@ -1388,7 +1397,7 @@ class RepeatedBudgetDivision(Rule):
             if leaf in _DIV_CALLS and len(args) == 2:
                 base = self._chain(args[0], env, memo)
                 if base is not None and self._is_size(args[1]):
-                    return base.plus(_Step(self.ctx.code_for(args[1]), self.ctx.code_for(n)), n)
+                    return base.plus(_Step(_bare_code(self.ctx, args[1]), self.ctx.code_for(n)), n)
                 return None
             if leaf in _PASS_THROUGH or leaf in {"math.floor", "math.ceil"}:
                 found = [c for a in args if (c := self._chain(a, env, memo)) is not None]

@@ -13,6 +13,7 @@ import io
 import json
 import multiprocessing
 import os
+import re
 import tokenize
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -108,6 +109,16 @@ def read_source(path: Path, relpath: str) -> tuple[str | None, Diagnostic | None
     except OSError as exc:
         return None, shd000(relpath, 1, 0, f"cannot read the file: {exc.strerror or exc}")
     return decode_source(data, relpath)
+
+
+_LINE_BREAK_RUN = re.compile(r"[ \t]*(?:\r\n|\r|\n)\s*")
+
+
+def one_line(message: str) -> str:
+    """A finding's message on one line (code quoted from several lines
+    keeps one space per line break): one finding per output line, as
+    flake8-style consumers and CI annotations expect."""
+    return _LINE_BREAK_RUN.sub(" ", message) if "\n" in message or "\r" in message else message
 
 
 def _hash(*parts: str) -> str:
@@ -418,7 +429,7 @@ def check_text(
                 severity=rep.severity or cls.severity,
                 path=relpath,
                 span=span,
-                message=rep.message,
+                message=one_line(rep.message),
                 notes=rep.notes,
                 fix=fix,
                 fingerprint=_hash(rep.code, scope, norm, str(idx)),

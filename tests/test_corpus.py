@@ -92,3 +92,12 @@ def test_prefilter_gates_are_sound(rule_dir: Path, monkeypatch: pytest.MonkeyPat
     assert sorted(map(key, (d for v in gated.values() for d in v))) == sorted(
         map(key, (d for v in open_gates.values() for d in v))
     )
+
+
+@pytest.mark.parametrize("rule_dir", rule_dirs(), ids=lambda p: p.name)
+def test_every_message_fits_on_one_line(rule_dir: Path) -> None:
+    """One finding, one output line (flake8-style consumers, CI annotations),
+    even where the code a message quotes spans lines."""
+    for path, diags in diagnostics_for(rule_dir).items():
+        for d in diags:
+            assert "\n" not in d.message and "\r" not in d.message, (path, d.message)
