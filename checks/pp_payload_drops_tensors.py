@@ -17,6 +17,7 @@ from checks._classes import ClassIndex, ClassInfo, NonLiteral
 from checks._helpers import (
     ascii_lower,
     ast_children,
+    ast_dotted,
     ast_stmt_fields,
     ast_walk,
     call_name,
@@ -751,6 +752,92 @@ _TEXT_NEEDLES = _PayloadNeedles(
 )
 
 
+_LAST_RANK_WORDS = ("is_last_rank", "last_stage", "last_pp_rank")
+
+
+def _mentions_last_rank(node: ast.AST) -> bool:
+    return any(
+        (isinstance(n, ast.Attribute) and any(w in n.attr for w in _LAST_RANK_WORDS))
+        or (isinstance(n, ast.Name) and any(w in n.id for w in _LAST_RANK_WORDS))
+        for n in ast.walk(node)
+    )
+
+
+def _mentions_pp(node: ast.AST) -> bool:
+    return any(
+        (isinstance(n, ast.Attribute) and ("pp" in n.attr.lower() or "pipeline" in n.attr.lower()))
+        or (isinstance(n, ast.Name) and ("pp" in n.id.lower() or "pipeline" in n.id.lower()))
+        for n in ast.walk(node)
+    )
+
+
+def _falsy_literal(value: ast.AST | None) -> bool:
+    """``False``, ``None``, ``0``, ``[]``, ``()``, ``{}``, ``set()``: capture off."""
+    if value is None or (isinstance(value, ast.Constant) and not value.value):
+        return True
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set)) and not value.elts:
+        return True
+    if isinstance(value, ast.Dict) and not value.keys:
+        return True
+    return isinstance(value, ast.Call) and ast_dotted(value.func) in ("set", "list", "tuple", "dict") and not value.args
+
+
+def _sets_capture(stmts: Sequence[ast.stmt]) -> bool:
+    """Whether the statements turn capture on: a capture attribute (a name
+    holding ``captur``) assigned something other than an empty or false
+    literal (``__init__``'s ``self.capture_aux_hidden_states = False`` turns
+    nothing on)."""
+    for st in stmts:
+        for n in ast.walk(st):
+            if isinstance(n, ast.Assign):
+                targets, value = n.targets, n.value
+            elif isinstance(n, ast.AnnAssign):
+                targets, value = [n.target], n.value
+            else:
+                continue
+            if _falsy_literal(value):
+                continue
+            if any(isinstance(t, ast.Attribute) and "captur" in t.attr.lower() for t in targets):
+                return True
+    return False
+
+
+def capture_setters(tree: ast.Module) -> str | None:
+    """How the module turns tap capture on: ``"gated"`` when a function that
+    turns a capture attribute on (a name holding ``captur``) first returns
+    unless on the last pipeline rank (SGLang's ``if not
+    self.pp_group.is_last_rank: return`` in ``set_eagle3_layers_to_capture``)
+    or raises under a pipeline test (``if pp_group.world_size != 1: raise``):
+    other ranks then collect nothing, and their payloads drop nothing (the
+    inner model's own setter, called by the gated one, counts with it);
+    ``"open"`` when such functions exist and none is gated; None when there
+    is none."""
+    state: str | None = None
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        body = node.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]  # (a docstring)
+        if not _sets_capture(body):
+            continue
+        first = body[0]
+        gated = isinstance(first, ast.If) and not first.orelse and len(first.body) == 1 and (
+            (
+                isinstance(first.test, ast.UnaryOp)
+                and isinstance(first.test.op, ast.Not)
+                and _mentions_last_rank(first.test.operand)
+                and isinstance(first.body[0], ast.Return)
+                and first.body[0].value is None
+            )
+            or (isinstance(first.body[0], ast.Raise) and _mentions_pp(first.test))
+        )
+        if gated:
+            return "gated"
+        state = "open"
+    return state
+
+
 class PpPayloadShapes(FactCollector):
     """Per module, the classes that could hold a SHD301 finding, with what
     the facts gate needs to decide under the effective options (bases as
@@ -758,14 +845,41 @@ class PpPayloadShapes(FactCollector):
     accumulator candidates, receiver candidates). Read only by the gate."""
 
     name = "pp_payload_shapes"
-    version = 3
+    version = 4  # 4: "cs", how the module turns tap capture on
     needles = _TEXT_NEEDLES
 
     @classmethod
     def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
         # always something for a file the text gate lets in, so that the
         # facts gate can tell "nothing here" from "not collected"
-        return {"classes": payload_shapes(tree, text)}
+        out: dict[str, Any] = {"classes": payload_shapes(tree, text)}
+        cs = capture_setters(tree)
+        if cs is not None:
+            out["cs"] = cs
+        return out
+
+    @classmethod
+    def build_index(cls, per_module: Mapping[str, Any]) -> Mapping[str, Any]:
+        return _ShapesIndex(per_module)
+
+
+class _ShapesIndex(dict):  # type: ignore[type-arg]
+    """The per-module shapes, and whether some module of the project turns
+    capture on for the last rank only (a convention a model file follows
+    when it inherits its capture setter from another module)."""
+
+    def __init__(self, per_module: Mapping[str, Any]) -> None:
+        super().__init__(per_module)
+        self.any_gated = any(isinstance(d, Mapping) and d.get("cs") == "gated" for d in per_module.values())
+
+
+def _capture_gated(module_state: str | None, facts: ProjectFacts) -> bool:
+    """Whether the other ranks collect no taps: the module's own capture
+    setters are gated, or it has none and the project's are."""
+    if module_state is not None:
+        return module_state == "gated"
+    index = facts.index("pp_payload_shapes")
+    return bool(getattr(index, "any_gated", False))
 
 
 # -- small syntax helpers ----------------------------------------------------------
@@ -947,6 +1061,20 @@ def _may_claim(
     return False
 
 
+def _flag_unset(
+    shape: Mapping[str, Any],
+    bases_mro: _LazyMro,
+    index: ClassIndex,
+    options: Mapping[str, Any],
+) -> bool:
+    """Whether no class along the MRO sets a capability flag at all (the
+    unclaimed case: a set flag, true or false, decides otherwise)."""
+    own: Mapping[str, bool] = shape.get("own", {})
+    return not any(
+        flag in own or index.attr_in(bases_mro(), flag) is not None for flag in options["capability-flags"]
+    )
+
+
 class PpPayloadDropsTensors(Rule):
     """## What it finds
     A model's `forward` that collects extra tensors for the last pipeline rank
@@ -956,11 +1084,21 @@ class PpPayloadDropsTensors(Rule):
     return of the other ranks — `if not get_pp_group().is_last_rank: return
     IntermediateTensors({...})` (SGLang: `self.pp_group.is_last_rank`,
     `PPProxyTensors`) — hands only `hidden_states`/`residual` to the next
-    stage. It fires when the class claims the combination works: a capability
-    flag such as `supports_aux_hidden_states_over_pp = True`, set on the class
-    or inherited from a base class in any file of the project. The typical
-    live bug is a subclass that overrides `forward` and loses the packing its
-    base had, while still inheriting the base's claim.
+    stage. It is an error when the class claims the combination works: a
+    capability flag such as `supports_aux_hidden_states_over_pp = True`, set
+    on the class or inherited from a base class in any file of the project
+    (the typical live bug: a subclass that overrides `forward` and loses the
+    packing its base had, while still inheriting the base's claim). It is a
+    warning when no class of the hierarchy sets a flag at all: an engine that
+    checks the flag refuses the combination at start-up, but nothing in the
+    code does (vLLM before the flag existed: 0.20–0.28 drop the taps of every
+    EAGLE-3 model this way, the seed's Kimi-K3 among them). A flag set to a
+    false value is a refusal: silent. So is a project that turns tap capture
+    on for the last rank only (SGLang: `set_eagle3_layers_to_capture` returns
+    at once unless `self.pp_group.is_last_rank`, or raises under a pipeline
+    test): the other ranks collect nothing to drop. That is read per module
+    (a module with such a setter), or for the project when the module has no
+    capture setter of its own.
 
     It also fires when a payload's keys differ from the keys the receiving
     stage allocates (`make_empty_intermediate_tensors_factory([...], ...)` or a
@@ -1001,12 +1139,10 @@ class PpPayloadDropsTensors(Rule):
     - `capability-flags` (list[str], default
       `["supports_aux_hidden_states_over_pp"]`): class attributes whose truthy
       value claims the collected tensors survive pipeline parallelism.
-    - `require-claim` (bool, default `true`): report only classes that claim
-      the capability. With `false`, also report classes that never set a flag
-      (classes that set it to a false literal stay silent: the runtime refuses
-      them). Off by default because engines that gate the combination at
-      start-up (vLLM 0.33 checks the flag) would see dozens of dropped taps
-      that can never run.
+    - `require-claim` (bool, default `false`): `true` reports only classes
+      that claim the capability (errors), dropping the warnings on classes
+      that never set a flag: for an engine that gates the combination at
+      start-up and wants no word on models it refuses.
     - `accumulator-patterns` (list[str], default `["*aux*", "*hidden*",
       "*tap*", "*captur*"]`): globs for local lists that collect tensors.
     - `accumulator-helpers` (list[str], default `["*add*", "*captur*",
@@ -1018,9 +1154,8 @@ class PpPayloadDropsTensors(Rule):
       receiving stage's payload keys are allocated. Receivers in base classes
       of other files are read for the default factory name only.
 
-    Findings are errors. RULES.md asks for warning level on the unclaimed
-    case (`require-claim = false`); the engine has one severity per rule, so
-    that case is reported as an error too.
+    Severity: errors for claimed drops and receiver-key mismatches, warnings
+    for unclaimed drops (as RULES.md asks).
 
     Prefilter and options: a file is parsed only when (1) its text holds a
     call of a name containing `IntermediateTensors` or `PPProxyTensors`
@@ -1049,6 +1184,8 @@ class PpPayloadDropsTensors(Rule):
     renamed accessor) is not analysed.
     """
 
+    # (per file: capture turned on for the last rank only, see _capture_gated)
+    _cg: bool | None = None
     code = "SHD301"
     name = "pp-payload-drops-tensors"
     summary = "A non-last pipeline rank's payload drops tensors the forward collected"
@@ -1060,7 +1197,7 @@ class PpPayloadDropsTensors(Rule):
         "payload-classes": Option(DEFAULT_PAYLOAD_CLASSES, "list[str]", "payload constructors"),
         "last-rank-accessors": Option(DEFAULT_LAST_RANK, "list[str]", "last-rank tests"),
         "capability-flags": Option(DEFAULT_FLAGS, "list[str]", "class flags claiming PP support"),
-        "require-claim": Option(True, "bool", "report only classes that claim the capability"),
+        "require-claim": Option(False, "bool", "report only classes that claim the capability"),
         "accumulator-patterns": Option(DEFAULT_ACCUMULATORS, "list[str]", "accumulator names"),
         "accumulator-helpers": Option(DEFAULT_HELPERS, "list[str]", "helpers that add to lists"),
         "receiver-factories": Option(DEFAULT_RECEIVER_FACTORIES, "list[str]", "receiver factories"),
@@ -1092,7 +1229,12 @@ class PpPayloadDropsTensors(Rule):
             # ``visit_ClassDef``: a method drops taps and the class claims
             # the capability (any class when ``require-claim`` is off) ...
             if any(_may_drop(m, options) for m in methods) and (
-                not options["require-claim"] or _may_claim(shape, bases_mro, index, options)
+                _may_claim(shape, bases_mro, index, options)
+                or (
+                    not options["require-claim"]
+                    and _flag_unset(shape, bases_mro, index, options)
+                    and not _capture_gated(shapes.get("cs"), facts)
+                )
             ):
                 return True
             # ... or a keyed non-last payload differs from the receiver
@@ -1406,11 +1548,17 @@ class PpPayloadDropsTensors(Rule):
         dropped: list[tuple[_Return, list[str]]],
         claim: tuple[Any, str, Note | None] | None,
     ) -> None:
+        severity = None
         if claim is None:
-            if self.opts["require-claim"]:
+            if self.opts["require-claim"] or self._capture_gated():
                 return
-            why = "no capability flag tells the runtime to refuse pipeline parallelism here"
+            flags = " or ".join(f"`{f}`" for f in self.opts["capability-flags"])
+            why = (
+                f"no class in its hierarchy sets {flags}: an engine checking the flag refuses "
+                "the combination at start-up, nothing in this code does"
+            )
             notes: list[Note | str] = []
+            severity = Severity.WARNING
         else:
             value, flag, note = claim
             if isinstance(value, NonLiteral) or not value:
@@ -1439,7 +1587,19 @@ class PpPayloadDropsTensors(Rule):
                         "reserve their slots on the receiving side, or set the flag to False."
                     ),
                 ],
+                severity=severity,
             )
+
+    def _capture_gated(self) -> bool:
+        """``_capture_gated`` for this file (its own setters read from its
+        text, once; the project's convention from the facts)."""
+        if self._cg is None:
+            try:
+                state = capture_setters(ast.parse(self.ctx.text))
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                state = None
+            self._cg = _capture_gated(state, self.ctx.facts)
+        return self._cg
 
     # -- receiver keys -----------------------------------------------------------
     def _receiver(self, node: cst.ClassDef) -> tuple[list[set[str]], str] | None:

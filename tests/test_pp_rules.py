@@ -22,7 +22,7 @@ from linter.config import Config
 from linter.engine import Engine, check_text
 from linter.facts import ProjectFacts
 from linter.registry import load_registry
-from linter.types import Diagnostic
+from linter.types import Diagnostic, Severity
 
 PAYLOAD = CORPUS / "pp_payload_drops_tensors"
 ALIAS = CORPUS / "pp_cross_rank_module_alias"
@@ -140,7 +140,7 @@ def test_options_replace_the_default_names() -> None:
     )
 
 
-def test_require_claim_false_reports_unclaimed_but_not_refused(tmp_path: Path) -> None:
+def test_unclaimed_drops_are_warnings_refused_ones_silent_and_require_claim_keeps_claims_only(tmp_path: Path) -> None:
     body = """
         def forward(self, h):
             aux_hidden_states = []
@@ -157,12 +157,52 @@ def test_require_claim_false_reports_unclaimed_but_not_refused(tmp_path: Path) -
         "    supports_aux_hidden_states_over_pp = False\n" + method
     )
     (tmp_path / "m.py").write_text(src)
-    assert run(tmp_path, "SHD301") == []
-    diags = run(tmp_path, "SHD301", **{"require-claim": False})
+    assert run(tmp_path, "SHD301", **{"require-claim": True}) == []
+    diags = run(tmp_path, "SHD301")
     payload_lines = [
         i for i, line in enumerate(src.splitlines(), 1) if "IntermediateTensors(" in line
     ]
     assert [d.span.line for d in diags] == payload_lines[:1]
+    assert diags[0].severity == Severity.WARNING
+    assert "supports_aux_hidden_states_over_pp" in diags[0].message
+
+
+def test_capture_turned_on_for_the_last_rank_only_drops_nothing(tmp_path: Path) -> None:
+    """SGLang captures taps on the last rank only (its capture setters return
+    at once elsewhere): no warning there, in the module or in a model file
+    that inherits the convention; a module whose setters capture everywhere
+    is still reported."""
+    model = """
+        class Stack:
+            def forward(self, h):
+                aux_hidden_states = []
+                for i, b in enumerate(self.blocks):
+                    h = b(h)
+                    if i in self.layers_to_capture:
+                        aux_hidden_states.append(h)
+                if not self.pp_group.is_last_rank:
+                    return PPProxyTensors({"hidden_states": h})
+                return h, aux_hidden_states
+    """
+    gated = """
+        class Wrapper:
+            def set_eagle3_layers_to_capture(self, ids):
+                if not self.pp_group.is_last_rank:
+                    return
+                self.model.layers_to_capture = ids
+    """
+    open_setter = """
+        class Wrapper:
+            def set_eagle3_layers_to_capture(self, ids):
+                self.capture_aux_hidden_states = True
+                self.model.layers_to_capture = ids
+    """
+    write(tmp_path / "a", {"m.py": model + gated})
+    assert run(tmp_path / "a", "SHD301") == []
+    write(tmp_path / "b", {"llama_like.py": model + gated, "other.py": model})
+    assert run(tmp_path / "b", "SHD301") == []
+    write(tmp_path / "c", {"llama_like.py": model + gated, "other.py": model + open_setter})
+    assert [d.path for d in run(tmp_path / "c", "SHD301")] == ["other.py"]
 
 
 def test_editor_buffer_sees_the_base_class_on_disk(tmp_path: Path) -> None:
@@ -244,11 +284,14 @@ def test_payload_facts_gate_reads_the_configured_flag(tmp_path: Path) -> None:
             "pkg/child.py": _DROPPING_CHILD,
         },
     )
-    parsed, diags = _parsed(tmp_path, "SHD301")
+    parsed, diags = _parsed(tmp_path, "SHD301", **{"require-claim": True})
     assert (parsed, diags) == (0, [])  # default flag: nothing claims, nothing parsed
+    # (without require-claim the unclaimed drop is a warning)
+    parsed, diags = _parsed(tmp_path, "SHD301")
+    assert parsed == 1 and [d.severity for d in diags] == [Severity.WARNING]
     parsed, diags = _parsed(tmp_path, "SHD301", **{"capability-flags": ["relays_draft_taps"]})
     assert parsed == 1 and [d.path for d in diags] == ["pkg/child.py"]
-    assert diags[0].notes[0].path == "pkg/base.py"
+    assert diags[0].notes[0].path == "pkg/base.py" and diags[0].severity == Severity.ERROR
 
 
 def test_payload_facts_gate_sees_classes_defined_in_functions(tmp_path: Path) -> None:

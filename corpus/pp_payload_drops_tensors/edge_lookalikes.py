@@ -25,17 +25,6 @@ class HonestlyRefuses(nn.Module):
         return hidden, aux_hidden_states
 
 
-class NeverClaims(nn.Module):
-    def forward(self, hidden, resid):
-        aux_hidden_states = []
-        for block in self.blocks:
-            hidden, resid = block(hidden, resid)
-            aux_hidden_states.append(hidden)
-        if not get_pp_group().is_last_rank:
-            return IntermediateTensors({"hidden_states": hidden, "residual": resid})
-        return hidden, aux_hidden_states
-
-
 class ClaimDecidedAtImport(nn.Module):
     supports_aux_hidden_states_over_pp = _probe_flag()
 
