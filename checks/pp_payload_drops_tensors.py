@@ -782,6 +782,22 @@ def _falsy_literal(value: ast.AST | None) -> bool:
     return isinstance(value, ast.Call) and ast_dotted(value.func) in ("set", "list", "tuple", "dict") and not value.args
 
 
+def _module_functions(tree: ast.Module) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The module's functions and its classes' methods (nested classes, and
+    definitions under ``if``/``try`` at those levels, included)."""
+    stack: list[ast.stmt] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node
+        elif isinstance(node, ast.ClassDef):
+            stack.extend(node.body)
+        elif isinstance(node, (ast.If, ast.Try)):
+            stack.extend([*node.body, *node.orelse, *getattr(node, "finalbody", ())])
+            for h in getattr(node, "handlers", ()):
+                stack.extend(h.body)
+
+
 def _sets_capture(stmts: Sequence[ast.stmt]) -> bool:
     """Whether the statements turn capture on: a capture attribute (a name
     holding ``captur``) assigned something other than an empty or false
@@ -802,7 +818,7 @@ def _sets_capture(stmts: Sequence[ast.stmt]) -> bool:
     return False
 
 
-def capture_setters(tree: ast.Module) -> str | None:
+def capture_setters(tree: ast.Module, text: str | None = None) -> str | None:
     """How the module turns tap capture on: ``"gated"`` when a function that
     turns a capture attribute on (a name holding ``captur``) first returns
     unless on the last pipeline rank (SGLang's ``if not
@@ -813,9 +829,14 @@ def capture_setters(tree: ast.Module) -> str | None:
     ``"open"`` when such functions exist and none is gated; None when there
     is none."""
     state: str | None = None
-    for node in ast.walk(tree):
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
+    if text is not None and "captur" not in text.lower():
+        return None  # (nothing can turn capture on: no walk)
+    lines = text.split("\n") if text is not None else None
+    for node in _module_functions(tree):
+        if lines is not None:
+            seg = "\n".join(lines[node.lineno - 1 : node.end_lineno or node.lineno])
+            if "captur" not in seg.lower():
+                continue
         body = node.body
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
             body = body[1:]  # (a docstring)
@@ -853,7 +874,7 @@ class PpPayloadShapes(FactCollector):
         # always something for a file the text gate lets in, so that the
         # facts gate can tell "nothing here" from "not collected"
         out: dict[str, Any] = {"classes": payload_shapes(tree, text)}
-        cs = capture_setters(tree)
+        cs = capture_setters(tree, text)
         if cs is not None:
             out["cs"] = cs
         return out
@@ -871,6 +892,46 @@ class _ShapesIndex(dict):  # type: ignore[type-arg]
     def __init__(self, per_module: Mapping[str, Any]) -> None:
         super().__init__(per_module)
         self.any_gated = any(isinstance(d, Mapping) and d.get("cs") == "gated" for d in per_module.values())
+
+
+# where the engine reads a capability flag (``getattr(model,
+# "supports_aux_hidden_states_over_pp", False)``, ``inner.supports_x``): a
+# ``support`` name read by ``getattr`` or as an attribute that is not assigned
+_FLAG_GETATTR = re.compile(r"getattr\(\s*[^,()]+,\s*['\"](\w*support\w*)['\"]")
+_FLAG_ATTR = re.compile(r"\.\s*(\w*support\w*)\b(?!\s*(?::[^=\n]*)?=(?!=))")
+
+
+def capability_reads(text: str) -> list[str] | None:
+    """The ``support``-named flags this text reads (not assigns)."""
+    names = {m.group(1) for m in _FLAG_GETATTR.finditer(text)}
+    names |= {m.group(1) for m in _FLAG_ATTR.finditer(text)}
+    return sorted(names) or None
+
+
+class CapabilityReads(FactCollector):
+    """Per module, the capability flags it reads: the engine consults a flag
+    somewhere (vLLM's ``verify_supports_aux_hidden_states_over_pp``), so a
+    class that never sets it is refused at start-up, not run."""
+
+    name = "capability_reads"
+    version = 1
+    needles = Needles(all_of=("support",))
+    needs_ast = False
+
+    @classmethod
+    def collect(cls, tree: ast.Module | None, text: str, module: str, path: str) -> Any:
+        return capability_reads(text)
+
+    @classmethod
+    def build_index(cls, per_module: Mapping[str, Any]) -> frozenset[str]:
+        return frozenset(n for names in per_module.values() if names for n in names)
+
+
+def _engine_checks_flag(facts: ProjectFacts, options: Mapping[str, Any]) -> bool:
+    """Whether some module of the project reads a capability flag: the
+    engine then refuses, at start-up, a class that never sets it."""
+    read = facts.index("capability_reads")
+    return isinstance(read, frozenset) and any(f in read for f in options["capability-flags"])
 
 
 def _capture_gated(module_state: str | None, facts: ProjectFacts) -> bool:
@@ -1089,11 +1150,13 @@ class PpPayloadDropsTensors(Rule):
     on the class or inherited from a base class in any file of the project
     (the typical live bug: a subclass that overrides `forward` and loses the
     packing its base had, while still inheriting the base's claim). It is a
-    warning when no class of the hierarchy sets a flag at all: an engine that
-    checks the flag refuses the combination at start-up, but nothing in the
-    code does (vLLM before the flag existed: 0.20–0.28 drop the taps of every
-    EAGLE-3 model this way, the seed's Kimi-K3 among them). A flag set to a
-    false value is a refusal: silent. So is a project that turns tap capture
+    warning when no class of the hierarchy sets a flag at all and nothing in
+    the project reads one (vLLM before the flag existed: 0.20–0.28 drop the
+    taps of every EAGLE-3 model this way, the seed's Kimi-K3 among them).
+    Where some module reads the flag (`getattr(model,
+    "supports_aux_hidden_states_over_pp", False)`, as vLLM 0.30 on does at
+    start-up), a class that never sets it is refused, not run: silent. A
+    flag set to a false value is a refusal too: silent. So is a project that turns tap capture
     on for the last rank only (SGLang: `set_eagle3_layers_to_capture` returns
     at once unless `self.pp_group.is_last_rank`, or raises under a pipeline
     test): the other ranks collect nothing to drop. That is read per module
@@ -1191,7 +1254,7 @@ class PpPayloadDropsTensors(Rule):
     summary = "A non-last pipeline rank's payload drops tensors the forward collected"
     severity = Severity.ERROR
     needles = _TEXT_NEEDLES
-    facts = ("classes", "pp_receivers", "pp_payload_shapes")
+    facts = ("classes", "pp_receivers", "pp_payload_shapes", "capability_reads")
     tags = ("correctness", "pipeline-parallel", "speculative-decoding")
     options: ClassVar[Mapping[str, Option]] = {
         "payload-classes": Option(DEFAULT_PAYLOAD_CLASSES, "list[str]", "payload constructors"),
@@ -1234,6 +1297,7 @@ class PpPayloadDropsTensors(Rule):
                     not options["require-claim"]
                     and _flag_unset(shape, bases_mro, index, options)
                     and not _capture_gated(shapes.get("cs"), facts)
+                    and not _engine_checks_flag(facts, options)
                 )
             ):
                 return True
@@ -1550,7 +1614,11 @@ class PpPayloadDropsTensors(Rule):
     ) -> None:
         severity = None
         if claim is None:
-            if self.opts["require-claim"] or self._capture_gated():
+            if (
+                self.opts["require-claim"]
+                or self._capture_gated()
+                or _engine_checks_flag(self.ctx.facts, self.opts)
+            ):
                 return
             flags = " or ".join(f"`{f}`" for f in self.opts["capability-flags"])
             why = (
@@ -1595,7 +1663,7 @@ class PpPayloadDropsTensors(Rule):
         text, once; the project's convention from the facts)."""
         if self._cg is None:
             try:
-                state = capture_setters(ast.parse(self.ctx.text))
+                state = capture_setters(ast.parse(self.ctx.text), self.ctx.text)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 state = None
             self._cg = _capture_gated(state, self.ctx.facts)

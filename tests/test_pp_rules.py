@@ -1368,3 +1368,37 @@ def test_a_few_modules_are_no_evidence_of_an_engine_without_pipeline_parallelism
     embedding and need not mention the pipeline: still reported."""
     _engine(tmp_path, models=4)
     assert len(run(tmp_path, "SHD302")) == 1
+
+
+def test_an_engine_that_reads_the_flag_refuses_unclaimed_classes_so_they_are_not_reported(tmp_path: Path) -> None:
+    """vLLM checks the capability flag at start-up (``getattr(model, flag,
+    False)``): a class that never sets it is refused, not run. Before the
+    flag existed nothing refused it: then the drop is a warning."""
+    model = """
+        class Stack:
+            def forward(self, h):
+                aux_hidden_states = []
+                for b in self.blocks:
+                    h = b(h)
+                    aux_hidden_states.append(h)
+                if not get_pp_group().is_last_rank:
+                    return IntermediateTensors({"hidden_states": h})
+                return h, aux_hidden_states
+    """
+    write(tmp_path, {"models/stack.py": model})
+    assert [d.severity for d in run(tmp_path, "SHD301")] == [Severity.WARNING]
+    write(
+        tmp_path,
+        {
+            "spec/check.py": """
+                def verify(model):
+                    if not getattr(model, "supports_aux_hidden_states_over_pp", False):
+                        raise ValueError("this model cannot relay draft taps under PP")
+            """
+        },
+    )
+    assert run(tmp_path, "SHD301") == []
+    # a flag of another name read elsewhere says nothing about this one
+    assert [d.severity for d in run(tmp_path, "SHD301", **{"capability-flags": ["relays_taps"]})] == [
+        Severity.WARNING
+    ]
