@@ -1151,8 +1151,10 @@ class PpPayloadDropsTensors(Rule):
     (the typical live bug: a subclass that overrides `forward` and loses the
     packing its base had, while still inheriting the base's claim). It is a
     warning when no class of the hierarchy sets a flag at all and nothing in
-    the project reads one (vLLM before the flag existed: 0.20–0.28 drop the
-    taps of every EAGLE-3 model this way, the seed's Kimi-K3 among them).
+    the project reads one: latent, safe only while the engine refuses the
+    combination (vLLM 0.20–0.28 refuse EAGLE-3 with pipeline parallelism
+    globally and drop the taps of every EAGLE-3 model this way, the seed's
+    Kimi-K3 among them: what lifting that refusal meant fixing).
     Where some module reads the flag (`getattr(model,
     "supports_aux_hidden_states_over_pp", False)`, as vLLM 0.30 on does at
     start-up), a class that never sets it is refused, not run: silent. A
@@ -1622,8 +1624,8 @@ class PpPayloadDropsTensors(Rule):
                 return
             flags = " or ".join(f"`{f}`" for f in self.opts["capability-flags"])
             why = (
-                f"no class in its hierarchy sets {flags}: an engine checking the flag refuses "
-                "the combination at start-up, nothing in this code does"
+                f"no class in its hierarchy sets {flags}: safe only while the engine refuses "
+                "a draft with pipeline parallelism for this model at start-up"
             )
             notes: list[Note | str] = []
             severity = Severity.WARNING
