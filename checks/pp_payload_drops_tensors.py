@@ -897,14 +897,34 @@ class _ShapesIndex(dict):  # type: ignore[type-arg]
 # where the engine reads a capability flag (``getattr(model,
 # "supports_aux_hidden_states_over_pp", False)``, ``inner.supports_x``): a
 # ``support`` name read by ``getattr`` or as an attribute that is not assigned
-_FLAG_GETATTR = re.compile(r"getattr\(\s*[^,()]+,\s*['\"](\w*support\w*)['\"]")
-_FLAG_ATTR = re.compile(r"\.\s*(\w*support\w*)\b(?!\s*(?::[^=\n]*)?=(?!=))")
+_FLAG_GETATTR = re.compile(r"getattr\(\s*[^,()]+,\s*['\"]$")
+_ASSIGNED = re.compile(r"\s*(?::[^=\n]*)?=(?!=)")
+_WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
 def capability_reads(text: str) -> list[str] | None:
-    """The ``support``-named flags this text reads (not assigns)."""
-    names = {m.group(1) for m in _FLAG_GETATTR.finditer(text)}
-    names |= {m.group(1) for m in _FLAG_ATTR.finditer(text)}
+    """The ``support``-named flags this text reads, not assigns: an
+    attribute (``inner.supports_x``) not followed by ``=``, or the name in
+    ``getattr(obj, "supports_x"...)``. Found from the word ``support``
+    (a literal search), the identifier around it read by hand."""
+    names: set[str] = set()
+    n = len(text)
+    i = text.find("support")
+    while i >= 0:
+        a, b = i, i + 7
+        while a > 0 and text[a - 1] in _WORD:
+            a -= 1
+        while b < n and text[b] in _WORD:
+            b += 1
+        name = text[a:b]
+        before = text[a - 1] if a > 0 else ""
+        if before == "." and not _ASSIGNED.match(text, b):
+            names.add(name)
+        elif before in ("'", '"') and text[b : b + 1] == before:
+            ls = text.rfind("\n", 0, a) + 1
+            if _FLAG_GETATTR.search(text, ls, a):
+                names.add(name)
+        i = text.find("support", b)
     return sorted(names) or None
 
 
