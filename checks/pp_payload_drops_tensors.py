@@ -1178,8 +1178,9 @@ class PpPayloadDropsTensors(Rule):
     Where some module reads the flag (`getattr(model,
     "supports_aux_hidden_states_over_pp", False)`, as vLLM 0.30 on does at
     start-up), a class that never sets it is refused, not run: silent. A
-    flag set to a false value is a refusal too: silent. So is a project that turns tap capture
-    on for the last rank only (SGLang: `set_eagle3_layers_to_capture` returns
+    flag set to a false value is a refusal too: silent. So is a project
+    that turns tap capture on for the last rank only (SGLang:
+    `set_eagle3_layers_to_capture` returns
     at once unless `self.pp_group.is_last_rank`, or raises under a pipeline
     test): the other ranks collect nothing to drop. That is read per module
     (a module with such a setter), or for the project when the module has no
