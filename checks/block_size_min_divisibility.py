@@ -617,6 +617,20 @@ def _a_bind(out: dict[str, list[object]], target: ast.AST, value: object) -> Non
         _a_bind(out, target.value, _A_OTHER)
 
 
+def _a_bind_assignment(out: dict[str, list[object]], st: ast.AST) -> bool:
+    """Record what an assignment statement binds; False for anything else."""
+    if isinstance(st, ast.Assign):
+        for t in st.targets:
+            _a_bind(out, t, st.value)
+    elif isinstance(st, ast.AnnAssign) and st.value is not None:
+        _a_bind(out, st.target, st.value)
+    elif isinstance(st, ast.AugAssign):
+        _a_bind(out, st.target, _A_OTHER)
+    else:
+        return False
+    return True
+
+
 def _a_top_level_bindings(tree: ast.Module, src: _Source) -> dict[str, list[object]]:
     """``_top_level_bindings``: the module body and the blocks of top-level
     ``if``/``try`` (not ``try*``), except one-line suites, which it skips."""
@@ -627,14 +641,9 @@ def _a_top_level_bindings(tree: ast.Module, src: _Source) -> dict[str, list[obje
         if not body or (body is not tree.body and src.inline_suite(body)):
             continue
         for st in body:
-            if isinstance(st, ast.Assign):
-                for t in st.targets:
-                    _a_bind(out, t, st.value)
-            elif isinstance(st, ast.AnnAssign) and st.value is not None:
-                _a_bind(out, st.target, st.value)
-            elif isinstance(st, ast.AugAssign):
-                _a_bind(out, st.target, _A_OTHER)
-            elif isinstance(st, ast.If):
+            if _a_bind_assignment(out, st):
+                continue
+            if isinstance(st, ast.If):
                 # an ``elif`` is a one-statement block whose ``If`` starts its
                 # line (at the keyword): never taken for a one-line suite
                 stack += [st.body, st.orelse]
@@ -942,14 +951,9 @@ def _a_function_env(fn: ast.FunctionDef, module: dict[str, list[object]]) -> tup
     local: dict[str, list[object]] = {}
     returns: list[object] = []
     for n in ast_nodes_no_nested(fn.body):
-        if isinstance(n, ast.Assign):
-            for t in n.targets:
-                _a_bind(local, t, n.value)
-        elif isinstance(n, ast.AnnAssign) and n.value is not None:
-            _a_bind(local, n.target, n.value)
-        elif isinstance(n, ast.AugAssign):
-            _a_bind(local, n.target, _A_OTHER)
-        elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
+        if _a_bind_assignment(local, n):
+            continue
+        if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
             _a_bind(local, n.target, _A_OTHER)
         elif isinstance(n, ast.withitem) and n.optional_vars is not None:
             _a_bind(local, n.optional_vars, _A_OTHER)
@@ -1705,6 +1709,20 @@ class _Env:
         return _Env(self.module, frozenset(), self.module, True)
 
 
+def _bind_assignment(out: dict[str, list[object]], small: cst.CSTNode) -> bool:
+    """Record what an assignment binds; False for anything else."""
+    if isinstance(small, cst.Assign):
+        for t in small.targets:
+            _bind(out, t.target, small.value)
+    elif isinstance(small, cst.AnnAssign) and small.value is not None:
+        _bind(out, small.target, small.value)
+    elif isinstance(small, cst.AugAssign):
+        _bind(out, small.target, _OTHER)
+    else:
+        return False
+    return True
+
+
 def _top_level_bindings(module: cst.Module) -> dict[str, list[object]]:
     """Module constants: assignments directly in the module body or under a
     top-level ``if``/``try`` (enough for ``BLOCK = 1024``; cheap, no walk)."""
@@ -1714,13 +1732,7 @@ def _top_level_bindings(module: cst.Module) -> dict[str, list[object]]:
         st = stack.pop()
         if isinstance(st, cst.SimpleStatementLine):
             for small in st.body:
-                if isinstance(small, cst.Assign):
-                    for t in small.targets:
-                        _bind(out, t.target, small.value)
-                elif isinstance(small, cst.AnnAssign) and small.value is not None:
-                    _bind(out, small.target, small.value)
-                elif isinstance(small, cst.AugAssign):
-                    _bind(out, small.target, _OTHER)
+                _bind_assignment(out, small)
         elif isinstance(st, (cst.If, cst.Try, cst.Else, cst.ExceptHandler, cst.Finally)):
             body = st.body
             if isinstance(body, cst.IndentedBlock):
@@ -1786,14 +1798,9 @@ def _function_env(fn: cst.FunctionDef, module: dict[str, list[object]]) -> tuple
     returns: list[object] = []
     body = fn.body
     for n in walk_no_nested(body):
-        if isinstance(n, cst.Assign):
-            for t in n.targets:
-                _bind(local, t.target, n.value)
-        elif isinstance(n, cst.AnnAssign) and n.value is not None:
-            _bind(local, n.target, n.value)
-        elif isinstance(n, cst.AugAssign):
-            _bind(local, n.target, _OTHER)
-        elif isinstance(n, (cst.For, cst.CompFor)):
+        if _bind_assignment(local, n):
+            continue
+        if isinstance(n, (cst.For, cst.CompFor)):
             _bind(local, n.target, _OTHER)
         elif isinstance(n, cst.AsName):
             if isinstance(n.name, (cst.Name, cst.Tuple, cst.List)):

@@ -743,16 +743,14 @@ class _PayloadNeedles(Needles):
         )
 
 
+# what every default last-rank test holds (the text gate's words, also read
+# by ``capture_setters``)
+_LAST_RANK_WORDS = ("is_last_rank", "last_stage", "last_pp_rank")
 _LAST_RANK_SEARCH = re.compile(_LAST_RANK_TEST).search
 _TEXT_NEEDLES = _PayloadNeedles(
-    any_of=(
-        ("IntermediateTensors", "PPProxyTensors", "is_last_rank", "last_stage", "last_pp_rank"),
-    ),
+    any_of=(("IntermediateTensors", "PPProxyTensors", *_LAST_RANK_WORDS),),
     regex=f"{_PAYLOAD_CALL}|{_LAST_RANK_TEST}",
 )
-
-
-_LAST_RANK_WORDS = ("is_last_rank", "last_stage", "last_pp_rank")
 
 
 def _mentions_last_rank(node: ast.AST) -> bool:
@@ -1682,13 +1680,19 @@ class PpPayloadDropsTensors(Rule):
             )
 
     def _capture_gated(self) -> bool:
-        """``_capture_gated`` for this file (its own setters read from its
-        text, once; the project's convention from the facts)."""
+        """``_capture_gated`` for this file: its own setters from its facts
+        (collected from this text; an editor buffer's replace the file's),
+        read from the text only when the file has none; the project's
+        convention from the facts."""
         if self._cg is None:
-            try:
-                state = capture_setters(ast.parse(self.ctx.text), self.ctx.text)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                state = None
+            shapes = self.ctx.facts.raw("pp_payload_shapes").get(self.ctx.module_name)
+            if isinstance(shapes, Mapping):
+                state = shapes.get("cs")
+            else:
+                try:
+                    state = capture_setters(ast.parse(self.ctx.text), self.ctx.text)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    state = None
             self._cg = _capture_gated(state, self.ctx.facts)
         return self._cg
 

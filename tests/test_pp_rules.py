@@ -140,18 +140,21 @@ def test_options_replace_the_default_names() -> None:
     )
 
 
+# a forward that taps every block and drops the taps on the non-last ranks
+_DROPPING_FORWARD = """
+    def forward(self, h):
+        aux_hidden_states = []
+        for b in self.blocks:
+            h = b(h)
+            aux_hidden_states.append(h)
+        if not get_pp_group().is_last_rank:
+            return IntermediateTensors({"hidden_states": h})
+        return h, aux_hidden_states
+"""
+
+
 def test_unclaimed_drops_are_warnings_refused_ones_silent_and_require_claim_keeps_claims_only(tmp_path: Path) -> None:
-    body = """
-        def forward(self, h):
-            aux_hidden_states = []
-            for b in self.blocks:
-                h = b(h)
-                aux_hidden_states.append(h)
-            if not get_pp_group().is_last_rank:
-                return IntermediateTensors({"hidden_states": h})
-            return h, aux_hidden_states
-    """
-    method = textwrap.indent(textwrap.dedent(body), "    ")
+    method = textwrap.indent(textwrap.dedent(_DROPPING_FORWARD), "    ")
     src = (
         "class Unclaimed:\n" + method + "\n\nclass Refused:\n"
         "    supports_aux_hidden_states_over_pp = False\n" + method
@@ -1374,17 +1377,7 @@ def test_an_engine_that_reads_the_flag_refuses_unclaimed_classes_so_they_are_not
     """vLLM checks the capability flag at start-up (``getattr(model, flag,
     False)``): a class that never sets it is refused, not run. Before the
     flag existed nothing refused it: then the drop is a warning."""
-    model = """
-        class Stack:
-            def forward(self, h):
-                aux_hidden_states = []
-                for b in self.blocks:
-                    h = b(h)
-                    aux_hidden_states.append(h)
-                if not get_pp_group().is_last_rank:
-                    return IntermediateTensors({"hidden_states": h})
-                return h, aux_hidden_states
-    """
+    model = "class Stack:\n" + textwrap.indent(textwrap.dedent(_DROPPING_FORWARD), "    ")
     write(tmp_path, {"models/stack.py": model})
     assert [d.severity for d in run(tmp_path, "SHD301")] == [Severity.WARNING]
     write(
