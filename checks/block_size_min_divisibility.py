@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import fnmatch
 import itertools
 import keyword
 import re
@@ -2009,6 +2010,19 @@ def _raise_only(block: cst.BaseSuite) -> bool:
     )
 
 
+# Triton-Ascend (Huawei NPUs) lifts CUDA Triton's power-of-two rule for
+# ``tl.arange`` ranges (its ``arange`` documentation); vllm-ascend's and
+# SGLang's NPU kernels live in packages named so.
+_NPU_PACKAGES = ("npu", "npu_*", "*_npu", "*_npu_*", "*ascend*")
+
+
+def on_npu_package(dotted_path: str, patterns: Sequence[str]) -> bool:
+    """Whether a package component of ``dotted_path`` (a module name, or a
+    path with dots) matches one of ``patterns`` (case-insensitive globs)."""
+    parts = dotted_path.lower().split(".")[:-1]
+    return any(fnmatch.fnmatchcase(part, p.lower()) for part in parts for p in patterns)
+
+
 class BlockSizeMinDivisibility(Rule):
     """## What it finds
     A block or tile size computed as `min(X, C)` (either argument order, also
@@ -2041,7 +2055,10 @@ class BlockSizeMinDivisibility(Rule):
     is not visible here facing a power of two (`min(MAX_FUSED_SIZE,
     triton.next_power_of_2(n))` with the cap imported: the cap is `C`, the
     width side is a power of two); kernels reached through attributes
-    (`self.kernel[grid]`).
+    (`self.kernel[grid]`); a kernel's power-of-two needs when the kernel or
+    its launch sits in a package of NPU code (option `npu-packages`:
+    Triton-Ascend builds `tl.arange` ranges of any length; divisibility
+    needs still count).
 
     ## Why it breaks
     `min(X, C)` equals `C` whenever `X >= C`, and divides `X` only when `X` is
@@ -2077,6 +2094,14 @@ class BlockSizeMinDivisibility(Rule):
       kernel whose parameters are checked. Default `["triton.jit", "jit"]`;
       other decorators on the same function (`triton.autotune`,
       `triton.heuristics`) do not matter.
+    - `npu-packages` (list[str]): package names (case-insensitive globs,
+      matched against each package of the launching module and of the
+      kernel's module) of code built by Triton-Ascend for Huawei NPUs, whose
+      `tl.arange` has no power-of-two rule: kernels there keep only their
+      divisibility needs. Default `["npu", "npu_*", "*_npu", "*_npu_*",
+      "*ascend*"]`
+      (vllm-ascend's `vllm_ascend/`, SGLang's `hardware_backend/npu/`); set
+      `[]` to apply CUDA Triton's rule everywhere.
     """
 
     code = "SHD101"
@@ -2097,6 +2122,11 @@ class BlockSizeMinDivisibility(Rule):
             ("triton.jit", "jit"),
             "list[str]",
             "Decorators that make a function a kernel whose parameters are checked.",
+        ),
+        "npu-packages": Option(
+            _NPU_PACKAGES,
+            "list[str]",
+            "Package names (globs) of code built by Triton-Ascend, where block shapes need no power of two.",
         ),
     }
 
@@ -2390,8 +2420,19 @@ class BlockSizeMinDivisibility(Rule):
                 elif not _names_block(value, site.family):
                     continue
                 for need in facts.needs.get(param, ()):
+                    if need.kind == "pow2" and self._on_npu(facts):
+                        continue
                     out.append(_kernel_consumer(kname, param, need, facts))
         return out
+
+    def _on_npu(self, kernel: KernelFacts) -> bool:
+        """Whether the launch or the kernel lives in a package of NPU code
+        (option ``npu-packages``): Triton-Ascend builds ``tl.arange`` and
+        block shapes of any size, so only divisibility needs remain."""
+        pats = self.opts["npu-packages"]
+        return on_npu_package(self.ctx.module_name, pats) or on_npu_package(
+            kernel.path.replace("/", ".").removesuffix(".py"), pats
+        )
 
     def _kernel(self, name: str) -> KernelFacts | None:
         head = name.split(".", 1)[0]

@@ -224,6 +224,67 @@ def test_kernel_decorators_option(tmp_path: Path) -> None:
     assert len(_project(tmp_path / "b", 'kernel-decorators = ["my_jit"]', custom)) == 1
 
 
+POW2_ONLY = SEED_SHAPE.replace("    assert hidden_size % D_BLOCK == 0\n", "")
+
+
+def _npu_project(tmp_path: Path, options: str, package: str, text: str) -> list[Diagnostic]:
+    (tmp_path / "pyproject.toml").write_text(
+        f"[tool.shardlint.rules.SHD101]\n{options}\n", encoding="utf-8"
+    )
+    pkg = tmp_path / package
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "ops.py").write_text(text, encoding="utf-8")
+    registry = load_registry()
+    config = load_config([tmp_path], registry).with_overrides(select=(CODE,))
+    result = Engine(config, registry, jobs=1).run([tmp_path])
+    assert not result.errors
+    return [d for d in result.diagnostics if d.code == CODE]
+
+
+@pytest.mark.parametrize("package", ["plugin_ascend", "npu", "npu_kernels", "fused_npu", "torch_npu_ops"])
+def test_npu_packages_drop_only_the_power_of_two_need(tmp_path: Path, package: str) -> None:
+    # Triton-Ascend builds a tl.arange of any length: no power-of-two report...
+    (tmp_path / "a").mkdir()
+    assert _npu_project(tmp_path / "a", "", package, POW2_ONLY) == []
+    # ...but a width the block does not divide still fails its assert
+    (tmp_path / "b").mkdir()
+    diags = _npu_project(tmp_path / "b", "", package, SEED_SHAPE)
+    assert len(diags) == 1 and "need not divide" in diags[0].message
+    # an empty option applies CUDA Triton's rule everywhere
+    (tmp_path / "c").mkdir()
+    diags = _npu_project(tmp_path / "c", "npu-packages = []", package, POW2_ONLY)
+    assert len(diags) == 1 and "power of two" in diags[0].message
+
+
+@pytest.mark.parametrize("package", ["inputs", "snpu", "cuda_ops"])
+def test_packages_merely_containing_npu_letters_keep_the_rule(tmp_path: Path, package: str) -> None:
+    assert len(_npu_project(tmp_path, "", package, POW2_ONLY)) == 1
+
+
+def test_npu_kernel_launched_from_elsewhere(tmp_path: Path) -> None:
+    """The kernel's own package counts too: a CUDA-named module launching a
+    kernel of the NPU package is not held to the power-of-two rule."""
+    kernel, _, launch = POW2_ONLY.partition("def gather")
+    (tmp_path / "pyproject.toml").write_text("[tool.shardlint]\n", encoding="utf-8")
+    for d in ("torch_npu_ops", "runner"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "torch_npu_ops" / "kernels.py").write_text(kernel, encoding="utf-8")
+    caller = "from torch_npu_ops.kernels import _gather_kernel\n\n\ndef gather" + launch
+    (tmp_path / "runner" / "moe.py").write_text(caller, encoding="utf-8")
+    registry = load_registry()
+    config = load_config([tmp_path], registry).with_overrides(select=(CODE,))
+    result = Engine(config, registry, jobs=1).run([tmp_path])
+    assert [d for d in result.diagnostics if d.code == CODE] == []
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.shardlint.rules.SHD101]\nnpu-packages = ["accel_*"]\n', encoding="utf-8"
+    )
+    config = load_config([tmp_path], registry).with_overrides(select=(CODE,))
+    result = Engine(config, registry, jobs=1).run([tmp_path])
+    assert len([d for d in result.diagnostics if d.code == CODE]) == 1
+
+
 def test_bad_option_value_is_a_config_error(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
         '[tool.shardlint.rules.SHD101]\npower-of-two-functions = "next_power_of_2"\n',
