@@ -1862,7 +1862,7 @@ class _Reader:
         for rx in (_FWD, _REV):
             for m in rx.finditer(t):
                 obj = _OPERAND_JUNK.sub("", m.group(1))[:-1]
-                if obj == self_name and obj.isascii():
+                if (obj == self_name or obj in ("self", "cls")) and obj.isascii():
                     continue
                 if self.text.find(m.group(2), hend, owner.end) >= 0:
                     return True

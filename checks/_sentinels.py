@@ -27,14 +27,16 @@ reach collectors, and facts must not depend on configuration.
 from __future__ import annotations
 
 import ast
+import fnmatch
 import re
-from collections.abc import Callable, Iterator, Mapping
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from checks._helpers import ast_dotted
 from checks._imports import follow_reexports, imports_from_ast, qualify
-from linter.facts import FactCollector
+from linter.facts import _RECORDERS, FactCollector
 from linter.needles import Needles
 
 INIT_FAMILY = frozenset({"__init__", "__post_init__", "__new__"})
@@ -355,6 +357,9 @@ def _resolvers(func: ast.FunctionDef | ast.AsyncFunctionDef, pos: _Pos) -> list[
     return out
 
 
+_OWN = frozenset({"self", "cls"})
+
+
 def if_resolvers(node: ast.If, self_name: str | None, pos: _Pos) -> list[dict[str, Any]]:
     """The resolvers one ``if`` statement holds (see :func:`_resolvers`)."""
     out: list[dict[str, Any]] = []
@@ -370,7 +375,10 @@ def if_resolvers(node: ast.If, self_name: str | None, pos: _Pos) -> list[dict[st
                     if obj:
                         assigned.add((obj, target.attr))
     for obj, attr, kind in tests:
-        if obj == self_name or (obj, attr) not in assigned:
+        # (the function's own receiver, or an object named ``self``/``cls``
+        # in a closure: the class settling its own attribute, not a normal
+        # path elsewhere that a direct construction could skip)
+        if obj == self_name or obj in _OWN or (obj, attr) not in assigned:
             continue
         # The branch resolves the whole group (size and rank) at once.
         for o, a in sorted(assigned):
@@ -587,14 +595,19 @@ class SentinelFacts(FactCollector):
     # ASCII as written (the ast reads them in NFKC): facts read by 10 from
     # such files were wrong; nor does the ast walk count lines with
     # ``str.splitlines`` (a form feed shifted every line after it)
-    version = 11
-    # Every file with a class is still needed, sentinel or not: a subclass
-    # that gives an inherited sentinel a real value in ``__init__`` hides it,
-    # a subclass is how a resolver's construction reaches the sentinel class,
-    # and the leaf-name fallback of ``resolve`` counts every class. The
-    # "classes" index has the hierarchy but not ``__init__`` assignments, so
-    # it cannot stand in for those files. Files without a class are needed
-    # only for a resolver's test or a factory's return.
+    # 12: a test of an object named ``self`` or ``cls`` is no resolver;
+    # lazy (read per module when the rule asks, see ``SentinelOutline``)
+    version = 12
+    # Read module by module when the rule asks (one class's bases, one
+    # attribute's resolvers, one factory's returns): the questions that span
+    # the whole project are answered from ``sentinel_outline``'s names, which
+    # say which modules to read. Every file with a class may have facts: a
+    # subclass that gives an inherited sentinel a real value in ``__init__``
+    # hides it, a subclass is how a resolver's construction reaches the
+    # sentinel class. Files without a class have facts only for a resolver's
+    # test or a factory's return.
+    lazy = True
+    index_with = ("sentinel_outline",)
     needles = Needles(regex=_FACTS_TEXT)
     # The text reader of ``checks._sentinel_scan`` gives the same facts as the
     # ast walk for a fraction of the cost of compiling the file; it parses
@@ -611,8 +624,77 @@ class SentinelFacts(FactCollector):
         return collect_text(text, module, path)
 
     @classmethod
-    def build_index(cls, per_module: Mapping[str, Any]) -> SentinelIndex:
-        return SentinelIndex(per_module)
+    def build_index(cls, per_module: Mapping[str, Any], outline: Mapping[str, Any] | None = None) -> SentinelIndex:
+        return SentinelIndex(per_module, outline)
+
+
+# What ``SentinelOutline`` reads, with a literal first so that ``re`` skips
+# ahead (a pattern led by a class or a look-behind costs ~30 ns a character
+# here). Class and function names, NFKC-normalised as the ast reads them
+# (a name inside a string or a word like ``subclass Foo`` only adds a name).
+_CLASS_NAME = re.compile(r"class[\s\\]+(?!class\b)(\w+)")
+_DEF_NAME = re.compile(r"def[\s\\]+(?!def\b)(\w+)")
+# Assigned attributes, read on the reversed text from the ``=`` (an
+# aug-assignment's operator and an annotation allowed) back to
+# ``obj.attr``: ``attr`` is kept unless ``obj`` is exactly ``self``/``cls``.
+_REV_ASSIGN = re.compile(
+    r"=(?<![=<>!]=)(?!=)(?:[-+*/%&|^@]|//|>>|<<|\*\*)?(?:[^=\n:]*+:)?[ \t\])\]]*(?:\n\\[ \t]*)*"
+    r"(\w+)[ \t]*\.(?!(?:fles|slc)(?![\w.]))"
+)
+# a target list (``obj.a, obj.b = ...``): from the ``=`` back to a bracket
+# or the line start, when a comma is on the way; its dotted names
+_REV_LIST = re.compile(r"=(?<![=<>!]=)(?!=)(?:[-+*/%&|^@]|//|>>|<<|\*\*)?(?=[^\n=(\[]*,)([^\n=(\[]*)")
+# a bracketed target list over several lines (black's layout):
+# ``(\n    obj.a,\n    obj.b,\n) = ...``, back to its opening parenthesis
+_REV_PAREN = re.compile(
+    r"=(?<![=<>!]=)(?!=)(?:[-+*/%&|^@]|//|>>|<<|\*\*)?[ \t]*(?:\n\\[ \t]*)*\)([^=()]{0,4000})\("
+)
+_REV_DOTTED = re.compile(r"(\w+)[ \t]*\.(?!(?:fles|slc)(?![\w.]))")
+# what a factory needs: a ``type[...]`` return annotation or a ``return``
+# of a capitalised name
+_TYPE_RETURN = re.compile(r"->[\s\\]*[\"']?[\s\\]*(?:typing[ \t]*\.[ \t]*)?[tT]ype[ \t]*\[")
+_NAME_RETURN = re.compile(
+    r"return[ \t(\\\n]*(?!(?:None|True|False)\b)[^\W\d_a-z][\w. \t]*[ \t)\\]*(?:$|#|;)", re.M
+)
+
+
+def _names(found: Iterable[str]) -> list[str]:
+    return sorted({n if n.isascii() else unicodedata.normalize("NFKC", n) for n in found})
+
+
+def outline_text(text: str) -> dict[str, list[str]]:
+    """The names ``SentinelIndex`` looks modules up by, read from raw text
+    and never fewer than the module's ``sentinels`` facts hold: ``c`` the
+    class names, ``r`` the attributes assigned on an object other than
+    ``self``/``cls`` (what a resolver assigns), ``f`` the function names
+    when a function could be a factory."""
+    out: dict[str, list[str]] = {"c": _names(_CLASS_NAME.findall(text))}
+    rev = text[::-1]
+    r = set(_REV_ASSIGN.findall(rev))
+    for region in _REV_LIST.findall(rev) + _REV_PAREN.findall(rev):
+        r.update(_REV_DOTTED.findall(region))
+    out["r"] = _names(n[::-1] for n in r)
+    out["f"] = _names(_DEF_NAME.findall(text)) if _TYPE_RETURN.search(text) or _NAME_RETURN.search(text) else []
+    return out
+
+
+class SentinelOutline(FactCollector):
+    """Per module, the names that tell ``SentinelIndex`` which modules'
+    ``sentinels`` facts to read for a question about the whole project:
+    which classes are named so (a bare factory's family, the leaf-name
+    fallback of ``resolve``), which modules may resolve an attribute, which
+    may define a factory. A superset read from raw text in a few regex
+    passes (the facts themselves are read only for the modules named)."""
+
+    name = "sentinel_outline"
+    version = 1
+    needles = Needles(regex=_FACTS_TEXT)
+    needs_ast = False
+
+    @classmethod
+    def collect(cls, tree: ast.Module | None, text: str, module: str, path: str) -> Any:
+        got = outline_text(text)
+        return got if any(got.values()) else None
 
 
 @dataclass(frozen=True)
@@ -643,67 +725,167 @@ class Resolver:
 class SentinelIndex:
     """Query structure over the per-module facts: classes by qualified name
     (following package re-exports), method resolution order, resolvers by
-    attribute, factory return values by function name."""
+    attribute, factory return values by function name.
 
-    def __init__(self, per_module: Mapping[str, Any]) -> None:
+    With an ``outline`` (``SentinelOutline``'s names per module) the facts
+    are lazy (``SentinelFacts.lazy``): a module's facts are read when a
+    question needs them, the outline saying which modules can hold the
+    answer; answers are memoised with the (collector, module) pairs read to
+    compute them and replay those into the open recordings (a cached check
+    result depends on exactly the modules it read). Without one, every
+    module's facts are at hand and are read at once."""
+
+    def __init__(self, per_module: Mapping[str, Any], outline: Mapping[str, Any] | None = None) -> None:
         self.per_module = per_module
-        self.classes: dict[str, ClassRef] = {}
+        self.lazy = outline is not None
+        self._memo: dict[tuple[str, str], tuple[Any, frozenset[tuple[str, str]]]] = {}
+        self._mro: dict[str, tuple[str, ...]] = {}
+        self._reach: frozenset[str] | None = None
+        if outline is not None:
+            # name -> the modules the outline says may hold it
+            self._by_c: dict[str, list[str]] = {}
+            self._by_r: dict[str, list[str]] = {}
+            self._by_f: dict[str, list[str]] = {}
+            for mod, names in outline.items():
+                for key, where in (("c", self._by_c), ("r", self._by_r), ("f", self._by_f)):
+                    for n in names.get(key, ()):
+                        where.setdefault(n, []).append(mod)
+            self.classes: Mapping[str, ClassRef] = _LazyClasses(self)
+            self.resolvers: Mapping[str, list[Resolver]] = _LazyByName(self, "resolvers")
+            self.factories: Mapping[str, set[str]] = _LazyByName(self, "factories")
+            return
+        self.classes = {}
         self.by_leaf: dict[str, list[str]] = {}
-        self.resolvers: dict[str, list[Resolver]] = {}
-        self.factories: dict[str, set[str]] = {}
+        self.resolvers = {}
+        self.factories = {}
         self.methods_returning: dict[tuple[str, str], tuple[str, ...]] = {}
         for mod, facts in per_module.items():
-            path = facts.get("path", "")
-            for qual, data in facts.get("classes", {}).items():
-                ref = ClassRef(mod, qual, path, data)
+            for ref in _class_refs(mod, facts):
                 self.classes[ref.name] = ref
-                self.by_leaf.setdefault(qual.rsplit(".", 1)[-1], []).append(ref.name)
-            calls = facts.get("calls", {})
-            for r in facts.get("resolvers", ()):
-                self.resolvers.setdefault(r["attr"], []).append(
-                    Resolver(
-                        mod,
-                        path,
-                        r["attr"],
-                        r["obj"],
-                        r["test"],
-                        tuple(r["span"]),  # type: ignore[arg-type]
-                        r["func"],
-                        r["scope"],
-                        tuple(calls.get(r["scope"], ())),
-                    )
-                )
+                self.by_leaf.setdefault(ref.qual.rsplit(".", 1)[-1], []).append(ref.name)
+            for r in _resolvers_of(mod, facts):
+                self.resolvers.setdefault(r.attr, []).append(r)
             for key, names in facts.get("factories", {}).items():
                 owner, _, fname = key.rpartition(".")
                 self.factories.setdefault(fname, set()).update(names)
                 if owner:
                     self.methods_returning[f"{mod}.{owner}" if mod else owner, fname] = tuple(names)
-        self._mro: dict[str, tuple[str, ...]] = {}
-        self._reach: frozenset[str] | None = None
 
+    # -- memo that replays the lazy reads behind an answer ----------------------
+    def _cached(self, kind: str, key: str, fn: Callable[[], Any]) -> Any:
+        hit = self._memo.get((kind, key))
+        if hit is not None:
+            for rec in _RECORDERS:
+                rec |= hit[1]
+            return hit[0]
+        rec: set[tuple[str, str]] = set()
+        _RECORDERS.append(rec)
+        try:
+            value = fn()
+        finally:
+            _RECORDERS.pop()  # (the reads also went to the outer recordings)
+        self._memo[(kind, key)] = (value, frozenset(rec))
+        return value
+
+    def _facts(self, module: str) -> Mapping[str, Any] | None:
+        got = self.per_module.get(module)
+        return got if isinstance(got, Mapping) else None
+
+    # -- lazy lookups -------------------------------------------------------------
+    def _class(self, qualname: str) -> ClassRef | None:
+        """The class of this qualified name: module ``pkg.mod``, then the
+        local name ``Outer.Inner`` in its facts (longest module first)."""
+        parts = qualname.split(".")
+        for i in range(len(parts) - 1, -1, -1):
+            mod, local = ".".join(parts[:i]), ".".join(parts[i:])
+            facts = self._facts(mod)
+            data = facts.get("classes", {}).get(local) if facts else None
+            if data is not None:
+                return ClassRef(mod, local, facts.get("path", ""), data)  # type: ignore[union-attr]
+        return None
+
+    def class_ref(self, qualname: str) -> ClassRef | None:
+        if not self.lazy:
+            return self.classes.get(qualname)
+        return self._cached("class", qualname, lambda: self._class(qualname))
+
+    def _named(self, leaf: str) -> list[str]:
+        """Qualified names of the classes whose own name is ``leaf``."""
+        if not self.lazy:
+            return list(self.by_leaf.get(leaf, ()))
+
+        def find() -> list[str]:
+            out: list[str] = []
+            for mod in self._by_c.get(leaf, ()):
+                facts = self._facts(mod)
+                for ref in _class_refs(mod, facts or {}):
+                    if ref.qual.rsplit(".", 1)[-1] == leaf:
+                        out.append(ref.name)
+            return out
+
+        return list(self._cached("leaf", leaf, find))
+
+    def _by_name(self, kind: str, name: str) -> Any:
+        """``resolvers`` of an attribute, or the classes ``factories`` of
+        this name return, from the modules the outline names."""
+
+        def find() -> Any:
+            if kind == "resolvers":
+                out: list[Resolver] = []
+                for mod in self._by_r.get(name, ()):
+                    out.extend(r for r in _resolvers_of(mod, self._facts(mod) or {}) if r.attr == name)
+                return out
+            names: set[str] = set()
+            for mod in self._by_f.get(name, ()):
+                for key, returned in (self._facts(mod) or {}).get("factories", {}).items():
+                    if key.rpartition(".")[2] == name:
+                        names.update(returned)
+            return names
+
+        return self._cached(kind, name, find)
+
+    def classes_named(self, patterns: Iterable[str]) -> list[str]:
+        """Qualified names of the classes whose own name matches a pattern
+        (case-insensitive globs, as ``name_matches``)."""
+        pats = [p.lower() for p in patterns]
+        if not self.lazy:
+            return [q for q, ref in self.classes.items() if _glob_leaf(ref.qual, pats)]
+        return [q for leaf in self._by_c if _glob_leaf(leaf, pats) for q in self._named(leaf)]
+
+    def resolver_attrs(self) -> Iterable[str]:
+        """Every attribute some code may resolve (the lazy index's is a
+        superset: the attributes assigned on an object other than ``self``)."""
+        return self._by_r if self.lazy else self.resolvers
+
+    # -- queries ------------------------------------------------------------------
     def resolve(self, qualname: str) -> str | None:
         """The defining qualified name of a class named ``qualname`` (an
         import target), or None when the project does not define it."""
-        if qualname in self.classes:
+        if not self.lazy:
+            return self._resolve(qualname)
+        return self._cached("resolve", qualname, lambda: self._resolve(qualname))
+
+    def _resolve(self, qualname: str) -> str | None:
+        if self.class_ref(qualname) is not None:
             return qualname
 
         def imports_of(mod: str) -> Mapping[str, str] | None:
-            facts = self.per_module.get(mod)
+            facts = self._facts(mod)
             return facts.get("imports") if facts else None
 
-        cur = follow_reexports(qualname, lambda q: q in self.classes, imports_of)
-        if cur in self.classes:
+        cur = follow_reexports(qualname, lambda q: self.class_ref(q) is not None, imports_of)
+        if self.class_ref(cur) is not None:
             return cur
         # A package that re-exports without facts of its own: a unique class
         # of that leaf name defined below the package.
         pkg, _, leaf = qualname.rpartition(".")
         # (the project root may sit above the package: match it as a suffix too)
-        below = [c for c in self.by_leaf.get(leaf, ()) if pkg and ("." + c).find(f".{pkg}.") >= 0]
+        below = [c for c in self._named(leaf) if pkg and ("." + c).find(f".{pkg}.") >= 0]
         return below[0] if len(below) == 1 else None
 
     def get(self, qualname: str) -> ClassRef | None:
         q = self.resolve(qualname)
-        return self.classes.get(q) if q else None
+        return self.class_ref(q) if q else None
 
     def mro(self, qualname: str) -> tuple[str, ...]:
         """Classes in lookup order (depth-first, left to right, duplicates
@@ -711,8 +893,13 @@ class SentinelIndex:
         start = self.resolve(qualname)
         if start is None:
             return ()
-        if start in self._mro:
+        if not self.lazy:
+            if start not in self._mro:
+                self._mro[start] = self._walk_mro(start)
             return self._mro[start]
+        return self._cached("mro", start, lambda: self._walk_mro(start))
+
+    def _walk_mro(self, start: str) -> tuple[str, ...]:
         out: list[str] = []
         stack = [start]
         while stack and len(out) < 64:
@@ -720,43 +907,99 @@ class SentinelIndex:
             if cur in out:
                 continue
             out.append(cur)
-            ref = self.classes[cur]
-            nxt = [r for r in (self.resolve(b) for b in ref.data.get("bases", ())) if r]
+            ref = self.class_ref(cur)
+            bases = ref.data.get("bases", ()) if ref is not None else ()
+            nxt = [r for r in (self.resolve(b) for b in bases) if r]
             stack = nxt + stack
-        self._mro[start] = tuple(out)
-        return self._mro[start]
-
-    def sentinel_reach(self) -> frozenset[str]:
-        """The classes whose bases, followed as :meth:`mro` follows them
-        (the class itself included), reach a class that leaves an attribute
-        at a sentinel: the only classes a sentinel can be inherited by (a
-        superset of those whose MRO holds one, which ``mro`` caps at 64)."""
-        if self._reach is None:
-            subclasses: dict[str, list[str]] = {}
-            todo: list[str] = []
-            for q, ref in self.classes.items():
-                if ref.data.get("sentinel"):
-                    todo.append(q)
-                for b in ref.data.get("bases", ()):
-                    r = self.resolve(b)
-                    if r is not None:
-                        subclasses.setdefault(r, []).append(q)
-            seen = set(todo)
-            while todo:
-                for sub in subclasses.get(todo.pop(), ()):
-                    if sub not in seen:
-                        seen.add(sub)
-                        todo.append(sub)
-            self._reach = frozenset(seen)
-        return self._reach
+        return tuple(out)
 
     def factory_of(self, owner: str, method: str) -> tuple[str, ...]:
         """What ``owner.method()`` returns, looked up along the MRO."""
         for cls in self.mro(owner):
-            names = self.methods_returning.get((cls, method))
+            if not self.lazy:
+                names = self.methods_returning.get((cls, method))
+            else:
+                ref = self.class_ref(cls)
+                facts = self._facts(ref.module) if ref is not None else None
+                names = tuple((facts or {}).get("factories", {}).get(f"{ref.qual}.{method}", ())) if ref else ()
             if names:
-                return names
+                return tuple(names)
         return ()
 
     def is_subclass(self, qualname: str, base: str) -> bool:
         return base in self.mro(qualname)
+
+
+def _glob_leaf(name: str, lowered_patterns: Sequence[str]) -> bool:
+    leaf = name.rsplit(".", 1)[-1].lower()
+    return any(fnmatch.fnmatchcase(leaf, p) for p in lowered_patterns)
+
+
+def _class_refs(mod: str, facts: Mapping[str, Any]) -> Iterator[ClassRef]:
+    path = facts.get("path", "")
+    for qual, data in facts.get("classes", {}).items():
+        yield ClassRef(mod, qual, path, data)
+
+
+def _resolvers_of(mod: str, facts: Mapping[str, Any]) -> Iterator[Resolver]:
+    path = facts.get("path", "")
+    calls = facts.get("calls", {})
+    for r in facts.get("resolvers", ()):
+        yield Resolver(
+            mod,
+            path,
+            r["attr"],
+            r["obj"],
+            r["test"],
+            tuple(r["span"]),  # type: ignore[arg-type]
+            r["func"],
+            r["scope"],
+            tuple(calls.get(r["scope"], ())),
+        )
+
+
+class _LazyClasses(Mapping[str, ClassRef]):
+    """``SentinelIndex.classes`` of a lazy index: looked up, never listed."""
+
+    def __init__(self, index: SentinelIndex) -> None:
+        self._index = index
+
+    def __getitem__(self, qualname: str) -> ClassRef:
+        ref = self._index.class_ref(qualname)
+        if ref is None:
+            raise KeyError(qualname)
+        return ref
+
+    def __contains__(self, qualname: object) -> bool:
+        return isinstance(qualname, str) and self._index.class_ref(qualname) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        raise TypeError("a lazy index cannot list its classes: use classes_named()")
+
+    def __len__(self) -> int:
+        raise TypeError("a lazy index cannot count its classes")
+
+
+class _LazyByName(Mapping[str, Any]):
+    """``resolvers`` / ``factories`` of a lazy index: ``get(name)`` reads
+    the modules the outline names for it."""
+
+    def __init__(self, index: SentinelIndex, kind: str) -> None:
+        self._index = index
+        self._kind = kind
+
+    def __getitem__(self, name: str) -> Any:
+        got = self._index._by_name(self._kind, name)
+        if not got:
+            raise KeyError(name)
+        return got
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        got = self._index._by_name(self._kind, name)
+        return got if got else default
+
+    def __iter__(self) -> Iterator[str]:
+        raise TypeError("a lazy index cannot list its names")
+
+    def __len__(self) -> int:
+        raise TypeError("a lazy index cannot count its names")

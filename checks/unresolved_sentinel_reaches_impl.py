@@ -379,6 +379,7 @@ def sentinel_sites(tree: ast.Module) -> dict[str, Any]:
     own: dict[str, list[str]] = {}
     named: set[str] = set()
     factories: set[str] = set()
+    typed: set[str] = set()
 
     def constructions(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         fvars: dict[str, list[str]] = {}
@@ -393,11 +394,19 @@ def sentinel_sites(tree: ast.Module) -> dict[str, Any]:
             names = [d for d in map(ast_dotted, targets) if d]
             if not names:
                 continue
-            for m in _factory_call(n.value):
+            made = _factory_call(n.value)
+            for m in made:
                 for d in names:
                     fvars.setdefault(d, []).append(m)
             if isinstance(n.value, ast.Call):
                 calls.append(n.value)
+                if made or _factory_call(n.value.func) or ast_dotted(n.value.func) in fvars:
+                    # the classes a cast or an annotation names for a
+                    # factory's result (the rule takes them as they are)
+                    if isinstance(n, ast.AnnAssign):
+                        typed.update(_type_names(n.annotation))
+            if made and isinstance(n.value, ast.Call) and n.value.args:
+                typed.update(_type_names(n.value.args[0]))
         for call in calls:
             factories.update(_factory_call(call.func))
             callee = ast_dotted(call.func)
@@ -431,6 +440,25 @@ def sentinel_sites(tree: ast.Module) -> dict[str, Any]:
 
     visit(tree.body, "", None)
     out = {"own": own, "named": sorted(named), "factories": sorted(factories)}
+    if typed and factories:
+        out["typed"] = sorted(typed)
+    return out
+
+
+_NAME_IN_STRING = re.compile(r"[A-Za-z_][\w.]*")
+
+
+def _type_names(expr: ast.AST) -> set[str]:
+    """Every dotted name in a type expression (``type[C]``, ``"C"``,
+    ``Optional[C]``): a superset of the class the rule reads from it."""
+    out: set[str] = set()
+    for node in ast.walk(expr):
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            d = ast_dotted(node)
+            if d:
+                out.add(d)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            out.update(_NAME_IN_STRING.findall(node.value))
     return out
 
 
@@ -439,7 +467,8 @@ class SentinelSiteFacts(FactCollector):
     :func:`sentinel_sites`). Read only by the gate."""
 
     name = "sentinel_sites"
-    version = 1
+    # 2: ``typed``, the names a cast or an annotation gives a factory's result
+    version = 2
     needles = _SITE_NEEDLES
 
     @classmethod
@@ -447,9 +476,11 @@ class SentinelSiteFacts(FactCollector):
         # always something for a file the text gate lets in, so the facts
         # gate can tell "no site here" from "not collected"
         sites = sentinel_sites(tree)
-        if sites["named"]:
+        if sites["named"] or sites.get("typed"):
             imports = imports_from_ast(tree, module, path)
-            sites = {**sites, "named": sorted({qualify(n, module, imports) for n in sites["named"]})}
+            for key in ("named", "typed"):
+                if sites.get(key):
+                    sites = {**sites, key: sorted({qualify(n, module, imports) for n in sites[key]})}
         return sites
 
 
@@ -541,7 +572,10 @@ class UnresolvedSentinelReachesImpl(Rule):
     options, a class the file constructs (by name, through imports) or
     defines (and sizes with in `__init__`) keeps a sentinel that the normal
     path resolves, or the file calls the result of one of `factory-methods`
-    and some class of the project keeps such a sentinel.
+    and some code of the project may resolve such an attribute. A test of
+    an object named `self` or `cls` is not a resolver (the class settling
+    its own attribute, in a closure of its method: no construction elsewhere
+    can skip it).
 
     ## Why it breaks
     The sentinel is a private contract between the implementation and its
@@ -601,7 +635,7 @@ class UnresolvedSentinelReachesImpl(Rule):
     name = "unresolved-sentinel-reaches-impl"
     summary = "A class is constructed directly while a sentinel size/rank attribute its wrapper resolves stays unresolved"
     severity = Severity.ERROR
-    facts = ("sentinels", "sentinel_sites")
+    facts = ("sentinels", "sentinel_outline", "sentinel_sites")
     tags = ("correctness", "context-parallel")
     # The facts decide, but candidate() only sees text, so it asks for what
     # a finding needs under the default options: a factory call, a call of an
@@ -656,8 +690,18 @@ class UnresolvedSentinelReachesImpl(Rule):
             q = index.resolve(name)
             if q is not None and view.effective(q):
                 return True
-        if set(sites.get("factories", ())) & set(options["factory-methods"]):
-            return view.any_effective()
+        called = set(sites.get("factories", ())) & set(options["factory-methods"])
+        if not called or not view.any_effective():
+            return False
+        # what the rule constructs from a factory's result: the factory's
+        # family (a cast or a typed receiver only narrows it), or the class
+        # a cast or an annotation names
+        if any(view.effective(q) for f in sorted(called) for q in view.family(f)):
+            return True
+        for name in sites.get("typed", ()):
+            q = index.resolve(name)
+            if q is not None and view.effective(q):
+                return True
         return False
 
     def __init__(self, ctx: Any, options: Mapping[str, Any] | None = None) -> None:
@@ -765,12 +809,7 @@ class UnresolvedSentinelReachesImpl(Rule):
         if named:
             return sorted(set(named))
         pats = self.opts["impl-class-patterns"]
-        reach = self.index.sentinel_reach()  # (no sentinel reaches the others)
-        return sorted(
-            q
-            for q, ref in self.index.classes.items()
-            if q in reach and name_matches(ref.qual, pats) and self.effective(q)
-        )
+        return sorted({q for q in self.index.classes_named(pats) if self.effective(q)})
 
     # -- traversal ---------------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -1155,16 +1194,28 @@ class _SentinelView:
     gate asks, per index and options (memoised on the index, which lives as
     long as the merged facts)."""
 
-    effective = UnresolvedSentinelReachesImpl.effective
     _counts = UnresolvedSentinelReachesImpl._counts
     _is_sentinel = UnresolvedSentinelReachesImpl._is_sentinel
+
+    def family(self, factory: str) -> list[str]:
+        return self.index._cached(  # type: ignore[no-any-return]
+            "family" + self._key, factory, lambda: UnresolvedSentinelReachesImpl.family(self, factory)  # type: ignore[arg-type]
+        )
 
     def __init__(self, index: SentinelIndex, opts: Mapping[str, Any]) -> None:
         self.index = index
         self.opts = opts
-        self._eff: dict[str, dict[str, SentinelAttr]] = {}
+        # (memoised by the index instead, which replays the lazy reads
+        # behind an answer into each file's recording)
+        self._eff: dict[str, dict[str, SentinelAttr]] = _NoMemo()
         self._real: dict[str, set[str]] = {}
         self._any: bool | None = None
+        self._key = repr(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in opts.items()))
+
+    def effective(self, qualname: str) -> dict[str, SentinelAttr]:
+        return self.index._cached(  # type: ignore[no-any-return]
+            "eff" + self._key, qualname, lambda: UnresolvedSentinelReachesImpl.effective(self, qualname)  # type: ignore[arg-type]
+        )
 
     @classmethod
     def of(cls, index: SentinelIndex, opts: Mapping[str, Any]) -> _SentinelView:
@@ -1175,10 +1226,21 @@ class _SentinelView:
         return views[key]
 
     def any_effective(self) -> bool:
-        """Whether any class of the project keeps a sentinel its normal path
-        resolves (what a factory could hand out)."""
+        """Whether some class of the project may keep a sentinel its normal
+        path resolves (what a factory could hand out): a gate's superset,
+        read from the attributes some code may resolve (with
+        ``resolver-scope = "none"`` every sentinel counts: always)."""
         if self._any is None:
-            # (a class no sentinel can reach has nothing effective: skipped)
-            reach = self.index.sentinel_reach()
-            self._any = any(self.effective(q) for q in self.index.classes if q in reach)
+            if self.opts["resolver-scope"] == "none":
+                self._any = True
+            else:
+                pats = self.opts["attribute-patterns"]
+                self._any = any(name_matches(a, pats) for a in self.index.resolver_attrs())
         return self._any
+
+
+class _NoMemo(dict):  # type: ignore[type-arg]
+    """A memo that keeps nothing."""
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass

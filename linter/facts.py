@@ -45,6 +45,10 @@ class FactCollector:
     # Check results record which modules' facts they read instead of a
     # digest of the whole collector (see ``ProjectFacts.recording``).
     lazy: ClassVar[bool] = False
+    # other collectors whose per-module facts ``build_index`` also takes
+    # (positionally, after this one's): a lazy collector's index can learn
+    # from an eager one which modules to read for a project-wide question
+    index_with: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
@@ -252,7 +256,11 @@ class ProjectFacts:
         if collector not in self._indexes:
             cls = self._collectors().get(collector)
             raw = self.raw(collector)
-            self._indexes[collector] = cls.build_index(raw) if cls else raw
+            if cls is None:
+                self._indexes[collector] = raw
+            else:
+                more = [self.raw(n) for n in getattr(cls, "index_with", ())]
+                self._indexes[collector] = cls.build_index(raw, *more)
         return self._indexes[collector]
 
     def _collectors(self) -> Mapping[str, Any]:

@@ -39,7 +39,7 @@ from checks._sentinel_scan import (
     blank,
     collect_text,
 )
-from checks._sentinels import SentinelFacts, collect_ast
+from checks._sentinels import SentinelFacts, SentinelOutline, collect_ast, outline_text
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 
@@ -1131,6 +1131,147 @@ def test_corpus_facts_equal_the_ast_walk(path: Path) -> None:
     expected = _ast_facts(text, module, rel)
     got = collect_text(text, module, rel)
     assert json.dumps(got) == json.dumps(expected)
+
+
+# -- the outline: never fewer names than the facts ---------------------------
+
+
+def outline_misses(text: str, module: str, path: str) -> list[str]:
+    """The names the module's ``sentinels`` facts hold that its outline
+    lacks (the lazy index would not read the module for them)."""
+    facts = _ast_facts(text, module, path)
+    if not facts:
+        return []
+    got = outline_text(text)
+    c, r, f = set(got["c"]), set(got["r"]), set(got["f"])
+    out = [f"class {q}" for q in facts["classes"] if q.rsplit(".", 1)[-1] not in c]
+    out += [f"resolver {x['obj']}.{x['attr']}" for x in facts.get("resolvers", ()) if x["attr"] not in r]
+    out += [f"factory {k}" for k in facts.get("factories", {}) if k.rpartition(".")[2] not in f]
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(SNIPPETS))
+def test_snippet_outline_names_every_fact(name: str) -> None:
+    assert outline_misses(_src(name), "pkg.mod", "pkg/mod.py") == []
+
+
+@pytest.mark.parametrize("path", _corpus_files(), ids=lambda p: str(p.relative_to(CORPUS)))
+def test_corpus_outline_names_every_fact(path: Path) -> None:
+    rel = str(path.relative_to(CORPUS))
+    assert outline_misses(path.read_text(encoding="utf-8"), rel[:-3].replace("/", "."), rel) == []
+
+
+OUTLINE_SHAPES = {
+    # resolvers assigning through every kind of target
+    "tuple_over_lines": """
+        def wire(runner, impl):
+            if impl.cp_size == -1:
+                (
+                    impl.cp_size,
+                    impl.cp_rank,
+                ) = group_size_and_rank()
+        """,
+    "tuple_on_one_line": """
+        def wire(runner, impl):
+            if impl.cp_size is None:
+                impl.cp_rank, impl.cp_size = 0, 1
+        """,
+    "list_target": """
+        def wire(runner, impl):
+            if impl.cp_size < 1:
+                [impl.cp_size, other] = [2, 3]
+        """,
+    "annotated": """
+        def wire(runner, impl):
+            if impl.cp_size == -1:
+                impl.cp_size: int = 2
+        """,
+    "augmented": """
+        def wire(runner, impl):
+            if impl.cp_size <= 0:
+                impl.cp_size += 3
+        """,
+    "chained": """
+        def wire(runner, impl, other):
+            if getattr(impl, "cp_size", -1) == -1:
+                other.cp_size = impl.cp_size = 4
+        """,
+    "backslash": """
+        def wire(runner, impl):
+            if impl.cp_size == -1:
+                impl.cp_size \\
+                    = 4
+        """,
+    "spaced_dots": """
+        def wire(runner, holder):
+            if holder . impl . cp_size == -1:
+                holder . impl . cp_size = 4
+        """,
+    "nested_receiver_named_self": """
+        class Runner:
+            def start(self):
+                if self.impl.cp_size == -1:
+                    self.impl.cp_size = 4
+        """,
+    # classes the reader names after a decorator, a keyword-like prefix, or NFKC
+    "decorated": """
+        @dataclass
+        class Meta:
+            cp_size: int = -1
+        class Impl(Meta):
+            pass
+        """,
+    "nfkc": """
+        class \uff26ull:
+            rank = -1
+        """,
+    # factories of both shapes
+    "factories": """
+        class Backend:
+            @staticmethod
+            def get_impl_cls() -> "type[FlashImpl]":
+                return FlashImpl
+
+            def get_builder_cls(self):
+                \"\"\"The builder.\"\"\"
+                return (
+                    Builder
+                )
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(OUTLINE_SHAPES))
+def test_outline_names_the_facts_of_every_target_shape(name: str) -> None:
+    text = textwrap.dedent(OUTLINE_SHAPES[name]).lstrip("\n")
+    facts = _ast_facts(text, "pkg.mod", "pkg/mod.py")
+    assert facts, "the shape holds facts"
+    assert outline_misses(text, "pkg.mod", "pkg/mod.py") == []
+
+
+def test_outline_leaves_out_what_no_resolver_assigns() -> None:
+    """An attribute of ``self``/``cls`` itself is never a resolver's (the
+    class settling its own attribute): left out of ``r``, which keeps the
+    lazy index from reading every module that assigns ``self.x``."""
+    text = "def f(self, cls, impl):\n    self.a = 1\n    cls.b = 2\n    self.impl.c = 3\n    myself.d = 4\n    x == impl.e\n"
+    assert outline_text(text)["r"] == ["c", "d"]
+    assert SentinelOutline.collect(None, "x = 1\n", "m", "m.py") is None
+
+
+def test_a_closure_testing_self_is_no_resolver() -> None:
+    text = textwrap.dedent(
+        """
+        class Runner:
+            def capture(self):
+                def store(out):
+                    if self.hidden is None:
+                        self.hidden = out
+                return store
+        """
+    )
+    facts = collect_text(text, "pkg.mod", "pkg/mod.py")
+    assert facts is not None and not facts.get("resolvers")
+    assert _ast_facts(text, "pkg.mod", "pkg/mod.py") == facts
 
 
 def main(roots: list[str]) -> int:
