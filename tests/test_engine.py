@@ -257,6 +257,44 @@ def test_cache_rechecks_a_file_when_a_fact_it_depends_on_changes_elsewhere(tmp_p
     assert "stages/variant.py" not in {d.path for d in flipped.diagnostics}
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_sentinel_facts_read_lazily_still_invalidate_cached_results(tmp_path: Path, jobs: int) -> None:
+    """SHD201's facts are read module by module: the sentinel lives in
+    ``common.py``, the resolver in ``wrapper.py``, the constructions in
+    ``model.py``. Changing the sentinel (a module the check read) or
+    removing the resolver (a name in the eager outline) changes the cached
+    result; a comment changes nothing and parses nothing."""
+    import shutil
+
+    from linter.registry import load_registry
+
+    corpus = Path(__file__).resolve().parent.parent / "corpus" / "unresolved_sentinel_reaches_impl" / "backend_pkg"
+    root = tmp_path / "proj"
+    shutil.copytree(corpus, root / "backend_pkg")
+    (root / "pyproject.toml").write_text("[tool.shardlint]\n")
+    reg = load_registry()
+    cfg = Config(root=root.resolve(), select=("SHD201",))
+
+    def run_cached():
+        return Engine(cfg, reg, jobs=jobs, cache=Cache(root / ".c")).run([root])
+
+    first = run_cached()
+    fired = sorted((d.path, d.span.line) for d in first.diagnostics)
+    assert ("backend_pkg/model.py", 15) in fired
+    common = root / "backend_pkg" / "common.py"
+    common.write_text(common.read_text() + "\n# a comment changes no fact\n")
+    again = run_cached()
+    assert sorted((d.path, d.span.line) for d in again.diagnostics) == fired and again.stats.parsed == 0
+    common.write_text(common.read_text().replace("pcp_world_size: int = -1", "pcp_world_size: int = 1"))
+    (msg,) = [d.message for d in run_cached().diagnostics if (d.path, d.span.line) == ("backend_pkg/model.py", 15)]
+    assert "pcp_rank" in msg and "pcp_world_size" not in msg  # (1 is no sentinel)
+    common.write_text(common.read_text().replace("pcp_world_size: int = 1", "pcp_world_size: int = -1"))
+    assert sorted((d.path, d.span.line) for d in run_cached().diagnostics) == fired
+    wrapper = root / "backend_pkg" / "wrapper.py"
+    wrapper.write_text(wrapper.read_text().replace("if self.impl.pcp_world_size < 0:", "if True:"))
+    assert [d for d in run_cached().diagnostics if d.path == "backend_pkg/model.py"] == []
+
+
 def _stages_project(tmp_path: Path) -> tuple[Path, Config]:
     import shutil
 
