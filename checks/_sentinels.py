@@ -654,7 +654,7 @@ _REV_DOTTED = re.compile(r"(\w+)[ \t]*\.(?!(?:fles|slc)(?![\w.]))")
 # of a capitalised name
 _TYPE_RETURN = re.compile(r"->[\s\\]*[\"']?[\s\\]*(?:typing[ \t]*\.[ \t]*)?[tT]ype[ \t]*\[")
 _NAME_RETURN = re.compile(
-    r"return[ \t(\\\n]*(?!(?:None|True|False)\b)[^\W\d_a-z][\w. \t]*[ \t)\\]*(?:$|#|;)", re.M
+    r"return[ \t(\\\n]*(?!(?:None|True|False)\b)[^\W\d_a-z][\w. \t]*[ \t)\\]*(?:$|#|;)", re.MULTILINE
 )
 
 

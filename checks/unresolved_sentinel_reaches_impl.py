@@ -384,6 +384,7 @@ def sentinel_sites(tree: ast.Module) -> dict[str, Any]:
     def constructions(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         fvars: dict[str, list[str]] = {}
         calls: list[ast.Call] = []
+        annotated: list[tuple[ast.Call, ast.expr]] = []
         for n in _stmts_no_nested(fn.body):
             if isinstance(n, ast.Assign):
                 targets = n.targets
@@ -400,13 +401,16 @@ def sentinel_sites(tree: ast.Module) -> dict[str, Any]:
                     fvars.setdefault(d, []).append(m)
             if isinstance(n.value, ast.Call):
                 calls.append(n.value)
-                if made or _factory_call(n.value.func) or ast_dotted(n.value.func) in fvars:
-                    # the classes a cast or an annotation names for a
-                    # factory's result (the rule takes them as they are)
-                    if isinstance(n, ast.AnnAssign):
-                        typed.update(_type_names(n.annotation))
+                if isinstance(n, ast.AnnAssign):
+                    annotated.append((n.value, n.annotation))
             if made and isinstance(n.value, ast.Call) and n.value.args:
+                # a cast of a factory's result: the class it names
                 typed.update(_type_names(n.value.args[0]))
+        # an annotated construction from a factory's result (the statements
+        # come in any order: the factory variables are all known here)
+        for call, annotation in annotated:
+            if _factory_call(call) or _factory_call(call.func) or ast_dotted(call.func) in fvars:
+                typed.update(_type_names(annotation))
         for call in calls:
             factories.update(_factory_call(call.func))
             callee = ast_dotted(call.func)

@@ -511,6 +511,47 @@ def test_site_needle_on_the_corpus() -> None:
             assert _SITE_NEEDLES._match(text), p
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        ["kernel_cls = backend.get_impl_cls()", "k: DecodeKernel = kernel_cls(heads)"],
+        ["kernel_cls = cast(type[DecodeKernel], backend.get_impl_cls())", "k = kernel_cls(heads)"],
+    ],
+)
+def test_a_factory_result_typed_as_a_class_outside_the_family_is_gated_in(tmp_path: Path, body: list[str]) -> None:
+    """The bare factory's family holds no class keeping the sentinel (no
+    ``*Impl`` here, no factory returning one): only the annotation or the
+    cast names ``DecodeKernel``. The facts gate must let the file through
+    (it asks the family and the classes the file's casts and annotations
+    name), and the rule reports the construction."""
+    write_project(
+        tmp_path,
+        {
+            "eng/kernel.py": """
+                class DecodeKernel:
+                    def __init__(self, heads):
+                        self.heads = heads
+                        self.cp_world_size = -1
+            """,
+            "eng/layer.py": """
+                from eng.kernel import DecodeKernel
+
+
+                class Layer:
+                    def __init__(self, heads):
+                        self.k = DecodeKernel(heads)
+                        if self.k.cp_world_size == -1:
+                            self.k.cp_world_size = 1
+            """,
+            "eng/model.py": "from typing import cast\n\nfrom eng.kernel import DecodeKernel\n\n\n"
+            + "def build(backend, heads):\n"
+            + "".join(f"    {line}\n" for line in [*body, "return k.heads // k.cp_world_size"]),
+        },
+    )
+    diags = run(tmp_path)
+    assert [(d.path, "DecodeKernel" in d.message) for d in diags] == [("eng/model.py", True)]
+
+
 def _outline_of(per_module: dict[str, Any]) -> dict[str, Any]:
     """The names ``SentinelOutline`` would record for these facts (exactly
     them: the text reader's superset is tested on text elsewhere)."""
