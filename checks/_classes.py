@@ -73,7 +73,7 @@ from checks._imports import (
     qualify,
 )
 from checks._pyscan import Uncertain, class_facts_from_text
-from linter.facts import _RECORDERS, FactCollector
+from linter.facts import FactCollector, RecordedMemo
 from linter.needles import Needles
 
 
@@ -305,22 +305,7 @@ class ClassIndex:
 
     def __init__(self, per_module: Mapping[str, Any]) -> None:
         self._modules = per_module
-        self._memo: dict[tuple[str, str], tuple[Any, frozenset[tuple[str, str]]]] = {}
-
-    def _cached(self, kind: str, key: str, fn: Any) -> Any:
-        hit = self._memo.get((kind, key))
-        if hit is not None:
-            for rec in _RECORDERS:
-                rec |= hit[1]
-            return hit[0]
-        rec: set[tuple[str, str]] = set()
-        _RECORDERS.append(rec)
-        try:
-            value = fn()
-        finally:
-            _RECORDERS.pop()
-        self._memo[(kind, key)] = (value, frozenset(rec))
-        return value
+        self._cached = RecordedMemo()
 
     def _data(self, module: str) -> Any:
         return self._modules.get(module)

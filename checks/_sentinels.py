@@ -36,7 +36,7 @@ from typing import Any
 
 from checks._helpers import ast_dotted
 from checks._imports import follow_reexports, imports_from_ast, qualify
-from linter.facts import _RECORDERS, FactCollector
+from linter.facts import FactCollector, RecordedMemo
 from linter.needles import Needles
 
 INIT_FAMILY = frozenset({"__init__", "__post_init__", "__new__"})
@@ -738,7 +738,7 @@ class SentinelIndex:
     def __init__(self, per_module: Mapping[str, Any], outline: Mapping[str, Any] | None = None) -> None:
         self.per_module = per_module
         self.lazy = outline is not None
-        self._memo: dict[tuple[str, str], tuple[Any, frozenset[tuple[str, str]]]] = {}
+        self._cached = RecordedMemo()
         self._mro: dict[str, tuple[str, ...]] = {}
         self._reach: frozenset[str] | None = None
         if outline is not None:
@@ -770,22 +770,6 @@ class SentinelIndex:
                 self.factories.setdefault(fname, set()).update(names)
                 if owner:
                     self.methods_returning[f"{mod}.{owner}" if mod else owner, fname] = tuple(names)
-
-    # -- memo that replays the lazy reads behind an answer ----------------------
-    def _cached(self, kind: str, key: str, fn: Callable[[], Any]) -> Any:
-        hit = self._memo.get((kind, key))
-        if hit is not None:
-            for rec in _RECORDERS:
-                rec |= hit[1]
-            return hit[0]
-        rec: set[tuple[str, str]] = set()
-        _RECORDERS.append(rec)
-        try:
-            value = fn()
-        finally:
-            _RECORDERS.pop()  # (the reads also went to the outer recordings)
-        self._memo[(kind, key)] = (value, frozenset(rec))
-        return value
 
     def _facts(self, module: str) -> Mapping[str, Any] | None:
         got = self.per_module.get(module)

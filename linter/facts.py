@@ -83,6 +83,31 @@ def run_collector(collector: Any, text: str, module: str, path: str) -> Any:
 _RECORDERS: list[set[tuple[str, str]]] = []
 
 
+class RecordedMemo:
+    """Answers computed from lazy facts, each kept with the (collector,
+    module) pairs read to compute it; served again, an answer replays those
+    pairs into the open :meth:`ProjectFacts.recording` sets, so that a cached
+    check result depends on every module behind the answers it used."""
+
+    def __init__(self) -> None:
+        self._memo: dict[tuple[str, str], tuple[Any, frozenset[tuple[str, str]]]] = {}
+
+    def __call__(self, kind: str, key: str, fn: Callable[[], Any]) -> Any:
+        hit = self._memo.get((kind, key))
+        if hit is not None:
+            for rec in _RECORDERS:
+                rec |= hit[1]
+            return hit[0]
+        rec: set[tuple[str, str]] = set()
+        _RECORDERS.append(rec)
+        try:
+            value = fn()
+        finally:
+            _RECORDERS.pop()  # (the reads also went to the outer recordings)
+        self._memo[(kind, key)] = (value, frozenset(rec))
+        return value
+
+
 class FileLoader:
     """A lazy collector's facts of one module, read from the project's files
     (picklable: a worker gets the recipe, not the facts). The collector is

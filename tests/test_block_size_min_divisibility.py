@@ -184,11 +184,18 @@ def test_fix_keeps_an_existing_math_import(tmp_path: Path) -> None:
 # -- options ------------------------------------------------------------------
 
 
-def _project(tmp_path: Path, options: str, text: str) -> list[Diagnostic]:
+def _project(tmp_path: Path, options: str, text: str, package: str | None = None) -> list[Diagnostic]:
+    """``text`` as ``mod.py`` (or ``<package>/ops.py``) of a project whose
+    SHD101 options are ``options``; the rule's findings."""
     (tmp_path / "pyproject.toml").write_text(
         f"[tool.shardlint.rules.SHD101]\n{options}\n", encoding="utf-8"
     )
-    (tmp_path / "mod.py").write_text(text, encoding="utf-8")
+    if package is None:
+        (tmp_path / "mod.py").write_text(text, encoding="utf-8")
+    else:
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("", encoding="utf-8")
+        (tmp_path / package / "ops.py").write_text(text, encoding="utf-8")
     registry = load_registry()
     config = load_config([tmp_path], registry).with_overrides(select=(CODE,))
     result = Engine(config, registry, jobs=1).run([tmp_path])
@@ -227,39 +234,24 @@ def test_kernel_decorators_option(tmp_path: Path) -> None:
 POW2_ONLY = SEED_SHAPE.replace("    assert hidden_size % D_BLOCK == 0\n", "")
 
 
-def _npu_project(tmp_path: Path, options: str, package: str, text: str) -> list[Diagnostic]:
-    (tmp_path / "pyproject.toml").write_text(
-        f"[tool.shardlint.rules.SHD101]\n{options}\n", encoding="utf-8"
-    )
-    pkg = tmp_path / package
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("", encoding="utf-8")
-    (pkg / "ops.py").write_text(text, encoding="utf-8")
-    registry = load_registry()
-    config = load_config([tmp_path], registry).with_overrides(select=(CODE,))
-    result = Engine(config, registry, jobs=1).run([tmp_path])
-    assert not result.errors
-    return [d for d in result.diagnostics if d.code == CODE]
-
-
 @pytest.mark.parametrize("package", ["plugin_ascend", "npu", "npu_kernels", "fused_npu", "torch_npu_ops"])
 def test_npu_packages_drop_only_the_power_of_two_need(tmp_path: Path, package: str) -> None:
     # Triton-Ascend builds a tl.arange of any length: no power-of-two report...
     (tmp_path / "a").mkdir()
-    assert _npu_project(tmp_path / "a", "", package, POW2_ONLY) == []
+    assert _project(tmp_path / "a", "", POW2_ONLY, package) == []
     # ...but a width the block does not divide still fails its assert
     (tmp_path / "b").mkdir()
-    diags = _npu_project(tmp_path / "b", "", package, SEED_SHAPE)
+    diags = _project(tmp_path / "b", "", SEED_SHAPE, package)
     assert len(diags) == 1 and "need not divide" in diags[0].message
     # an empty option applies CUDA Triton's rule everywhere
     (tmp_path / "c").mkdir()
-    diags = _npu_project(tmp_path / "c", "npu-packages = []", package, POW2_ONLY)
+    diags = _project(tmp_path / "c", "npu-packages = []", POW2_ONLY, package)
     assert len(diags) == 1 and "power of two" in diags[0].message
 
 
 @pytest.mark.parametrize("package", ["inputs", "snpu", "cuda_ops"])
 def test_packages_merely_containing_npu_letters_keep_the_rule(tmp_path: Path, package: str) -> None:
-    assert len(_npu_project(tmp_path, "", package, POW2_ONLY)) == 1
+    assert len(_project(tmp_path, "", POW2_ONLY, package)) == 1
 
 
 def test_npu_kernel_launched_from_elsewhere(tmp_path: Path) -> None:

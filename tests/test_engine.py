@@ -229,16 +229,10 @@ def test_cache_rechecks_a_file_when_a_fact_it_depends_on_changes_elsewhere(tmp_p
     """The capability flag lives on a base class in another file: flipping it
     must change the subclass's cached result, and an edit that leaves every
     fact alone must not re-check anything."""
-    import shutil
-
     from linter.registry import load_registry
 
-    corpus = Path(__file__).resolve().parent.parent / "corpus" / "pp_payload_drops_tensors" / "stages"
-    root = tmp_path / "proj"
-    shutil.copytree(corpus, root / "stages")
-    (root / "pyproject.toml").write_text("[tool.shardlint]\n")
+    root, cfg = _corpus_project(tmp_path, "pp_payload_drops_tensors", "stages", "SHD301")
     reg = load_registry()
-    cfg = Config(root=root.resolve(), select=("SHD301",))
 
     def run_cached():
         return Engine(cfg, reg, jobs=1, cache=Cache(root / ".c")).run([root])
@@ -264,16 +258,10 @@ def test_sentinel_facts_read_lazily_still_invalidate_cached_results(tmp_path: Pa
     ``model.py``. Changing the sentinel (a module the check read) or
     removing the resolver (a name in the eager outline) changes the cached
     result; a comment changes nothing and parses nothing."""
-    import shutil
-
     from linter.registry import load_registry
 
-    corpus = Path(__file__).resolve().parent.parent / "corpus" / "unresolved_sentinel_reaches_impl" / "backend_pkg"
-    root = tmp_path / "proj"
-    shutil.copytree(corpus, root / "backend_pkg")
-    (root / "pyproject.toml").write_text("[tool.shardlint]\n")
+    root, cfg = _corpus_project(tmp_path, "unresolved_sentinel_reaches_impl", "backend_pkg", "SHD201")
     reg = load_registry()
-    cfg = Config(root=root.resolve(), select=("SHD201",))
 
     def run_cached():
         return Engine(cfg, reg, jobs=jobs, cache=Cache(root / ".c")).run([root])
@@ -295,14 +283,20 @@ def test_sentinel_facts_read_lazily_still_invalidate_cached_results(tmp_path: Pa
     assert [d for d in run_cached().diagnostics if d.path == "backend_pkg/model.py"] == []
 
 
-def _stages_project(tmp_path: Path) -> tuple[Path, Config]:
+def _corpus_project(tmp_path: Path, rule_dir: str, sub: str, code: str) -> tuple[Path, Config]:
+    """A copy of ``corpus/<rule_dir>/<sub>`` as a project of its own, and a
+    configuration selecting ``code``."""
     import shutil
 
-    corpus = Path(__file__).resolve().parent.parent / "corpus" / "pp_payload_drops_tensors" / "stages"
+    corpus = Path(__file__).resolve().parent.parent / "corpus" / rule_dir / sub
     root = tmp_path / "proj"
-    shutil.copytree(corpus, root / "stages")
+    shutil.copytree(corpus, root / sub)
     (root / "pyproject.toml").write_text("[tool.shardlint]\n")
-    return root, Config(root=root.resolve(), select=("SHD301",))
+    return root, Config(root=root.resolve(), select=(code,))
+
+
+def _stages_project(tmp_path: Path) -> tuple[Path, Config]:
+    return _corpus_project(tmp_path, "pp_payload_drops_tensors", "stages", "SHD301")
 
 
 def test_lazy_class_facts_read_in_a_check_worker_still_invalidate_its_cached_result(
