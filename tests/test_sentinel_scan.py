@@ -1258,6 +1258,27 @@ def test_outline_leaves_out_what_no_resolver_assigns() -> None:
     assert SentinelOutline.collect(None, "x = 1\n", "m", "m.py") is None
 
 
+def test_outline_stays_linear() -> None:
+    """Shapes that would make a backtracking search quadratic: every ``=``
+    starts at most a bounded look back (to the line's end, the next ``=`` or
+    bracket, or 4,000 characters), whatever the line holds."""
+    import time
+
+    n = 20000
+    texts = [
+        "x" + "".join(f" = a{i}.b" for i in range(n)) + "\n",
+        "(" + ", ".join(f"o.a{i}" for i in range(n)) + ") = f()\n",
+        "o.x: " + "A" * (n * 20) + " = 1\n",
+        "f(" + ", ".join(f"k{i}=v{i}" for i in range(n)) + ")\n",
+        "".join(f"o.a{i}, p = 1, 2\n" for i in range(n)),
+        "(" * n + ") = 1\n",
+    ]
+    for text in texts:
+        t = time.process_time()
+        outline_text(text)
+        assert time.process_time() - t < 1.5, text[:40]
+
+
 def test_a_closure_testing_self_is_no_resolver() -> None:
     text = textwrap.dedent(
         """
