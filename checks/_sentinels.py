@@ -22,6 +22,11 @@ Per module it records, on CPython ``ast``:
 Which attribute names and which sentinel values count is decided by the rule
 from its options, so everything sentinel-shaped is recorded here: options never
 reach collectors, and facts must not depend on configuration.
+
+The collector is lazy (a module's facts are read when the rule asks); the
+eager ``sentinel_outline`` collector records, per module, the names that
+tell ``SentinelIndex`` which modules to read for a question about the whole
+project (class names, attributes assigned on other objects, factory names).
 """
 
 from __future__ import annotations
