@@ -732,55 +732,36 @@ class SentinelIndex:
     (following package re-exports), method resolution order, resolvers by
     attribute, factory return values by function name.
 
-    With an ``outline`` (``SentinelOutline``'s names per module) the facts
-    are lazy (``SentinelFacts.lazy``): a module's facts are read when a
-    question needs them, the outline saying which modules can hold the
-    answer; answers are memoised with the (collector, module) pairs read to
-    compute them and replay those into the open recordings (a cached check
-    result depends on exactly the modules it read). Without one, every
-    module's facts are at hand and are read at once."""
+    The facts are lazy (``SentinelFacts.lazy``): a module's facts are read
+    when a question needs them, the ``outline`` (``SentinelOutline``'s names
+    per module) saying which modules can hold the answer. Answers are
+    memoised with the (collector, module) pairs read to compute them and
+    replay those into the open recordings (a cached check result depends on
+    exactly the modules it read). Without an outline (facts at hand, as in
+    tests) the facts' own names stand for it."""
 
     def __init__(self, per_module: Mapping[str, Any], outline: Mapping[str, Any] | None = None) -> None:
         self.per_module = per_module
-        self.lazy = outline is not None
+        if outline is None:
+            outline = {mod: outline_of_facts(facts) for mod, facts in per_module.items()}
         self._cached = RecordedMemo()
-        self._mro: dict[str, tuple[str, ...]] = {}
-        self._reach: frozenset[str] | None = None
-        if outline is not None:
-            # name -> the modules the outline says may hold it
-            self._by_c: dict[str, list[str]] = {}
-            self._by_r: dict[str, list[str]] = {}
-            self._by_f: dict[str, list[str]] = {}
-            for mod, names in outline.items():
-                for key, where in (("c", self._by_c), ("r", self._by_r), ("f", self._by_f)):
-                    for n in names.get(key, ()):
-                        where.setdefault(n, []).append(mod)
-            self.classes: Mapping[str, ClassRef] = _LazyClasses(self)
-            self.resolvers: Mapping[str, list[Resolver]] = _LazyByName(self, "resolvers")
-            self.factories: Mapping[str, set[str]] = _LazyByName(self, "factories")
-            return
-        self.classes = {}
-        self.by_leaf: dict[str, list[str]] = {}
-        self.resolvers = {}
-        self.factories = {}
-        self.methods_returning: dict[tuple[str, str], tuple[str, ...]] = {}
-        for mod, facts in per_module.items():
-            for ref in _class_refs(mod, facts):
-                self.classes[ref.name] = ref
-                self.by_leaf.setdefault(ref.qual.rsplit(".", 1)[-1], []).append(ref.name)
-            for r in _resolvers_of(mod, facts):
-                self.resolvers.setdefault(r.attr, []).append(r)
-            for key, names in facts.get("factories", {}).items():
-                owner, _, fname = key.rpartition(".")
-                self.factories.setdefault(fname, set()).update(names)
-                if owner:
-                    self.methods_returning[f"{mod}.{owner}" if mod else owner, fname] = tuple(names)
+        # name -> the modules the outline says may hold it
+        self._by_c: dict[str, list[str]] = {}
+        self._by_r: dict[str, list[str]] = {}
+        self._by_f: dict[str, list[str]] = {}
+        for mod, names in outline.items():
+            for key, where in (("c", self._by_c), ("r", self._by_r), ("f", self._by_f)):
+                for n in names.get(key, ()):
+                    where.setdefault(n, []).append(mod)
+        self.classes: Mapping[str, ClassRef] = _LazyClasses(self)
+        self.resolvers: Mapping[str, list[Resolver]] = _LazyByName(self, "resolvers")
+        self.factories: Mapping[str, set[str]] = _LazyByName(self, "factories")
 
     def _facts(self, module: str) -> Mapping[str, Any] | None:
         got = self.per_module.get(module)
         return got if isinstance(got, Mapping) else None
 
-    # -- lazy lookups -------------------------------------------------------------
+    # -- lookups, module by module --------------------------------------------------
     def _class(self, qualname: str) -> ClassRef | None:
         """The class of this qualified name: module ``pkg.mod``, then the
         local name ``Outer.Inner`` in its facts (longest module first)."""
@@ -794,20 +775,15 @@ class SentinelIndex:
         return None
 
     def class_ref(self, qualname: str) -> ClassRef | None:
-        if not self.lazy:
-            return self.classes.get(qualname)
-        return self._cached("class", qualname, lambda: self._class(qualname))
+        return self._cached("class", qualname, lambda: self._class(qualname))  # type: ignore[no-any-return]
 
     def _named(self, leaf: str) -> list[str]:
         """Qualified names of the classes whose own name is ``leaf``."""
-        if not self.lazy:
-            return list(self.by_leaf.get(leaf, ()))
 
         def find() -> list[str]:
             out: list[str] = []
             for mod in self._by_c.get(leaf, ()):
-                facts = self._facts(mod)
-                for ref in _class_refs(mod, facts or {}):
+                for ref in _class_refs(mod, self._facts(mod) or {}):
                     if ref.qual.rsplit(".", 1)[-1] == leaf:
                         out.append(ref.name)
             return out
@@ -837,22 +813,19 @@ class SentinelIndex:
         """Qualified names of the classes whose own name matches a pattern
         (case-insensitive globs, as ``name_matches``)."""
         pats = [p.lower() for p in patterns]
-        if not self.lazy:
-            return [q for q, ref in self.classes.items() if _glob_leaf(ref.qual, pats)]
         return [q for leaf in self._by_c if _glob_leaf(leaf, pats) for q in self._named(leaf)]
 
     def resolver_attrs(self) -> Iterable[str]:
-        """Every attribute some code may resolve (the lazy index's is a
-        superset: the attributes assigned on an object other than ``self``)."""
-        return self._by_r if self.lazy else self.resolvers
+        """Every attribute some code may resolve (from the outline: with the
+        text's outline a superset, the attributes assigned on an object
+        other than ``self``/``cls``)."""
+        return self._by_r
 
     # -- queries ------------------------------------------------------------------
     def resolve(self, qualname: str) -> str | None:
         """The defining qualified name of a class named ``qualname`` (an
         import target), or None when the project does not define it."""
-        if not self.lazy:
-            return self._resolve(qualname)
-        return self._cached("resolve", qualname, lambda: self._resolve(qualname))
+        return self._cached("resolve", qualname, lambda: self._resolve(qualname))  # type: ignore[no-any-return]
 
     def _resolve(self, qualname: str) -> str | None:
         if self.class_ref(qualname) is not None:
@@ -872,21 +845,13 @@ class SentinelIndex:
         below = [c for c in self._named(leaf) if pkg and ("." + c).find(f".{pkg}.") >= 0]
         return below[0] if len(below) == 1 else None
 
-    def get(self, qualname: str) -> ClassRef | None:
-        q = self.resolve(qualname)
-        return self.class_ref(q) if q else None
-
     def mro(self, qualname: str) -> tuple[str, ...]:
         """Classes in lookup order (depth-first, left to right, duplicates
         dropped: close enough to C3 for attribute provenance)."""
         start = self.resolve(qualname)
         if start is None:
             return ()
-        if not self.lazy:
-            if start not in self._mro:
-                self._mro[start] = self._walk_mro(start)
-            return self._mro[start]
-        return self._cached("mro", start, lambda: self._walk_mro(start))
+        return self._cached("mro", start, lambda: self._walk_mro(start))  # type: ignore[no-any-return]
 
     def _walk_mro(self, start: str) -> tuple[str, ...]:
         out: list[str] = []
@@ -905,18 +870,23 @@ class SentinelIndex:
     def factory_of(self, owner: str, method: str) -> tuple[str, ...]:
         """What ``owner.method()`` returns, looked up along the MRO."""
         for cls in self.mro(owner):
-            if not self.lazy:
-                names = self.methods_returning.get((cls, method))
-            else:
-                ref = self.class_ref(cls)
-                facts = self._facts(ref.module) if ref is not None else None
-                names = tuple((facts or {}).get("factories", {}).get(f"{ref.qual}.{method}", ())) if ref else ()
+            ref = self.class_ref(cls)
+            if ref is None:
+                continue
+            names = (self._facts(ref.module) or {}).get("factories", {}).get(f"{ref.qual}.{method}")
             if names:
                 return tuple(names)
         return ()
 
-    def is_subclass(self, qualname: str, base: str) -> bool:
-        return base in self.mro(qualname)
+
+def outline_of_facts(facts: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The names ``outline_text`` would give for these facts, exactly (the
+    outline of a module whose facts are at hand)."""
+    return {
+        "c": sorted({q.rsplit(".", 1)[-1] for q in facts.get("classes", {})}),
+        "r": sorted({r["attr"] for r in facts.get("resolvers", ())}),
+        "f": sorted({k.rpartition(".")[2] for k in facts.get("factories", {})}),
+    }
 
 
 def _glob_leaf(name: str, lowered_patterns: Sequence[str]) -> bool:

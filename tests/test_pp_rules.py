@@ -153,8 +153,13 @@ _DROPPING_FORWARD = """
 """
 
 
+def _dropping_method() -> str:
+    """``_DROPPING_FORWARD`` as a method of a top-level class."""
+    return textwrap.indent(textwrap.dedent(_DROPPING_FORWARD), "    ")
+
+
 def test_unclaimed_drops_are_warnings_refused_ones_silent_and_require_claim_keeps_claims_only(tmp_path: Path) -> None:
-    method = textwrap.indent(textwrap.dedent(_DROPPING_FORWARD), "    ")
+    method = _dropping_method()
     src = (
         "class Unclaimed:\n" + method + "\n\nclass Refused:\n"
         "    supports_aux_hidden_states_over_pp = False\n" + method
@@ -260,20 +265,10 @@ def _parsed(root: Path, code: str, **options: Any) -> tuple[int, list[Diagnostic
     return result.stats.parsed, [d for d in result.diagnostics if d.code == code]
 
 
-_DROPPING_CHILD = """
-    from pkg.base import Base
-    from vllm.sequence import IntermediateTensors
-
-    class Child(Base):
-        def forward(self, h):
-            aux_hidden_states = []
-            for b in self.blocks:
-                h = b(h)
-                aux_hidden_states.append(h)
-            if not get_pp_group().is_last_rank:
-                return IntermediateTensors({"hidden_states": h})
-            return h, aux_hidden_states
-"""
+_DROPPING_CHILD = (
+    "from pkg.base import Base\nfrom vllm.sequence import IntermediateTensors\n\n"
+    "class Child(Base):\n" + _dropping_method()
+)
 
 
 def test_payload_facts_gate_reads_the_configured_flag(tmp_path: Path) -> None:
@@ -1377,7 +1372,7 @@ def test_an_engine_that_reads_the_flag_refuses_unclaimed_classes_so_they_are_not
     """vLLM checks the capability flag at start-up (``getattr(model, flag,
     False)``): a class that never sets it is refused, not run. Before the
     flag existed nothing refused it: then the drop is a warning."""
-    model = "class Stack:\n" + textwrap.indent(textwrap.dedent(_DROPPING_FORWARD), "    ")
+    model = "class Stack:\n" + _dropping_method()
     write(tmp_path, {"models/stack.py": model})
     assert [d.severity for d in run(tmp_path, "SHD301")] == [Severity.WARNING]
     write(

@@ -552,26 +552,13 @@ def test_a_factory_result_typed_as_a_class_outside_the_family_is_gated_in(tmp_pa
     assert [(d.path, "DecodeKernel" in d.message) for d in diags] == [("eng/model.py", True)]
 
 
-def _outline_of(per_module: dict[str, Any]) -> dict[str, Any]:
-    """The names ``SentinelOutline`` would record for these facts (exactly
-    them: the text reader's superset is tested on text elsewhere)."""
-    out: dict[str, Any] = {}
-    for mod, facts in per_module.items():
-        out[mod] = {
-            "c": sorted({q.rsplit(".", 1)[-1] for q in facts.get("classes", {})}),
-            "r": sorted({r["attr"] for r in facts.get("resolvers", ())}),
-            "f": sorted({k.rpartition(".")[2] for k in facts.get("factories", {})}),
-        }
-    return out
-
-
 def test_lazy_index_answers_as_the_eager_one_and_reads_only_what_it_needs() -> None:
     """Classes through package re-exports, nested classes, the leaf-name
     fallback, MROs several levels down, resolvers and factories by name:
     the same answers whether every module's facts are at hand or each is
     read when asked, and an answer read once is replayed into each later
     recording (a cached check must list the modules behind it)."""
-    from checks._sentinels import SentinelIndex
+    from checks._sentinels import SentinelIndex, outline_of_facts
     from linter.facts import LazyModules, ProjectFacts
 
     def cls(bases: list[str], sentinel: bool = False) -> dict[str, Any]:
@@ -602,7 +589,7 @@ def test_lazy_index_answers_as_the_eager_one_and_reads_only_what_it_needs() -> N
         return per_module.get(module)
 
     lazy_modules = LazyModules("sentinels", load, list(per_module))
-    lazy = SentinelIndex(lazy_modules, _outline_of(per_module))
+    lazy = SentinelIndex(lazy_modules, {m: outline_of_facts(f) for m, f in per_module.items()})
     facts = ProjectFacts({}, lazy={"sentinels": lazy_modules})
     for index in (eager, lazy):
         assert index.resolve("pkg.Impl") == "pkg.impl.Impl"
@@ -618,7 +605,7 @@ def test_lazy_index_answers_as_the_eager_one_and_reads_only_what_it_needs() -> N
         assert sorted(index.resolver_attrs()) == ["tp_rank"]
     # only the modules on the way were read, each once
     assert len(reads) == len(set(reads))
-    lazy2 = SentinelIndex(LazyModules("sentinels", load, list(per_module)), _outline_of(per_module))
+    lazy2 = SentinelIndex(LazyModules("sentinels", load, list(per_module)), {m: outline_of_facts(f) for m, f in per_module.items()})
     reads.clear()
     with facts.recording() as first:
         lazy2.mro("pkg.a.A")
@@ -655,6 +642,8 @@ def test_any_effective_is_a_superset_of_asking_every_class(spec: list[Any]) -> N
     opts = {k: o.default for k, o in UnresolvedSentinelReachesImpl.options.items()}
     for scope in ("any", "none", "paired"):
         view = _SentinelView(index, {**opts, "resolver-scope": scope})
-        expected = any(_SentinelView(index, {**opts, "resolver-scope": scope}).effective(q) for q in index.classes)
+        expected = any(
+            _SentinelView(index, {**opts, "resolver-scope": scope}).effective(f"m.{c}") for c in classes
+        )
         # (the facts gate's answer: never "no" when some class would say yes)
         assert view.any_effective() or not expected

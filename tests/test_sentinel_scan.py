@@ -39,7 +39,7 @@ from checks._sentinel_scan import (
     blank,
     collect_text,
 )
-from checks._sentinels import SentinelFacts, SentinelOutline, collect_ast, outline_text
+from checks._sentinels import SentinelFacts, SentinelOutline, collect_ast, outline_of_facts, outline_text
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 
@@ -1143,11 +1143,7 @@ def outline_misses(text: str, module: str, path: str) -> list[str]:
     if not facts:
         return []
     got = outline_text(text)
-    c, r, f = set(got["c"]), set(got["r"]), set(got["f"])
-    out = [f"class {q}" for q in facts["classes"] if q.rsplit(".", 1)[-1] not in c]
-    out += [f"resolver {x['obj']}.{x['attr']}" for x in facts.get("resolvers", ()) if x["attr"] not in r]
-    out += [f"factory {k}" for k in facts.get("factories", {}) if k.rpartition(".")[2] not in f]
-    return out
+    return [f"{k} {n}" for k, names in outline_of_facts(facts).items() for n in names if n not in got[k]]
 
 
 @pytest.mark.parametrize("name", sorted(SNIPPETS))
