@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +23,10 @@ from checks._helpers import (
     name_matches,
     walk_fast,
 )
+from checks._textfunctions import TOP_LEVEL as _TOP_LEVEL
+from checks._textfunctions import Unsure as _Unsure
+from checks._textfunctions import function_spans as _function_spans
+from checks._textfunctions import skeleton as _skeleton
 from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule, RuleContext
@@ -240,108 +244,11 @@ def _text_size_sites(text: str) -> list[int]:
 # Every finding is made inside one function body (``leave_FunctionDef`` walks
 # the body alone; see the ast prefilter below), so the words above must meet
 # in one function: its budget word, its divisions and its store. Functions
-# are delimited on a skeleton of the file, the text with every string and
-# comment blanked to spaces of the same length (newlines inside strings too),
-# so that positions are the same as in the text and every line break left
-# is a real one. In it a `def` keyword is a definition, and a body ends at the
-# first line indented no deeper than its `def` that starts a logical line
-# (outside brackets, not after a line-continuation backslash): exactly
-# Python's rule. The words are then looked for in the text of the span from
-# the `def` to that line (nested definitions, strings and comments included:
-# only ever more). Whenever the skeleton may differ from Python's own
-# tokens (tabs, form feeds, lone carriage returns, an f-string that may nest
-# quotes as Python 3.12 allows, a `def` not at the start of its line) the
-# file-wide test decides. Known limit: a Python 3.12-only f-string nesting
-# its own quote two levels deep with a `}` inside the innermost string can
-# pass that check and be read wrongly (the span may then end early).
-# The loops are possessive: their alternatives start with different
-# characters and none of them can stand before the closing quote (or the
-# end), so only the longest loop can be followed by it, as with backtracking;
-# backtracking instead took exponential time where a string runs to a
-# backslash at the end of the text (an unfinished file).
-_STRINGS = re.compile(
-    r'#[^\n]*|"""(?:[^"\\]++|\\.|"(?!""))*+(?:"""|\Z)|\'\'\'(?:[^\'\\]++|\\.|\'(?!\'\'))*+(?:\'\'\'|\Z)'
-    r'|"(?:[^"\\\n]++|\\.)*+(?:"|$)|\'(?:[^\'\\\n]++|\\.)*+(?:\'|$)',
-    re.S | re.M,
-)
-_DEF = re.compile(r"def\b").finditer
-_TOP_LEVEL = re.compile(r"\n(?:def|class|async|@)").search
-_DEDENT: dict[int, Any] = {}  # indent -> search for a non-blank line indented no deeper
-
-
-class _Unsure(Exception):
-    """The skeleton may not match Python's tokens."""
-
-
-def _blank(m: re.Match[str]) -> str:
-    s = m.group()
-    a = m.start()
-    if s[0] != "#" and a and "{" in s:
-        text = m.string
-        before = text[a - 1]
-        if before in "fF" or (before in "rR" and a > 1 and text[a - 2] in "fF"):
-            # an f-string: Python 3.12 lets its fields hold the same quotes,
-            # which this pattern would end the string at
-            n = 3 if s[:3] in ('"""', "'''") else 1
-            body = s[n:-n] if s.endswith(s[:n]) and len(s) >= 2 * n else s[n:]
-            if "{" in body and not _fields_closed(body):
-                raise _Unsure
-    return " " * len(s)
-
-
-# an f-string body whose fields hold no bracket, brace or quote (the common
-# case), read in one match: the loop below reads such a body alike (True)
-_SIMPLE_FIELDS = re.compile(r"(?:[^{}]++|\{\{|\}\}|\{[^{}()\[\]'\"]*+\})*+\Z").match
-
-
-def _fields_closed(body: str) -> bool:
-    """Whether every replacement field of an f-string's ``body`` (as this
-    pattern ended it) is closed: a field still open where the string ended
-    means a quote of the string's own kind inside a field (Python 3.12), where
-    Python's string goes on. Unsure (a stray brace): False."""
-    return _SIMPLE_FIELDS(body) is not None or _fields_read(body)
-
-
-def _fields_read(body: str) -> bool:
-    """``_fields_closed`` read character by character."""
-    depth = 0  # 0: literal text; 1: a field's expression; more: brackets in it
-    spec = 0  # the depth of the format spec being read (literal text), or 0
-    i, n = 0, len(body)
-    while i < n:
-        ch = body[i]
-        if depth == 0 or (spec and depth == spec):
-            if ch == "{":
-                if depth == 0 and body.startswith("{{", i):
-                    i += 2
-                    continue
-                depth += 1
-            elif ch == "}":
-                if depth == 0:
-                    if not body.startswith("}}", i):
-                        return False
-                    i += 2
-                    continue
-                depth -= 1
-                spec = 0
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-            if depth < 0:
-                return False
-        elif ch in "'\"":
-            j = body.find(ch, i + 1)  # a string inside a field
-            if j < 0:
-                return False
-            i = j
-        elif ch == ":" and depth == 1 and not spec:
-            spec = depth  # literal text up to the field's `}` (or a nested field)
-        i += 1
-    return depth == 0
-
-
-def _skeleton(text: str) -> str:
-    return _STRINGS.sub(_blank, text)
+# are delimited on a skeleton of the file (``checks._textfunctions``); the
+# words are then looked for in the text of the span from the `def` to the end
+# of its body (nested definitions, strings and comments included: only ever
+# more). Whenever the skeleton may differ from Python's own tokens the
+# file-wide test decides.
 
 
 def _statements(sk: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -461,52 +368,6 @@ def _budget_sites(text: str, sk: str, start: int, end: int, sites: list[int]) ->
         else:
             n += 1  # not inside a statement read here: count it
     return n
-
-
-def _function_spans(sk: str, sites: Sequence[int]) -> Iterator[tuple[int, int]]:
-    """(start, end) of the definitions in the skeleton ``sk`` that may hold
-    one of ``sites`` (sorted): from the `def` line to the line that ends the
-    body (or the end of the text). A definition followed, before the next
-    site, by another `def` indented no deeper is skipped: that `def` starts a
-    logical line (checked below), so the body ended before it."""
-    defs = []
-    for m in _DEF(sk, 0, sites[-1]):
-        d = m.start()
-        if d and (sk[d - 1].isalnum() or sk[d - 1] == "_"):
-            continue  # `undef`, `is_def`
-        start = sk.rfind("\n", 0, d) + 1
-        head = sk[start:d]
-        k = len(head) - len(head.lstrip(" "))
-        if head.strip() not in ("", "async") or (start >= 2 and sk[start - 2] == "\\"):
-            raise _Unsure  # a `def` not at the start of its logical line
-        defs.append((d, start, k))
-    following: list[int | None] = [None] * len(defs)  # the next def indented no deeper
-    stack: list[int] = []
-    for j in range(len(defs) - 1, -1, -1):
-        while stack and defs[stack[-1]][2] > defs[j][2]:
-            stack.pop()
-        following[j] = stack[-1] if stack else None
-        stack.append(j)
-    for j, (d, start, k) in enumerate(defs):
-        nxt = following[j]
-        if nxt is not None:
-            i = bisect_left(sites, start)
-            if i == len(sites) or sites[i] >= defs[nxt][1]:
-                continue
-        find = _DEDENT.get(k)
-        if find is None:
-            find = _DEDENT[k] = re.compile(r"\n {0,%d}(?=[^ \n])" % k).search
-        pos = d
-        end = len(sk)
-        while (c := find(sk, pos)) is not None:
-            line = c.start()
-            opened = sk.count("(", start, line) + sk.count("[", start, line) + sk.count("{", start, line)
-            closed = sk.count(")", start, line) + sk.count("]", start, line) + sk.count("}", start, line)
-            if opened == closed and sk[line - 1 : line] != "\\":
-                end = line
-                break
-            pos = c.end()
-        yield start, end
 
 
 _BUDGET_BYTES = tuple(w.encode("ascii") for w in _BUDGET_WORDS)

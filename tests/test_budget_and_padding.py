@@ -16,6 +16,7 @@ from corpus_harness import CORPUS, corpus_files, diagnostics_for, project_roots
 
 from checks.padded_unpadded_width_mismatch import PaddedUnpaddedWidthMismatch
 from checks.repeated_budget_division import RepeatedBudgetDivision
+from checks import _textfunctions as tf
 from linter.config import Config, ConfigError, load_config
 from linter.docs import REQUIRED_HEADINGS, sections
 from linter.engine import Engine, check_text
@@ -807,10 +808,8 @@ def _budget_layouts(draw: st.DrawFn) -> str:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_budget_layouts())
 def test_budget_text_gate_delimits_functions_as_python_does(text: str) -> None:
-    import checks.repeated_budget_division as bud
-
     tree = ast.parse(text)
-    spans = list(bud._function_spans(bud._skeleton(text), range(len(text) + 1)))
+    spans = list(tf.function_spans(tf.skeleton(text), range(len(text) + 1)))
     ends: dict[int, int] = {}
     for start, end in spans:
         line = text.count("\n", 0, start) + 1
@@ -1007,14 +1006,12 @@ def test_budget_fstring_fields_fast_match_reads_as_the_loop() -> None:
     matter is read alike with and without it."""
     import itertools
 
-    from checks import repeated_budget_division as bud
-
     for n in range(7):
         for chars in itertools.product("{}(']:x", repeat=n):
             body = "".join(chars)
-            assert bud._fields_closed(body) == bud._fields_read(body), body
+            assert tf._fields_closed(body) == tf._fields_read(body), body
     for body in ("{x} and {y.z!r:>{w}}", "{{literal}} {a=}", "{d['k']}", '{f"{x}"}', "{x:{{}}}", "}{"):
-        assert bud._fields_closed(body) == bud._fields_read(body), body
+        assert tf._fields_closed(body) == tf._fields_read(body), body
 
 
 def test_padding_rounded_text_test_spells_out_its_words() -> None:
@@ -1036,12 +1033,10 @@ def test_budget_skeleton_reads_an_unfinished_string_in_linear_time() -> None:
     there (a minute for 40 characters)."""
     import time
 
-    from checks import repeated_budget_division as bud
-
     for q in ('"', "'", '"""', "'''"):
         text = "def f(num_blocks, dp_size):\n    s = " + q + "ab " * 3000 + "\\"
         start = time.process_time()
-        sk = bud._skeleton(text)
+        sk = tf.skeleton(text)
         # a hang guard, not a speed goal: milliseconds now, beyond any
         # patience before (each extra character doubled the time)
         assert time.process_time() - start < 10.0, q
