@@ -7,6 +7,7 @@ import fnmatch
 import functools
 import json
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +29,7 @@ from checks._helpers import (
     positional_args,
     walk_fast,
 )
+from checks._textfunctions import function_regions
 from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, Rule, RuleContext
@@ -802,6 +804,292 @@ def _dimension_names(text: str, spans: list[tuple[int, int]]) -> set[str]:
     return names
 
 
+# -- in one function ---------------------------------------------------------
+# Every finding is made inside one function body (``padding_shapes`` reads
+# the bodies alone): the padded allocation, the tensor it is bound to and the
+# exchange or the consumer that tensor meets. So the file-wide test above is
+# then asked again of each function's text (``checks._textfunctions``), with
+# what the ast gate needs of an allocation there:
+#
+# - its arguments may hold a padded dimension inline, or name a dimension
+#   assigned a rounded value in that function (``bound`` is per function);
+# - it is the whole value of an assignment (``_on_assign`` binds only those:
+#   not a keyword's value, a return, a tuple's element, an operand; a
+#   parenthesised value and a ``.to(...)`` after the call are kept);
+# - the name it is bound to (its last component) is then, in that function,
+#   a side of an exchange: before an augmented operator or after one, the
+#   receiver of an in-place method (`k.copy_(`) or inside the arguments of
+#   one, of a `*_like(` copy, of a `torch.` call with an `out=` keyword, or
+#   that keyword's value; or, for an uninitialised allocation (`empty`,
+#   `empty_strided`, `new_empty`), both followed by `[` somewhere and the
+#   receiver of a consumer method (`k.sum(`) or inside a consumer call's
+#   arguments.
+#
+# Anything this reading cannot vouch for admits the file: an allocation it
+# cannot delimit, a target or an occurrence read across a comment or a line
+# continuation, a chained or parenthesised target, a receiver that is a call's
+# or a subscript's result, a line break after a comma (a tuple statement
+# ends so, as does an argument).
+
+_AUG_OPS_TEXT = ("+=", "-=", "*=", "/=")
+_WORD_AT = re.compile(r"\w+").match
+_INPLACE_OPEN = re.compile("(?:" + "|".join(sorted(_INPLACE_STRICT)) + ")" + _GAP + r"\(")
+_CONSUMER_OPEN = re.compile("(?:" + "|".join(sorted(_AST_CONSUMERS)) + ")" + _GAP + r"\(")
+_LIKE_OPEN = re.compile("_like" + _GAP + r"\(")
+_TORCH_OPEN = re.compile("torch(?:" + _GAP + r"\." + _GAP + r"\w+)+" + _GAP + r"\(")
+_UNSURE = -2
+_NOT_NAME = -3
+
+
+def _allocation_sites(text: str) -> list[tuple[int, int, int | None]]:
+    """Every allocation call ``_allocation_scan`` reads, in text order: (the
+    allocator word's offset, the offset after its `(`, the offset after its
+    `)` or None where the arguments cannot be delimited)."""
+    out: list[tuple[int, int, int | None]] = []
+    n = len(text)
+    for word, after in _ALLOC_CALLS:
+        i = text.find(word)
+        size = len(word)
+        while i >= 0:
+            m = after(text, i + size)
+            at = i
+            i = text.find(word, i + size)
+            if m is None or not _may_be_allocator(text, at):
+                continue
+            end = _ARGS.match(text, m.end() - 1).end()  # type: ignore[union-attr]
+            if end >= n or text[end] != ")":
+                if end < n and text[end] in "'\"":
+                    continue  # as ``_allocation_scan``: text in a string
+                out.append((at, m.end(), None))
+            else:
+                out.append((at, m.end(), end + 1))
+    out.sort()
+    return out
+
+
+def _prev(text: str, i: int) -> int:
+    """The offset of the last character at or before ``i`` that is not a
+    blank, line breaks and comment lines crossed; -1 at the start;
+    ``_UNSURE`` when a line crossed holds a comment after code or ends with
+    a backslash (what stands there cannot be told without a tokenizer)."""
+    while i >= 0:
+        c = text[i]
+        if c == " " or c == "\t":
+            i -= 1
+        elif c == "\n":
+            s = text.rfind("\n", 0, i) + 1
+            line = text[s:i]
+            if "#" in line:
+                if not line.lstrip(" \t").startswith("#"):
+                    return _UNSURE  # a comment after code: where does the code end?
+                i = s - 1  # a comment line: read on above it
+                continue
+            if line.rstrip(" \t").endswith("\\"):
+                return _UNSURE
+            i -= 1
+        elif c == "\\":
+            return _UNSURE
+        else:
+            return i
+    return -1
+
+
+def _next(text: str, j: int) -> int:
+    """The offset of the first character at or after ``j`` that is not a
+    blank, line breaks, comments and line continuations crossed (read from
+    code, a `#` can only start a comment); -1 at the end; ``_UNSURE`` at a
+    stray backslash."""
+    n = len(text)
+    while j < n:
+        c = text[j]
+        if c == " " or c == "\t" or c == "\n":
+            j += 1
+        elif c == "#":
+            nl = text.find("\n", j)
+            if nl < 0:
+                return -1
+            j = nl + 1
+        elif c == "\\":
+            if text[j + 1 : j + 2] != "\n":
+                return _UNSURE
+            j += 2
+        else:
+            return j
+    return -1
+
+
+def _chain_start(text: str, i: int) -> int:
+    """Given ``i`` on the `.` before a name, the offset of the first
+    character of the dotted name it ends (``x . y .``); ``_NOT_NAME`` when
+    the chain starts at a closing bracket or a quote (a call's or a
+    subscript's result, a string's method: no dotted name), ``_UNSURE``
+    when at anything else (a chain over lines)."""
+    while True:
+        i -= 1
+        while i >= 0 and text[i] in " \t":
+            i -= 1
+        if i >= 0 and text[i] in ")]}'\"":
+            return _NOT_NAME
+        if i < 0 or not (text[i].isalnum() or text[i] == "_"):
+            return _UNSURE
+        while i >= 0 and (text[i].isalnum() or text[i] == "_"):
+            i -= 1
+        k = i
+        while k >= 0 and text[k] in " \t":
+            k -= 1
+        if k >= 0 and text[k] == ".":
+            i = k
+            continue
+        return i + 1
+
+
+def _bound_name(text: str, at: int) -> str | None:
+    """The last name of the target the allocation whose word is at ``at`` is
+    assigned to whole; None when it surely is not; "" when unsure."""
+    j = at - 1
+    if j >= 3 and text[j - 3 : j + 1] == "new_":
+        j -= 4  # ``x.new_empty(``
+    j = _prev(text, j)
+    if j == _UNSURE:
+        return ""
+    if j >= 0 and text[j] == ".":
+        start = _chain_start(text, j)  # ``torch.``, the receiver of ``new_*``
+        if start < 0:
+            return ""
+        j = start - 1
+    while True:
+        j = _prev(text, j)
+        if j >= 0 and text[j] == "(":
+            j -= 1  # a parenthesised value
+            continue
+        break
+    if j == _UNSURE:
+        return ""
+    if j < 0 or text[j] != "=":
+        return None  # a call's argument, a return, an operand ...
+    if j and text[j - 1] in "=!<>+-*/%&|^@:":
+        return None if text[j - 1] != ":" else ""  # a comparison, an augmented assignment
+    e = _prev(text, j - 1)
+    if e == _UNSURE or e < 0:
+        return ""
+    s = e
+    while s >= 0 and (text[s].isalnum() or text[s] == "_"):
+        s -= 1
+    name = text[s + 1 : e + 1]
+    if not name or name[0].isdigit():
+        return ""  # ``(x) =``, ``a[0] =``: not read here
+    first = s + 1
+    p = _prev(text, s)
+    if p == _UNSURE:
+        return ""
+    if p >= 0 and text[p] == ".":
+        first = _chain_start(text, p)
+        if first < 0:
+            return ""
+    b = _prev(text, first - 1)
+    if b == _UNSURE:
+        return ""
+    if b >= 0:
+        c = text[b]
+        if c == "=" and not (b and text[b - 1] in "=!<>"):
+            return ""  # a chained assignment: the other targets are bound too
+        if c == "(" or c == "," or c == "*":
+            if c == "," and "\n" in text[b:first]:
+                return ""  # ``y = 1,`` ends a statement too
+            return None  # a keyword argument, a tuple's element
+    return name
+
+
+def _call_spans(region: str, opener: re.Pattern[str], out_keyword: bool = False) -> list[tuple[int, int]]:
+    """The argument spans of the calls ``opener`` finds in ``region`` (to its
+    end where they cannot be delimited); with ``out_keyword``, only those
+    holding an `out=` keyword."""
+    spans = []
+    n = len(region)
+    for m in opener.finditer(region):
+        end = _ARGS.match(region, m.end() - 1).end()  # type: ignore[union-attr]
+        if end >= n or region[end] != ")":
+            end = n
+        if out_keyword and _OUT_KEYWORD(region[m.end() : end]) is None:
+            continue
+        spans.append((m.end(), end))
+    return spans
+
+
+def _inside(spans: list[tuple[int, int]], p: int) -> bool:
+    return any(a <= p < b for a, b in spans)
+
+
+def _tensor_uses(region: str, name: str, memo: dict[str, Any]) -> tuple[bool, bool, bool]:
+    """Whether the tensor named ``name`` (a last name) may be a side of an
+    exchange in ``region``, be written through a subscript, be read by a
+    consumer (see the section comment); all three when unsure."""
+    exchange = written = consumed = False
+    unsure = (True, True, True)
+    for m in re.finditer(r"(?<!\w)" + re.escape(name) + r"(?!\w)", region):
+        a, e = m.start(), m.end()
+        j = _next(region, e)
+        if j == _UNSURE:
+            return unsure
+        if j >= 0:
+            c = region[j]
+            if region[j : j + 2] in _AUG_OPS_TEXT:
+                exchange = True
+                continue
+            if c == "=" and region[j + 1 : j + 2] != "=":
+                continue  # a target, or a keyword's name
+            if c == "[":
+                written = True
+            elif c == ".":
+                j2 = _next(region, j + 1)
+                if j2 == _UNSURE:
+                    return unsure
+                w = _WORD_AT(region, j2) if j2 >= 0 else None
+                if w is not None:
+                    j3 = _next(region, w.end())
+                    if j3 == _UNSURE:
+                        return unsure
+                    if j3 >= 0 and region[j3] == "(":
+                        exchange = exchange or w.group() in _INPLACE_STRICT
+                        consumed = consumed or w.group() in _AST_CONSUMERS
+        first = a
+        p = _prev(region, a - 1)
+        if p == _UNSURE:
+            return unsure
+        if p >= 0 and region[p] == ".":
+            first = _chain_start(region, p)
+            if first == _NOT_NAME:
+                continue  # ``f().k``: no dotted name the rule tracks
+            if first == _UNSURE:
+                return unsure
+        b = _prev(region, first - 1)
+        if b == _UNSURE:
+            return unsure
+        if b >= 1 and region[b] == "=":
+            if region[b - 1] in "+-*/":
+                exchange = True  # ``x += k``
+                continue
+            if region[b - 1] not in "=!<>":
+                o = _prev(region, b - 1)
+                if o == _UNSURE:
+                    return unsure
+                if o >= 2 and region[o - 2 : o + 1] == "out" and not (
+                    o >= 3 and (region[o - 3].isalnum() or region[o - 3] == "_")
+                ):
+                    exchange = True  # ``out=k``
+        spans = memo.get("spans")
+        if spans is None:
+            spans = memo["spans"] = (
+                _call_spans(region, _INPLACE_OPEN)
+                + _call_spans(region, _LIKE_OPEN)
+                + _call_spans(region, _TORCH_OPEN, out_keyword=True),
+                _call_spans(region, _CONSUMER_OPEN),
+            )
+        exchange = exchange or _inside(spans[0], a)
+        consumed = consumed or _inside(spans[1], a)
+    return exchange, written, consumed
+
+
 _RULE_NEEDLES = Needles(
     any_of=(
         _ALLOC_WORDS_TEXT,
@@ -830,7 +1118,8 @@ class PaddingShapes(FactCollector):
     by the gate."""
 
     name = "padding_width_shapes"
-    version = 2
+    # 3: collected only for files whose functions the text gate admits
+    version = 3
     needles = _TEXT_NEEDLES
 
     @classmethod
@@ -914,9 +1203,14 @@ class PaddedUnpaddedWidthMismatch(Rule):
     arguments hold `padded` or `aligned` (any case), a rounding word
     (`round_up`, `round_to`, `align`, `ceil_to`, `next_multiple_of`), `cdiv`
     or `ceil` with `*`, or `//` with `*` and `+` — or a name assigned such a
-    rounded value elsewhere in the file. So a configured padded name should
-    contain `padded` or `aligned`, and a configured rounding function one of
-    the rounding words.
+    rounded value elsewhere in the file. The same is then asked of each
+    function: an allocation whose arguments hold such a width inline or a
+    name assigned a rounded value in that function, assigned whole to a name
+    that the function exchanges (an in-place call, `+=`-style operators,
+    `out=`, a `*_like` copy) or, allocated uninitialised, writes through a
+    subscript and hands to a GEMM or a reduction. So a configured padded
+    name should contain `padded` or `aligned`, and a configured rounding
+    function one of the rounding words.
 
     Left out on purpose: a padded buffer allocated in another function, `out=`
     on custom ops (a kernel may fill a padded output on purpose), and tensors
@@ -962,14 +1256,48 @@ class PaddedUnpaddedWidthMismatch(Rule):
                 low = text.lower()
                 if "padded" not in low and "aligned" not in low:
                     return False
-            return cls._exchange_or_consumer(text)
+            return cls._exchange_or_consumer(text) and cls._function_gate(text)
         # a dimension padded by name: bound to a rounded value in the file
         if not spans or not _text_rounded(text):
             return False
         names = _dimension_names(text, spans)
         if not any(_text_assigned_rounded(text, k) for k in names):
             return False
-        return cls._exchange_or_consumer(text)
+        return cls._exchange_or_consumer(text) and cls._function_gate(text)
+
+    @classmethod
+    def _function_gate(cls, text: str) -> bool:
+        """The file-wide test asked again of each function's text (see the
+        section "in one function")."""
+        sites = _allocation_sites(text)
+        offsets = [s[0] for s in sites]
+        regions = function_regions(text, offsets)
+        if regions is None:
+            return True  # the file-wide test decides
+        for start, end in regions:
+            i, j = bisect_left(offsets, start), bisect_left(offsets, end)
+            if i == j:
+                continue
+            region = text[start:end]
+            if not cls._exchange_or_consumer(region):
+                continue
+            memo: dict[str, Any] = {}
+            for at, a0, a1 in sites[i:j]:
+                if a1 is None:
+                    return True  # arguments not delimited: assume the worst
+                if not _text_padded(text[a0 - 1 : a1]):
+                    names = _dimension_names(text, [(a0, a1)])
+                    if not any(_text_assigned_rounded(region, k) for k in names):
+                        continue
+                name = _bound_name(text, at)
+                if name is None:
+                    continue
+                if not name:
+                    return True
+                exchange, written, consumed = _tensor_uses(region, name, memo)
+                if exchange or (written and consumed and text.startswith("empty", at)):
+                    return True
+        return False
 
     @staticmethod
     def _exchange_or_consumer(text: str) -> bool:

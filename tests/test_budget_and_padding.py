@@ -673,6 +673,24 @@ _TEXT_HOLES = [
     (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    hp = round_up(h, 8)\n    a = torch.zeros(m, ( hp ), device=x.device)\n    a.copy_(x)\n"),
     (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    hp = round_up(h, 8)\n    a = torch.zeros(\n        m,\n        hp,\n    )\n    a.copy_(x)\n"),
     (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    hp = round_up(h, 8)\n    a = torch.empty_strided((m, hp), (hp, 1))\n    a.copy_(x)\n"),
+    # the gate's reading of one function: the buffer's binding and its uses,
+    # across comments, line breaks, dotted names and parentheses
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    # the buffer\n    a = torch.zeros(m, round_up(h, 8))\n    # whole\n    a.copy_(x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    a = b = torch.zeros(m, round_up(h, 8))\n    b.copy_(x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    n . buf = torch.zeros(m, round_up(h, 8))\n    n . buf . copy_(x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    a = torch.zeros(m, round_up(h, 8))\n    x.copy_(a)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    n.a = torch.zeros(m, round_up(h, 8))\n    x += n.a\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    n.a = torch.zeros(m, round_up(h, 8))\n    torch.add(x, x, out=n.a)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    a = torch.empty(m, round_up(h, 8))\n    a[:, :h] = x\n    return torch.mm(\n        a,\n        n,\n    )\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    a = torch.zeros(m, round_up(h, 8))\n    a.copy_(  # whole\n        x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    a = (\n        torch.zeros(m, round_up(h, 8))\n    )\n    a.copy_(x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    a = torch.zeros(m, round_up(h, 8))\n    b = torch.empty_like(a)\n    b.copy_(x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    a = \\\n        torch.zeros(m, round_up(h, 8))\n    a.copy_(x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    a = torch.zeros(m, round_up(h, 8))\n    (a\n        .copy_(x))\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    t = 1,\n    a = torch.zeros(m, round_up(h, 8))\n    a.copy_(x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    if n: a = torch.zeros(m, round_up(h, 8))\n    a.copy_(x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    n = 1; a = torch.zeros(m, round_up(h, 8)); a.copy_(x)\n"),
+    (PaddedUnpaddedWidthMismatch, _PAD_HEAD + "    a = torch.zeros(m, round_up(h, 8))\n    x.copy_(\n        a,\n    )\n"),
     (RepeatedBudgetDivision, "def f(cfg, ep_size):\n    return (cfg.num_blocks * 2) / get_dp_size() // ep_size\n"),
     (RepeatedBudgetDivision, "def f(num_blocks, dp_size, ep_size):\n    return ceildiv(ceildiv(num_blocks, dp_size), ep_size)\n"),
     (RepeatedBudgetDivision, "def f(num_blocks, dp_size, ep_size):\n    return div_ceil(div_round_up(num_blocks, dp_size), ep_size)\n"),
@@ -690,6 +708,135 @@ def test_text_gates_see_every_shape_the_rules_fire_on(rule: type, text: str, tmp
     diags, errors = check_text(text, "m.py", "m", [rule], config, ProjectFacts())
     assert not errors and rule.code in [d.code for d in diags], text
     assert _gates_pass(rule, text, "a.py", {}) is None, text
+
+
+_ONE_FUNCTION_LOOKALIKES = {
+    # every word the file-wide test asks for is in the file, but no function
+    # holds a padded buffer bound to a name that meets an exchange there
+    "in another function": "def alloc(m, h):\n    return torch.zeros(m, round_up(h, 8))\n\n\n"
+    "def merge(x, y):\n    m, h = x.shape\n    y.copy_(x)\n",
+    "returned": "def f(x, y):\n    m, h = x.shape\n    y.copy_(x)\n    return torch.empty(m, round_up(h, 8))\n",
+    "a keyword's value": "def f(x, y):\n    m, h = x.shape\n    y.copy_(x)\n"
+    "    return run(x, out_buf=torch.empty(m, round_up(h, 8)))\n",
+    "handed to a kernel": "def f(x, y):\n    m, h = x.shape\n    buf = torch.empty(m, round_up(h, 8))\n"
+    "    kernel[(m,)](x, buf, h)\n    y.copy_(x)\n    return buf[:, :h]\n",
+    "its shape read": "def f(x, y):\n    m, h = x.shape\n    buf = torch.zeros(m, round_up(h, 8))\n"
+    "    n = buf.shape[-1]\n    y += x\n    return n\n",
+    "a tuple's element": "def f(x, y):\n    m, h = x.shape\n    a, b = torch.zeros(m, round_up(h, 8)), x\n    y.copy_(x)\n",
+    "zeroed, written, consumed": "def f(x, w, y):\n    m, h = x.shape\n    a = torch.zeros(m, round_up(h, 8))\n"
+    "    a[:, :h] = x\n    y += x\n    return torch.mm(a, w)\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ONE_FUNCTION_LOOKALIKES))
+def test_padding_text_gate_needs_buffer_and_exchange_in_one_function(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file-wide test admits each of these, the per-function reading
+    does not, and the rule indeed finds nothing there."""
+    text = "import torch\n\n\n" + _ONE_FUNCTION_LOOKALIKES[name]
+    config = Config(root=tmp_path, select=("SHD501",))
+    diags, errors = check_text(text, "m.py", "m", [PaddedUnpaddedWidthMismatch], config, ProjectFacts())
+    assert not errors and not diags
+    assert not PaddedUnpaddedWidthMismatch._text_gate(text)
+    monkeypatch.setattr(PaddedUnpaddedWidthMismatch, "_function_gate", classmethod(lambda cls, t: True))
+    assert PaddedUnpaddedWidthMismatch._text_gate(text)
+
+
+_BOUND = [
+    ("    a = torch.empty(n)", "a"),
+    ("    self.buf = torch.empty(n)", "buf"),
+    ("    a = x.new_zeros(n)", "a"),
+    ("    a = x . y . new_zeros(n)", "a"),
+    ("    a = (\n        torch.empty(n))", "a"),
+    ("    # a comment line\n    a = torch.empty(n)", "a"),
+    ("    a: T = torch.empty(n)", "T"),  # not bound by the rule: more is fine
+    ("    return torch.empty(n)", None),
+    ("    f(out=torch.empty(n))", None),
+    ("    f(a,\n      out=torch.empty(n))", ""),  # after a line break: a tuple statement?
+    ("    f(\n        out=torch.empty(n))", None),
+    ("    a, b = torch.empty(n), 1", None),
+    ("    a = 1, torch.empty(n)", None),
+    ("    a += torch.empty(n)", None),
+    ("    a == torch.empty(n)", None),
+    ("    a = b and torch.empty(n)", None),
+    ("    a = b = torch.empty(n)", ""),  # chained: unsure
+    ("    t = 1,\n    a = torch.empty(n)", ""),  # a tuple statement or an argument
+    ("    f(a,  # note\n      out=torch.empty(n))", ""),  # a comment after code
+    ("    a = f()[0].new_zeros(n)", ""),  # a receiver not read here
+    ("    a[0] = torch.empty(n)", ""),
+    ("    a = \\\n        torch.empty(n)", ""),
+]
+
+
+@pytest.mark.parametrize("line,want", _BOUND)
+def test_padding_text_gate_reads_the_target_an_allocation_is_bound_to(line: str, want: str | None) -> None:
+    """``_bound_name``: the last name of the target an allocation is bound to
+    whole (as ``_on_assign`` binds), None where it surely is not, "" where a
+    comment, a continuation or a layout keeps the text from telling."""
+    from checks import padded_unpadded_width_mismatch as pad
+
+    text = "def f(x, n):\n" + line + "\n"
+    [(at, _, _)] = pad._allocation_sites(text)
+    assert pad._bound_name(text, at) == want
+
+
+def _relayout(r: random.Random, function: str) -> str:
+    """The same function (the same ``ast``) laid out otherwise: comment
+    lines and trailing comments, arguments over lines, blanks around dots,
+    line continuations, parenthesised values."""
+    import re
+
+    lines = function.split("\n")
+    out = [lines[0]]
+    for line in lines[1:]:
+        ind = line[: len(line) - len(line.lstrip())]
+        body = line.strip()
+        tail = ""
+        for _ in range(r.randint(0, 2)):
+            k = r.randrange(5)
+            if k == 0:
+                body = re.sub(r"(?<=\w)\.(?=[A-Za-z_])", lambda m: r.choice([".", " .", ". ", " . "]), body)
+            elif k == 1 and "(" in body:
+                i = body.index("(")
+                head, rest = body[: i + 1], body[i + 1 :]
+                pad = "\n" + ind + " " * 8
+                body = head + pad + rest.replace(", ", "," + pad)
+            elif k == 2 and re.match(r"[\w.]+ = ", body) and not body.endswith(":"):
+                name, value = body.split(" = ", 1)
+                body = name + " = (" + value + ")" if r.random() < 0.5 else name + " = \\\n" + ind + "    " + value
+            elif k == 3:
+                out.append(ind + "# " + r.choice(["note", "a, b", "out=y", "x.copy_(y)"]))
+            elif k == 4 and not body.endswith(":"):
+                tail = "  # " + r.choice(["tail", "(", "a,"])
+        body += tail
+        out.append(ind + body)
+    return "\n".join(out)
+
+
+def test_padding_text_gate_is_sound_on_relaid_functions(tmp_path: Path) -> None:
+    """Every random function the rule fires on, laid out otherwise (same
+    ``ast``), is still admitted by the text gate, and fires alike."""
+    r = random.Random("relayout")
+    rule = PaddedUnpaddedWidthMismatch
+    functions = [_padding_function(r) for _ in range(400)]
+    relaid = [_relayout(r, f) for f in functions]
+    for f, g in zip(functions, relaid):
+        assert ast.dump(ast.parse(f)) == ast.dump(ast.parse(g)), g
+    config = Config(root=tmp_path, select=(rule.code,))
+    fired = []
+    for batch in (functions, relaid):
+        text = "import torch\n" + "".join(f"\n\n{f}\n" for f in batch)
+        spans = [(n.lineno, n.end_lineno or n.lineno) for n in ast.parse(text).body[1:]]
+        diags, errors = check_text(text, "m.py", "m", [rule], config, ProjectFacts())
+        assert not errors
+        lines = {d.span.line for d in diags}
+        fired.append([any(a <= line <= b for line in lines) for a, b in spans])
+    assert fired[0] == fired[1]
+    assert sum(fired[1]) >= 25, "the random functions must exercise the rule"
+    for g, hit in zip(relaid, fired[1]):
+        if hit:
+            assert rule._text_gate(f"import torch\n\n\n{g}\n"), g
 
 
 def test_text_gates_skip_lookalikes() -> None:
