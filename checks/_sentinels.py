@@ -676,8 +676,11 @@ def outline_text(text: str) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {"c": _names(_CLASS_NAME.findall(text))}
     rev = text[::-1]
     r = set(_REV_ASSIGN.findall(rev))
-    for region in _REV_LIST.findall(rev) + _REV_PAREN.findall(rev):
-        r.update(_REV_DOTTED.findall(region))
+    regions = _REV_LIST.findall(rev) + _REV_PAREN.findall(rev)
+    if regions:
+        # one search over the regions joined: no match crosses a line break
+        # (nor does ``_REV_DOTTED``'s look-ahead tell one from the end)
+        r.update(_REV_DOTTED.findall("\n".join(regions)))
     out["r"] = _names(n[::-1] for n in r)
     out["f"] = _names(_DEF_NAME.findall(text)) if _TYPE_RETURN.search(text) or _NAME_RETURN.search(text) else []
     return out
