@@ -639,22 +639,24 @@ class SentinelFacts(FactCollector):
 # (a name inside a string or a word like ``subclass Foo`` only adds a name).
 _CLASS_NAME = re.compile(r"class[\s\\]+(?!class\b)(\w+)")
 _DEF_NAME = re.compile(r"def[\s\\]+(?!def\b)(\w+)")
+# (Possessive loops where giving characters back could not make a match:
+# the same matches, without the retries.)
 # Assigned attributes, read on the reversed text from the ``=`` (an
 # aug-assignment's operator and an annotation allowed) back to
 # ``obj.attr``: ``attr`` is kept unless ``obj`` is exactly ``self``/``cls``.
 _REV_ASSIGN = re.compile(
-    r"=(?<![=<>!]=)(?!=)(?:[-+*/%&|^@]|//|>>|<<|\*\*)?(?:[^=\n:]*+:)?[ \t\])\]]*(?:\n\\[ \t]*)*"
-    r"(\w+)[ \t]*\.(?!(?:fles|slc)(?![\w.]))"
+    r"=(?<![=<>!]=)(?!=)(?:[-+*/%&|^@]|//|>>|<<|\*\*)?(?:[^=\n:]*+:)?[ \t\])\]]*+(?:\n\\[ \t]*+)*+"
+    r"(\w++)[ \t]*+\.(?!(?:fles|slc)(?![\w.]))"
 )
 # a target list (``obj.a, obj.b = ...``): from the ``=`` back to a bracket
 # or the line start, when a comma is on the way; its dotted names
-_REV_LIST = re.compile(r"=(?<![=<>!]=)(?!=)(?:[-+*/%&|^@]|//|>>|<<|\*\*)?(?=[^\n=(\[]*,)([^\n=(\[]*)")
+_REV_LIST = re.compile(r"=(?<![=<>!]=)(?!=)(?:[-+*/%&|^@]|//|>>|<<|\*\*)?(?=[^\n=(\[,]*+,)([^\n=(\[]*+)")
 # a bracketed target list over several lines (black's layout):
 # ``(\n    obj.a,\n    obj.b,\n) = ...``, back to its opening parenthesis
 _REV_PAREN = re.compile(
-    r"=(?<![=<>!]=)(?!=)(?:[-+*/%&|^@]|//|>>|<<|\*\*)?[ \t]*(?:\n\\[ \t]*)*\)([^=()]{0,4000})\("
+    r"=(?<![=<>!]=)(?!=)(?:[-+*/%&|^@]|//|>>|<<|\*\*)?[ \t]*+(?:\n\\[ \t]*+)*+\)([^=()]{0,4000}+)\("
 )
-_REV_DOTTED = re.compile(r"(\w+)[ \t]*\.(?!(?:fles|slc)(?![\w.]))")
+_REV_DOTTED = re.compile(r"(\w++)[ \t]*+\.(?!(?:fles|slc)(?![\w.]))")
 # what a factory needs: a ``type[...]`` return annotation or a ``return``
 # of a capitalised name
 _TYPE_RETURN = re.compile(r"->[\s\\]*[\"']?[\s\\]*(?:typing[ \t]*\.[ \t]*)?[tT]ype[ \t]*\[")
