@@ -1216,11 +1216,15 @@ class Engine:
                 result.stats.cached += 1
                 continue
             pending.append((sf, scan, e))
-        # The facts gates run here, in this process, biggest files first; the
-        # files they admit start their libcst check in the pool at once, so
-        # the longest checks overlap the remaining gates.
+        # The facts gates run here, in this process: the cheap ones first
+        # (``Rule.gate_cost``), biggest files first; the files they admit
+        # start their libcst check in the pool at once, so the longest checks
+        # overlap the remaining (and the costly) gates.
         sizes = {sf.relpath: _size(sf.abspath) for sf, _, _ in pending} if self.jobs > 1 else {}
-        pending.sort(key=lambda p: -sizes.get(p[0].relpath, 0))
+        cost = {r.code: getattr(r, "gate_cost", 0) for r in self.rules}
+        pending.sort(
+            key=lambda p: (max((cost.get(c, 0) for c in p[1].rules or ()), default=0), -sizes.get(p[0].relpath, 0))
+        )
         todo: list[tuple[str, str, list[str]]] = []
         gate_deps: dict[str, dict[str, list[str]]] = {}
         with _gc_frozen(), _Checks(self, sizes) as checks:

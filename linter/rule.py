@@ -109,6 +109,10 @@ class Rule:
     facts: ClassVar[tuple[str, ...]] = ()
     tags: ClassVar[tuple[str, ...]] = ()
     precision: ClassVar[str] = "high"
+    #: the relative cost of the facts gate (``candidate_facts``); the engine
+    #: runs the cheap gates first, so that the files they admit start their
+    #: libcst check while the costly gates still run (0: cheap)
+    gate_cost: ClassVar[int] = 0
     #: libcst metadata providers the rule reads with :meth:`get_metadata`
     #: (resolved by the engine only for rules that declare some).
     METADATA_DEPENDENCIES: ClassVar[Collection[Any]] = ()
