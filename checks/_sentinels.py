@@ -846,9 +846,26 @@ class SentinelIndex:
         # A package that re-exports without facts of its own: a unique class
         # of that leaf name defined below the package.
         pkg, _, leaf = qualname.rpartition(".")
-        # (the project root may sit above the package: match it as a suffix too)
-        below = [c for c in self._named(leaf) if pkg and ("." + c).find(f".{pkg}.") >= 0]
+        below = self._named_below(pkg, leaf) if pkg else []
         return below[0] if len(below) == 1 else None
+
+    def _named_below(self, pkg: str, leaf: str) -> list[str]:
+        """The classes named ``leaf`` whose qualified name holds ``.pkg.``
+        (the project root may sit above the package: matched as a suffix
+        too), reading only the modules where it can: ``.pkg.`` lies in the
+        module's own name, or reaches into the names of its classes (then
+        the last component of ``pkg`` is one of them, or the leaf)."""
+        last = pkg.rpartition(".")[2]
+        hosts = self._by_c.get(last, ()) if last != leaf else None
+        needle = f".{pkg}."
+        out: list[str] = []
+        for mod in self._by_c.get(leaf, ()):
+            if hosts is not None and mod not in hosts and f".{mod}.".find(needle) < 0:
+                continue
+            for ref in _class_refs(mod, self._facts(mod) or {}):
+                if ref.qual.rsplit(".", 1)[-1] == leaf and ("." + ref.name).find(needle) >= 0:
+                    out.append(ref.name)
+        return out
 
     def mro(self, qualname: str) -> tuple[str, ...]:
         """Classes in lookup order (depth-first, left to right, duplicates
