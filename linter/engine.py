@@ -1221,7 +1221,9 @@ class Engine:
         # start their libcst check in the pool at once, so the longest checks
         # overlap the remaining (and the costly) gates.
         sizes = {sf.relpath: _size(sf.abspath) for sf, _, _ in pending} if self.jobs > 1 else {}
-        cost = {r.code: getattr(r, "gate_cost", 0) for r in self.rules}
+        # (the rules themselves only when there are gates to run: a warm run
+        # imports none)
+        cost = {r.code: getattr(r, "gate_cost", 0) for r in self.rules} if pending else {}
         pending.sort(
             key=lambda p: (max((cost.get(c, 0) for c in p[1].rules or ()), default=0), -sizes.get(p[0].relpath, 0))
         )

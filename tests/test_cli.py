@@ -174,7 +174,8 @@ def test_cache_and_clean(tmp_path: Path, toy: None) -> None:
 def test_warm_run_reads_the_cache_without_importing_libcst(tmp_path: Path) -> None:
     """A run over unchanged files reports what the first run found from the
     cache, in a process that never imports libcst (its import alone costs
-    more than the whole warm run)."""
+    more than the whole warm run), nor any rule module (the rule metadata
+    comes from the registry's snapshot)."""
     import shutil
     import subprocess
     import sys
@@ -190,15 +191,16 @@ def test_warm_run_reads_the_cache_without_importing_libcst(tmp_path: Path) -> No
         "except SystemExit as e:\n"
         "    code = e.code\n"
         "from linter._lazy import libcst_loaded\n"
-        "print('exit', code, 'libcst', libcst_loaded())\n"
+        "rules = any(m == 'checks' or m.startswith('checks.') for m in sys.modules)\n"
+        "print('exit', code, 'libcst', libcst_loaded(), 'rules', rules)\n"
     )
     runs = [
         subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True)
         for _ in range(2)
     ]
     cold, warm = (r.stdout.splitlines() for r in runs)
-    assert cold[-1] == "exit 1 libcst True"  # the first run parsed the file
-    assert warm[-1] == "exit 1 libcst False"
+    assert cold[-1] == "exit 1 libcst True rules True"  # the first run parsed the file
+    assert warm[-1] == "exit 1 libcst False rules False"
     assert cold[:-1] == warm[:-1] and any("SHD101" in line for line in warm)
 
 
