@@ -160,6 +160,26 @@ def function_spans(sk: str, sites: Sequence[int]) -> Iterator[tuple[int, int]]:
 
 
 
+def code_function_regions(text: str, sites: Sequence[int]) -> tuple[list[int], list[tuple[int, int]]] | None:
+    """``function_regions`` of the sites that lie in code (not blanked in
+    the skeleton: a word in a string or a comment is no call), with those
+    sites: (sites in code, regions); None where the skeleton may differ from
+    Python's tokens."""
+    if not sites:
+        return [], []
+    if "\t" in text or "\f" in text or "\r" in text:
+        return None
+    m = TOP_LEVEL(text, sites[-1])
+    cut = m.start() + 2 if m is not None else len(text)
+    try:
+        sk = skeleton(text[:cut])
+        code = [p for p in sites if p < len(sk) and not sk[p].isspace()]
+        spans = list(function_spans(sk, code)) if code else []
+    except Unsure:
+        return None
+    return code, [(start, len(text) if end >= cut else end) for start, end in spans]
+
+
 def function_regions(text: str, sites: Sequence[int]) -> list[tuple[int, int]] | None:
     """(start, end) in ``text`` of every definition that may hold one of the
     sorted positions ``sites`` (from its `def` line to the end of its body,

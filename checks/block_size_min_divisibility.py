@@ -36,6 +36,7 @@ from checks._imports import (
 )
 from checks._kernels import KernelFacts, KernelIndex, Need, TritonKernels, collect_text
 from checks._pyscan import blank
+from checks._textfunctions import code_function_regions
 from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule
@@ -96,7 +97,9 @@ def _fold(op: str | None, a: int, b: int) -> int | None:
 # only), ``candidate_tree`` (the rule's analysis replayed on the CPython
 # ``ast`` the engine builds once per file and shares) and ``candidate_facts``
 # (the replay's open questions, answered under the options and the project's
-# kernel facts).
+# kernel facts). The regex gate reads the file, then each function where a
+# ``min(`` stands in code (``_function_gate``: the rule analyses a ``min(``
+# in its innermost function, so its binding and its consumer meet there).
 
 # Whatever may sit between two tokens of one expression: whitespace, a
 # backslash continuation, a comment (inside brackets). ``_PGAP`` also lets
@@ -461,9 +464,40 @@ def _text_gate(text: str) -> bool:
     hit = False
     if "min" in text:
         bindings = _min_bindings(text)
-        hit = bool(bindings) and _consumer_hint(text) and _text_may_fire(text, bindings)
+        hit = (
+            bool(bindings)
+            and _consumer_hint(text)
+            and _text_may_fire(text, bindings)
+            and _function_gate(text)
+        )
     _TEXT_GATE_MEMO[:] = [text, hit]
     return hit
+
+
+def _function_gate(text: str) -> bool:
+    """The test of ``_may_leave_anything`` asked of each function's text, on
+    the functions delimited by ``checks._textfunctions`` (from the `def`
+    line to the end of the body: a superset of the function's own lines).
+    The rule analyses a ``min(`` in the innermost function around it (a
+    class body never; the module's scope whole): a ``min(`` in code outside
+    every function, or text the skeleton cannot read, leaves the file-wide
+    test to decide; a file whose every ``min(`` is in a string or a comment
+    has no site."""
+    got = code_function_regions(text, [m.start() for m in _MIN_OPEN.finditer(text)])
+    if got is None:
+        return True
+    code, regions = got
+    covered = set()
+    for a, b in regions:
+        i, j = bisect.bisect_left(code, a), bisect.bisect_left(code, b)
+        if i == j:
+            continue
+        covered.update(range(i, j))
+        span = text[a:b]
+        bindings = _min_bindings(span)
+        if bindings and _consumer_hint(span) and _text_may_fire(span, bindings):
+            return True
+    return len(covered) < len(code)  # a ``min(`` outside every function
 
 
 # -- the ast gate: the rule's analysis replayed on ``ast`` ---------------------------
@@ -1626,7 +1660,8 @@ class BlockMinSites(FactCollector):
     ``{"host": true}`` when the replay found a host finding."""
 
     name = "block_min_sites"
-    version = 1
+    # 2: collected only for files whose functions the text gate admits
+    version = 2
     # the text gate itself decides (memoised, usually already asked by the
     # rule): a needle regex would only scan the text once more
     needles = Needles(all_of=("min",))

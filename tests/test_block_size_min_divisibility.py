@@ -1222,6 +1222,49 @@ def test_text_gate_drops_look_alikes(tmp_path: Path, body: str) -> None:
         assert not BlockSizeMinDivisibility.candidate(text), text
 
 
+_ONE_FUNCTION = {
+    # the binding and the consumer in two functions: the rule reads each alone
+    "split over two functions": "def f(x, n):\n    blk = min(n, 1024)\n    return blk\n\n\n"
+    "def g(x, n, blk):\n    assert n % blk == 0\n",
+    # the only ``min(`` in a docstring and a comment
+    "in a docstring": 'def f(x, n, blk):\n    """blk = min(n, 1024)"""\n    assert n % blk == 0\n',
+    "in a comment": "def f(x, n, blk):\n    # blk = min(n, 1024)\n    assert n % blk == 0\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ONE_FUNCTION))
+def test_text_gate_reads_each_function(tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file-wide test admits these; asked of each function's text (where
+    the rule analyses a ``min(``) it does not, and the rule finds nothing."""
+    text = "import triton\n\n\n" + _ONE_FUNCTION[name]
+    reaches, gated, opened = gated_and_open(tmp_path, text)
+    assert opened == [] and gated == [] and not reaches
+    bsmd._TEXT_GATE_MEMO[:] = [None, False]
+    assert not BlockSizeMinDivisibility.candidate(text), text
+    monkeypatch.setattr(bsmd, "_function_gate", lambda t: True)
+    bsmd._TEXT_GATE_MEMO[:] = [None, False]
+    assert BlockSizeMinDivisibility.candidate(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the module's scope: a ``min(`` outside every function
+        "N = get_width()\nBLK = min(N, 1024)\nassert N % BLK == 0\n\n\ndef f():\n    pass\n",
+        # a nested function, its own scope
+        "def f(x):\n    def g(n):\n        blk = min(n, 1024)\n        assert n % blk == 0\n    return g\n",
+        # a method whose header spans lines, after a function holding a look-alike
+        "def h(n, blk):\n    return n % blk\n\n\nclass A:\n    def f(\n        self,\n        n,\n    ):\n"
+        "        blk = min(n, 1024)\n        k = n // blk\n",
+    ],
+)
+def test_text_gate_per_function_keeps_what_fires(tmp_path: Path, text: str) -> None:
+    reaches, gated, opened = gated_and_open(tmp_path, text)
+    assert opened and gated == opened and reaches, text
+    bsmd._TEXT_GATE_MEMO[:] = [None, False]
+    assert BlockSizeMinDivisibility.candidate(text), text
+
+
 # The one-pass regexes the backward searches replace (the reference).
 _REF_BOUND_TO = re.compile(r"=(?=" + bsmd._PGAP + bsmd._NAME + bsmd._ALONE + r")")
 _REF_DIVIDED_BY = re.compile(
