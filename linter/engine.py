@@ -1094,8 +1094,10 @@ class Engine:
                 _init_worker(saved)
         with pool:
             # small chunks: the callers put the biggest files first, so the
-            # workers finish together instead of one waiting on a last chunk
-            chunk = max(1, min(16, len(jobs) // (self.jobs * 8)))
+            # workers finish together instead of one waiting on a last chunk;
+            # not too small: each chunk costs the main process a round trip
+            # (64 rather than 16 on vLLM's 3,231 files: 0.035 s sooner)
+            chunk = max(1, min(64, len(jobs) // (self.jobs * 8)))
             results = pool.map(fn, jobs, chunksize=chunk)
             # (a fork pool has started every worker by now: a thread cannot
             # be forked in the middle of an import)
