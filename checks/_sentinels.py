@@ -820,6 +820,11 @@ class SentinelIndex:
         pats = [p.lower() for p in patterns]
         return [q for leaf in self._by_c if _glob_leaf(leaf, pats) for q in self._named(leaf)]
 
+    def modules_defining(self, function: str) -> Sequence[str]:
+        """The modules the outline says may define a function (or method) of
+        this name: where a factory's returns are read from."""
+        return self._by_f.get(function, ())
+
     def resolver_attrs(self) -> Iterable[str]:
         """Every attribute some code may resolve (from the outline: with the
         text's outline a superset, the attributes assigned on an object

@@ -44,6 +44,11 @@ if TYPE_CHECKING:
 
 # Below this many files the pool costs more than it saves.
 POOL_MIN_FILES = 24
+# The costly facts gates of at least this many files have their lazy facts
+# computed in the pool beforehand (``Engine.prefetch_pairs``), when at least
+# this many modules are to be read.
+PREFETCH_MIN_FILES = 8
+PREFETCH_MIN_PAIRS = 16
 # libcst checks of at least this much source go to the pool even when few
 # (~60 µs a line: 64 KB is about 0.1 s of work; a fork of the parent, which
 # has libcst imported already, costs a few tens of ms)
@@ -736,6 +741,21 @@ def _check_job(job: tuple[str, str, list[str]]) -> CheckOutcome:
     return out
 
 
+def _lazy_job(pairs: list[tuple[str, str]]) -> list[Any]:
+    """Lazy facts computed for the main process (``Engine._prefetch``)."""
+    facts = _W["engine"]._facts
+    out = []
+    for name, module in pairs:
+        try:
+            out.append(facts.raw(name).load(module))
+        except Exception:  # the gate reads it again itself
+            out.append(_NOT_LOADED)
+    return out
+
+
+_NOT_LOADED = "\0not loaded"
+
+
 @dataclass
 class CheckOutcome:
     diagnostics: list[Diagnostic]
@@ -838,6 +858,35 @@ class Engine:
                     pass
             keep.append(r.code)
         return keep
+
+    def prefetch_pairs(self, pending: Sequence[tuple[str, Sequence[str]]]) -> list[tuple[str, str]]:
+        """The lazy facts the costly facts gates (``Rule.gate_cost``) of these
+        (relpath, candidate codes) files will likely read and nobody has read
+        yet (``Rule.prefetch``)."""
+        facts = self._facts
+        if facts is None:
+            return []
+        costly = [r for r in self.rules if getattr(r, "gate_cost", 0) > 0]
+        seen: set[tuple[str, str]] = set()
+        out: list[tuple[str, str]] = []
+        for relpath, codes in pending:
+            for r in costly:
+                if r.code not in codes:
+                    continue
+                try:
+                    opts = {k: o.default for k, o in r.options.items()}
+                    opts.update(self.config.options_for(r.code))
+                    pairs = list(r.prefetch(module_name_of(relpath), relpath, facts, opts))
+                except Exception:
+                    continue  # only a hint
+                for pair in pairs:
+                    if pair in seen:
+                        continue
+                    seen.add(pair)
+                    lazy = facts.raw(pair[0]) if facts.is_lazy(pair[0]) else None
+                    if lazy is not None and lazy.pending(pair[1]):  # type: ignore[attr-defined]
+                        out.append(pair)
+        return out
 
     def noqa_check(self, relpath: str, text: str) -> bool:
         return "SHD900" in self.enabled and "noqa" in text and not self._ignored(relpath, "SHD900")
@@ -1231,8 +1280,19 @@ class Engine:
         )
         todo: list[tuple[str, str, list[str]]] = []
         gate_deps: dict[str, dict[str, list[str]]] = {}
+        costly = {c for c, v in cost.items() if v > 0}
         with _gc_frozen(), _Checks(self, sizes) as checks:
+            # the lazy facts the costly gates will read, computed in the pool
+            # while this process runs the cheap gates
+            prefetched = None
+            if self.jobs > 1 and costly:
+                gated = [(sf.relpath, scan.rules or []) for sf, scan, _ in pending if costly & set(scan.rules or ())]
+                if len(gated) >= PREFETCH_MIN_FILES:
+                    prefetched = checks.prefetch(self.prefetch_pairs(gated))
             for sf, scan, e in pending:
+                if prefetched is not None and costly & set(scan.rules or ()):
+                    checks.take_prefetched(prefetched)
+                    prefetched = None
                 with self._facts.recording() as read:
                     codes = self.facts_gate(sf.relpath, scan.rules or [])
                 if self.cache is not None:
@@ -1301,6 +1361,34 @@ class _Checks:
     def __exit__(self, *exc: Any) -> None:
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=exc[0] is not None)
+
+    def prefetch(self, pairs: list[tuple[str, str]]) -> list[tuple[list[tuple[str, str]], Any]] | None:
+        """``pairs`` of lazy facts computed in the pool (started now), a few
+        per job; None when too few to be worth it."""
+        if len(pairs) < PREFETCH_MIN_PAIRS:
+            return None
+        if self.pool is None:
+            self.pool = self.engine._pool(max(2, self.engine.jobs), {"engine": self.engine}, heavy=True)
+            if self.pool is None:
+                return None
+            self.futures = [self.pool.submit(_check_job, j) for j in self.jobs]
+        per = max(1, len(pairs) // (self.engine.jobs * 4))
+        batches = [pairs[i : i + per] for i in range(0, len(pairs), per)]
+        return [(b, self.pool.submit(_lazy_job, b)) for b in batches]
+
+    def take_prefetched(self, prefetched: list[tuple[list[tuple[str, str]], Any]]) -> None:
+        """Waits for the prefetched facts and hands them to the project's
+        lazy facts (a batch that failed is read by the gates themselves)."""
+        facts = self.engine._facts
+        assert facts is not None
+        for batch, future in prefetched:
+            try:
+                values = future.result()
+            except Exception:
+                continue
+            for (name, module), value in zip(batch, values):
+                if value is not _NOT_LOADED and value != _NOT_LOADED:
+                    facts.raw(name).preload(module, value)  # type: ignore[attr-defined]
 
     def add(self, job: tuple[str, str, list[str]]) -> None:
         self.jobs.append(job)

@@ -174,6 +174,22 @@ class LazyModules(Mapping[str, Any]):
         self._done[module] = got
         return got
 
+    def pending(self, module: str) -> bool:
+        """Whether ``module`` is a module of the project whose facts are not
+        read yet (what :meth:`preload` may fill in)."""
+        return module in self._known and module not in self._done
+
+    def load(self, module: str) -> Any:
+        """The module's facts computed now, as :meth:`value` would, without
+        recording a read or keeping them (a worker's share of a prefetch)."""
+        return self.loader(module) if module in self._known else None
+
+    def preload(self, module: str, value: Any) -> None:
+        """Facts computed elsewhere by :meth:`load` for a module not read yet;
+        reading them still records the read (:meth:`value`)."""
+        if module in self._known:
+            self._done.setdefault(module, value)
+
     def __getitem__(self, module: str) -> Any:
         got = self.value(module)
         if got is None:

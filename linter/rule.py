@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 import inspect
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar
@@ -113,6 +113,17 @@ class Rule:
     #: runs the cheap gates first, so that the files they admit start their
     #: libcst check while the costly gates still run (0: cheap)
     gate_cost: ClassVar[int] = 0
+
+    @classmethod
+    def prefetch(
+        cls, module: str, path: str, facts: Any, options: Mapping[str, Any]
+    ) -> Iterable[tuple[str, str]]:
+        """The (lazy collector, module) pairs the facts gate of this file will
+        likely read: the engine may compute them in the check pool while the
+        cheap gates run, so that a costly gate (``gate_cost``) finds them
+        ready. Only a hint: a pair missed is read by the gate itself, one too
+        many is work for nothing."""
+        return ()
     #: libcst metadata providers the rule reads with :meth:`get_metadata`
     #: (resolved by the engine only for rules that declare some).
     METADATA_DEPENDENCIES: ClassVar[Collection[Any]] = ()

@@ -251,17 +251,33 @@ def test_cache_rechecks_a_file_when_a_fact_it_depends_on_changes_elsewhere(tmp_p
     assert "stages/variant.py" not in {d.path for d in flipped.diagnostics}
 
 
-@pytest.mark.parametrize("jobs", [1, 2])
-def test_sentinel_facts_read_lazily_still_invalidate_cached_results(tmp_path: Path, jobs: int) -> None:
+@pytest.mark.parametrize("jobs,prefetch", [(1, False), (2, False), (2, True)])
+def test_sentinel_facts_read_lazily_still_invalidate_cached_results(
+    tmp_path: Path, jobs: int, prefetch: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """SHD201's facts are read module by module: the sentinel lives in
     ``common.py``, the resolver in ``wrapper.py``, the constructions in
     ``model.py``. Changing the sentinel (a module the check read) or
     removing the resolver (a name in the eager outline) changes the cached
-    result; a comment changes nothing and parses nothing."""
+    result; a comment changes nothing and parses nothing. Also when the
+    gate's first reads are computed in the pool beforehand (``prefetch``)."""
+    from linter import engine as engine_mod
     from linter.registry import load_registry
 
     root, cfg = _corpus_project(tmp_path, "unresolved_sentinel_reaches_impl", "backend_pkg", "SHD201")
     reg = load_registry()
+    preloaded: list[str] = []
+    if prefetch:
+        # (a tiny project: the thresholds a big tree passes, lowered)
+        monkeypatch.setattr(engine_mod, "PREFETCH_MIN_FILES", 1)
+        monkeypatch.setattr(engine_mod, "PREFETCH_MIN_PAIRS", 1)
+        real = engine_mod._Checks.take_prefetched
+
+        def spy(self, prefetched):  # type: ignore[no-untyped-def]
+            preloaded.extend(m for batch, _ in prefetched for _, m in batch)
+            return real(self, prefetched)
+
+        monkeypatch.setattr(engine_mod._Checks, "take_prefetched", spy)
 
     def run_cached():
         return Engine(cfg, reg, jobs=jobs, cache=Cache(root / ".c")).run([root])
@@ -269,6 +285,8 @@ def test_sentinel_facts_read_lazily_still_invalidate_cached_results(tmp_path: Pa
     first = run_cached()
     fired = sorted((d.path, d.span.line) for d in first.diagnostics)
     assert ("backend_pkg/model.py", 15) in fired
+    if prefetch:
+        assert "backend_pkg.common" in preloaded or "backend_pkg.model" in preloaded
     common = root / "backend_pkg" / "common.py"
     common.write_text(common.read_text() + "\n# a comment changes no fact\n")
     again = run_cached()
@@ -281,6 +299,29 @@ def test_sentinel_facts_read_lazily_still_invalidate_cached_results(tmp_path: Pa
     wrapper = root / "backend_pkg" / "wrapper.py"
     wrapper.write_text(wrapper.read_text().replace("if self.impl.pcp_world_size < 0:", "if True:"))
     assert [d for d in run_cached().diagnostics if d.path == "backend_pkg/model.py"] == []
+
+
+def test_prefetched_sentinel_facts_give_the_same_findings_and_recorded_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A gate that finds its lazy facts computed beforehand in the pool
+    reports the same and records the same reads in each cached result as one
+    that reads them itself (serial run)."""
+    from linter import engine as engine_mod
+    from linter.registry import load_registry
+
+    reg = load_registry()
+    monkeypatch.setattr(engine_mod, "PREFETCH_MIN_FILES", 1)
+    monkeypatch.setattr(engine_mod, "PREFETCH_MIN_PAIRS", 1)
+    runs = []
+    for jobs in (1, 2):
+        root, cfg = _corpus_project(tmp_path / str(jobs), "unresolved_sentinel_reaches_impl", "cast_project", "SHD201")
+        cache = Cache(root / ".c")
+        result = Engine(cfg, reg, jobs=jobs, cache=cache).run([root])
+        entries = cache.entries(Engine(cfg, reg, jobs=1).cache_key())
+        reads = {rel: (e.check or {}).get("ld") for rel, e in sorted(entries.items())}
+        runs.append(([(d.path, d.span.line, d.message) for d in result.diagnostics], reads))
+    assert runs[0][0] and runs[0] == runs[1]
 
 
 def _corpus_project(tmp_path: Path, rule_dir: str, sub: str, code: str) -> tuple[Path, Config]:
