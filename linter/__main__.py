@@ -1,4 +1,4 @@
-from linter.cli import main
+from linter.cli import entry
 
 if __name__ == "__main__":
-    main()
+    entry()

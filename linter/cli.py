@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import sys
 import time
 from collections import Counter
@@ -85,6 +86,33 @@ def main() -> None:
       shardlint rules                     list the rules
       shardlint explain SHD101            a rule's documentation
     """
+
+
+def entry() -> None:
+    """The ``shardlint`` command: :func:`main` as click runs it, then an exit
+    that skips the interpreter's teardown. Freeing a big run's objects one by
+    one (the project's facts, the check results) costs ~0.1 s after a run
+    over vLLM, and nothing is left to finalise by then: the pools are shut
+    down, the cache, the reports and the output file are written and closed.
+    Only the exit status and the standard streams matter; they are flushed
+    first. An exception other than an exit takes the usual way."""
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code
+        if code is None:
+            status = 0
+        elif isinstance(code, int):
+            status = code
+        else:
+            print(code, file=sys.stderr)
+            status = 1
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a closed pipe (``| head``) or stream
+                pass
+        os._exit(status)
 
 
 @main.command()

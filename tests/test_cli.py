@@ -268,3 +268,32 @@ def test_the_summary_counts_files_in_words(tmp_path: Path, toy: None) -> None:
     two = project(tmp_path / "two", {"a.py": "x = 1\n", "b.py": "y = 2\n"})
     r = cli("check", str(two))
     assert "All checks passed (2 files)." in r.stderr
+
+
+def test_the_command_exits_with_its_status_and_flushed_output(tmp_path: Path) -> None:
+    """``python -m linter`` (and the ``shardlint`` script, the same
+    ``entry``) skips the interpreter's teardown: the exit status and every
+    line written before the exit must still come out, through pipes."""
+    import shutil
+    import subprocess
+    import sys
+
+    corpus = Path(__file__).resolve().parent.parent / "corpus" / "block_size_min_divisibility"
+    shutil.copy(corpus / "bad.py", tmp_path / "bad.py")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "linter", *args], cwd=tmp_path, capture_output=True, text=True
+        )
+
+    found = run("check", "bad.py", "--no-cache")
+    assert found.returncode == 1
+    lines = found.stdout.splitlines()
+    assert lines and all(line.startswith("bad.py:") and "SHD101" in line for line in lines)
+    assert "Found" in found.stderr
+    assert run("check", "bad.py", "--no-cache", "--exit-zero", "-q").returncode == 0
+    version = run("--version")
+    assert version.returncode == 0 and "shardlint" in version.stdout
+    (tmp_path / "pyproject.toml").write_text("[tool.shardlint]\ncolour = 1\n", encoding="utf-8")
+    bad = run("check", "bad.py", "--no-cache")
+    assert bad.returncode == 2 and "unknown key 'colour'" in bad.stderr + bad.stdout
