@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 # Functions are delimited on a skeleton of the file, the text with every
@@ -160,42 +161,57 @@ def function_spans(sk: str, sites: Sequence[int]) -> Iterator[tuple[int, int]]:
 
 
 
-def code_function_regions(text: str, sites: Sequence[int]) -> tuple[list[int], list[tuple[int, int]]] | None:
-    """``function_regions`` of the sites that lie in code (not blanked in
-    the skeleton: a word in a string or a comment is no call), with those
-    sites: (sites in code, regions); None where the skeleton may differ from
-    Python's tokens."""
+@dataclass
+class Delimited:
+    """Functions delimited for ``sites``: the sites kept (all, or those in
+    code), the spans on the skeleton (``function_spans``), the skeleton of
+    the text up to ``cut`` (the next column-0 statement after the last site:
+    a span that reaches the cut is a body still open there, which runs to
+    the end of the text)."""
+
+    sites: list[int]
+    spans: list[tuple[int, int]]
+    skeleton: str
+    cut: int
+
+    def regions(self, text: str) -> list[tuple[int, int]]:
+        """The spans as offsets in ``text``, an open body to its end."""
+        return [(start, len(text) if end >= self.cut else end) for start, end in self.spans]
+
+
+def delimit(text: str, sites: Sequence[int], code_only: bool = False) -> Delimited | None:
+    """The definitions that may hold one of the sorted positions ``sites``
+    (with ``code_only``, only of those not in a string or a comment: blanked
+    in the skeleton), or None where the skeleton may differ from Python's
+    tokens (then only a file-wide test can decide)."""
     if not sites:
-        return [], []
+        return Delimited([], [], "", 0)
     if "\t" in text or "\f" in text or "\r" in text:
         return None
+    # only the text up to the cut is blanked: the tokens before it are read
+    # exactly as in the whole text
     m = TOP_LEVEL(text, sites[-1])
     cut = m.start() + 2 if m is not None else len(text)
     try:
         sk = skeleton(text[:cut])
-        code = [p for p in sites if p < len(sk) and not sk[p].isspace()]
-        spans = list(function_spans(sk, code)) if code else []
+        kept = [p for p in sites if p < len(sk) and not sk[p].isspace()] if code_only else list(sites)
+        spans = list(function_spans(sk, kept)) if kept else []
     except Unsure:
         return None
-    return code, [(start, len(text) if end >= cut else end) for start, end in spans]
+    return Delimited(kept, spans, sk, cut)
+
+
+def code_function_regions(text: str, sites: Sequence[int]) -> tuple[list[int], list[tuple[int, int]]] | None:
+    """``function_regions`` of the sites that lie in code (a word in a
+    string or a comment is no call), with those sites."""
+    got = delimit(text, sites, code_only=True)
+    return None if got is None else (got.sites, got.regions(text))
 
 
 def function_regions(text: str, sites: Sequence[int]) -> list[tuple[int, int]] | None:
     """(start, end) in ``text`` of every definition that may hold one of the
     sorted positions ``sites`` (from its `def` line to the end of its body,
     nested definitions included), or None where the skeleton may differ
-    from Python's tokens (then only a file-wide test can decide). Only the
-    text up to the next column-0 statement after the last site is blanked; a
-    body still open there runs to the end of the text."""
-    if not sites:
-        return []
-    if "\t" in text or "\f" in text or "\r" in text:
-        return None
-    m = TOP_LEVEL(text, sites[-1])
-    cut = m.start() + 2 if m is not None else len(text)
-    try:
-        sk = skeleton(text[:cut])
-        spans = list(function_spans(sk, sites))
-    except Unsure:
-        return None
-    return [(start, len(text) if end >= cut else end) for start, end in spans]
+    from Python's tokens."""
+    got = delimit(text, sites)
+    return None if got is None else got.regions(text)

@@ -761,14 +761,18 @@ def _may_be_allocator(text: str, i: int) -> bool:
     return True
 
 
-def _allocation_scan(text: str) -> tuple[bool, list[tuple[int, int]]] | None:
-    """Over every allocation call: (whether one may have a padded dimension
-    inline, or cannot be delimited; the spans of the argument lists, where
-    ``_dimension_names`` reads the names that may be dimensions of one).
-    None when the file calls no allocator."""
-    spans: list[tuple[int, int]] = []
+# ``_allocation_calls``'s end of an argument list that cannot be delimited
+# (nested too deep to follow), and of one that ends at a quote (not a call:
+# text in a string)
+_UNDELIMITED = -1
+_IN_STRING = -2
+
+
+def _allocation_calls(text: str) -> Iterator[tuple[int, int, int]]:
+    """Every allocation call, allocator by allocator: (the allocator word's
+    offset, the offset after its `(`, the offset after its `)`, or
+    ``_UNDELIMITED``, or ``_IN_STRING``)."""
     n = len(text)
-    called = False
     for word, after in _ALLOC_CALLS:
         i = text.find(word)
         size = len(word)
@@ -778,17 +782,30 @@ def _allocation_scan(text: str) -> tuple[bool, list[tuple[int, int]]] | None:
             i = text.find(word, i + size)
             if m is None or not _may_be_allocator(text, at):
                 continue
-            called = True
-            a = _ARGS.match(text, m.end() - 1)
-            end = a.end()  # type: ignore[union-attr]
+            end = _ARGS.match(text, m.end() - 1).end()  # type: ignore[union-attr]
             if end >= n or text[end] != ")":
-                if end < n and text[end] in "'\"":
-                    continue  # an unbalanced quote: not a call, text in a string
-                return True, spans  # nested too deep to follow: assume the worst
-            if _text_padded(a.group()):  # type: ignore[union-attr]
-                return True, spans
-            # the match stops before the `)`: the names before it may end there
-            spans.append((m.end(), end + 1))
+                yield at, m.end(), _IN_STRING if end < n and text[end] in "'\"" else _UNDELIMITED
+            else:
+                # the match stops before the `)`: the names before it may end there
+                yield at, m.end(), end + 1
+
+
+def _allocation_scan(text: str) -> tuple[bool, list[tuple[int, int]]] | None:
+    """Over every allocation call: (whether one may have a padded dimension
+    inline, or cannot be delimited; the spans of the argument lists, where
+    ``_dimension_names`` reads the names that may be dimensions of one).
+    None when the file calls no allocator."""
+    spans: list[tuple[int, int]] = []
+    called = False
+    for _, start, end in _allocation_calls(text):
+        called = True
+        if end == _IN_STRING:
+            continue
+        if end == _UNDELIMITED:
+            return True, spans  # nested too deep to follow: assume the worst
+        if _text_padded(text[start - 1 : end - 1]):
+            return True, spans
+        spans.append((start, end))
     return (False, spans) if called else None
 
 
@@ -845,26 +862,11 @@ def _allocation_sites(text: str) -> list[tuple[int, int, int | None]]:
     """Every allocation call ``_allocation_scan`` reads, in text order: (the
     allocator word's offset, the offset after its `(`, the offset after its
     `)` or None where the arguments cannot be delimited)."""
-    out: list[tuple[int, int, int | None]] = []
-    n = len(text)
-    for word, after in _ALLOC_CALLS:
-        i = text.find(word)
-        size = len(word)
-        while i >= 0:
-            m = after(text, i + size)
-            at = i
-            i = text.find(word, i + size)
-            if m is None or not _may_be_allocator(text, at):
-                continue
-            end = _ARGS.match(text, m.end() - 1).end()  # type: ignore[union-attr]
-            if end >= n or text[end] != ")":
-                if end < n and text[end] in "'\"":
-                    continue  # as ``_allocation_scan``: text in a string
-                out.append((at, m.end(), None))
-            else:
-                out.append((at, m.end(), end + 1))
-    out.sort()
-    return out
+    return sorted(
+        (at, start, None if end == _UNDELIMITED else end)
+        for at, start, end in _allocation_calls(text)
+        if end != _IN_STRING
+    )
 
 
 def _prev(text: str, i: int) -> int:
@@ -1285,7 +1287,7 @@ class PaddedUnpaddedWidthMismatch(Rule):
             for at, a0, a1 in sites[i:j]:
                 if a1 is None:
                     return True  # arguments not delimited: assume the worst
-                if not _text_padded(text[a0 - 1 : a1]):
+                if not _text_padded(text[a0 - 1 : a1 - 1]):
                     names = _dimension_names(text, [(a0, a1)])
                     if not any(_text_assigned_rounded(region, k) for k in names):
                         continue

@@ -23,10 +23,7 @@ from checks._helpers import (
     name_matches,
     walk_fast,
 )
-from checks._textfunctions import TOP_LEVEL as _TOP_LEVEL
-from checks._textfunctions import Unsure as _Unsure
-from checks._textfunctions import function_spans as _function_spans
-from checks._textfunctions import skeleton as _skeleton
+from checks._textfunctions import delimit
 from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule, RuleContext
@@ -862,20 +859,11 @@ class RepeatedBudgetDivision(Rule):
     def _function_gate(cls, text: str, sites: list[int]) -> bool:
         """The same test within each function (see the prefilter section),
         given the positions of the size words standing as divisors."""
-        if "\t" in text or "\f" in text or "\r" in text:
+        got = delimit(text, sites)
+        if got is None:
             return True
-        # Only the text up to the next column-0 statement after the last
-        # site is blanked (a body still open there runs to the end of the
-        # file): the tokens before the cut are read exactly as in the whole
-        # text.
-        m = _TOP_LEVEL(text, sites[-1])
-        cut = m.start() + 2 if m is not None else len(text)
-        try:
-            sk = _skeleton(text[:cut])
-            spans = list(_function_spans(sk, sites))
-        except _Unsure:
-            return True
-        for start, end in spans:
+        sk, cut = got.skeleton, got.cut
+        for start, end in got.spans:
             if end >= cut:
                 end = len(text)
             i = bisect_left(sites, start)

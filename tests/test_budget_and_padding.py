@@ -10,13 +10,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from corpus_harness import CORPUS, corpus_files, diagnostics_for, project_roots
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from corpus_harness import CORPUS, corpus_files, diagnostics_for, project_roots
 
+from checks import _textfunctions as tf
 from checks.padded_unpadded_width_mismatch import PaddedUnpaddedWidthMismatch
 from checks.repeated_budget_division import RepeatedBudgetDivision
-from checks import _textfunctions as tf
 from linter.config import Config, ConfigError, load_config
 from linter.docs import REQUIRED_HEADINGS, sections
 from linter.engine import Engine, check_text
