@@ -733,6 +733,7 @@ def test_cache_keeps_a_few_other_configurations_and_nothing_it_did_not_write_goe
     import time
 
     from linter import __version__
+    from linter.cache import FORMAT
 
     write(tmp_path, "a.py", "v = min(a, 1)\n")
     cache_dir = tmp_path / ".c"
@@ -740,7 +741,7 @@ def test_cache_keeps_a_few_other_configurations_and_nothing_it_did_not_write_goe
     now = time.time()
     others = [f"{i:016x}" for i in range(1, 7)]
     for age, key in enumerate(others):
-        for name in (f"v2-{__version__}-{key}-3.json", f"v2-{__version__}-{key}-3.facts.x.json"):
+        for name in (f"v{FORMAT}-{__version__}-{key}-3.json", f"v{FORMAT}-{__version__}-{key}-3.facts.x.json"):
             p = cache_dir / name
             p.write_text("{}")
             os.utime(p, (now - 1000 * (age + 1), now - 1000 * (age + 1)))
@@ -752,7 +753,7 @@ def test_cache_keeps_a_few_other_configurations_and_nothing_it_did_not_write_goe
     cfg = Config(root=tmp_path)
     res = Engine(cfg, toy_registry(), jobs=1, cache=Cache(cache_dir)).run([tmp_path])
     assert res.diagnostics
-    keys = {m.group(1) for n in os.listdir(cache_dir) if (m := re.fullmatch(r"v2-.+-([0-9a-f]{16})-\d+.*\.json", n))}
+    keys = {m.group(1) for n in os.listdir(cache_dir) if (m := re.fullmatch(r"v\d+-.+-([0-9a-f]{16})-\d+.*\.json", n))}
     assert set(others[:3]) <= keys and not (set(others[3:]) & keys)
     assert len(keys) == 4  # and the one in use
     assert (cache_dir / "notes.txt").exists() and new_tmp.exists() and not old_tmp.exists()
