@@ -384,13 +384,23 @@ def check_text(
         return [], errors
     from linter.positions import positions as node_positions
 
-    positions = node_positions(module)
+    # positions up to the last statement holding a reported node; a node
+    # asked for beyond it (a fix's edit) gets them all
+    positions = node_positions(module, [r.node for r in reports])
+    complete = False
     by_code = {cls.code: cls for cls in rule_classes}
     out: list[Diagnostic] = []
     counts: dict[tuple[str, str, str], int] = {}
 
     def span_of(node: cst.CSTNode) -> Span:
-        return Span(*positions[node])
+        nonlocal positions, complete
+        got = positions.get(node)
+        if got is None and not complete:
+            positions, complete = node_positions(module), True
+            got = positions.get(node)
+        if got is None:
+            raise KeyError(node)
+        return Span(*got)
 
     pending = []
     for rep in reports:
@@ -402,7 +412,9 @@ def check_text(
     # The enclosing scope of a finding comes from where it is, not from when it
     # was reported: rules that report from leave_Module or finish() get the
     # same fingerprints as rules that report during the traversal.
-    scope_spans = [(span_of(n), q) for n, q in scopes] if scopes else []
+    # (a scope without a position starts after every reported node: it
+    # cannot hold one)
+    scope_spans = [(Span(*positions[n]), q) for n, q in scopes if n in positions] if scopes else []
 
     def scope_at(span: Span) -> str:
         best, best_q = None, ""

@@ -786,3 +786,54 @@ def test_every_rule_on_the_corpus_gives_the_same_findings_cold_warm_pooled_and_s
     warm = Engine(cfg, reg, jobs=2, cache=Cache(tmp_path / ".c")).run([root])
     assert cold.diagnostics == serial.diagnostics == warm.diagnostics
     assert warm.stats.parsed == 0 and not cold.errors and not warm.errors
+
+
+def test_a_fix_edit_beyond_the_reported_statement_gets_its_position(tmp_path: Path) -> None:
+    """Positions are computed up to the statement that holds the findings;
+    a fix that edits a node further down still gets that node's own span,
+    and the finding's scope is the function it sits in."""
+    import libcst as cst
+
+    from linter.engine import check_text
+    from linter.facts import ProjectFacts
+    from linter.needles import Needles
+    from linter.rule import PendingFix, Rule
+    from linter.types import Applicability
+
+    class FirstPassFixesLast(Rule):
+        """## What it finds
+        -
+        ## Why it breaks
+        -
+        ## Example
+        -
+        ## Fix
+        -
+        ## Options
+        -
+        """
+
+        code = "SHD993"
+        name = "first-pass-fixes-last"
+        summary = "test rule"
+        needles = Needles(all_of=("pass",))
+
+        def __init__(self, ctx, options=None):  # type: ignore[no-untyped-def]
+            super().__init__(ctx, options)
+            self.seen: list[cst.Pass] = []
+
+        def visit_Pass(self, node: cst.Pass) -> None:
+            self.seen.append(node)
+
+        def finish(self) -> None:
+            first, last = self.seen[0], self.seen[-1]
+            self.report(first, "first", fix=PendingFix("edit the last", Applicability.SAFE, [(last, "...")]))
+
+    text = "def f():\n    pass\n\n\n" + "x = 1\n" * 50 + "\n\ndef g():\n    pass\n"
+    diags, errors = check_text(text, "m.py", "m", [FirstPassFixesLast], Config(root=tmp_path), ProjectFacts())
+    assert not errors
+    (d,) = diags
+    assert (d.span.line, d.span.column) == (2, 4)
+    (edit,) = d.fix.edits  # type: ignore[union-attr]
+    assert (edit.span.line, edit.span.column, edit.span.end_line, edit.span.end_column) == (58, 4, 58, 8)
+    assert edit.replacement == "..."

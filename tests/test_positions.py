@@ -71,3 +71,32 @@ def test_parsing_without_node_validation_builds_the_same_tree() -> None:
         parse_module_unvalidated("def f(:\n")
     with pytest.raises(cst.CSTValidationError):
         cst.Name("1x")
+
+
+def test_positions_of_needed_nodes_stop_early_and_agree() -> None:
+    """With the nodes a file's findings need, the pass stops after the
+    top-level statement that completes them: each needed node, and every
+    node it did reach, has the full pass's position; the nodes after that
+    statement have none (a finding near the top of a big file costs little)."""
+    import random
+
+    r = random.Random(7)
+    files = sorted(CORPUS.rglob("*.py"))
+    checked = stopped = 0
+    for p in files:
+        module = cst.parse_module(p.read_text(encoding="utf-8"))
+        full = positions(module)
+        nodes = [n for n in full if n is not module]
+        if not nodes:
+            continue
+        for needed in (r.sample(nodes, min(3, len(nodes))), [nodes[0]], [module]):
+            part = positions(module, needed)
+            assert all(part[n] == full[n] for n in needed)
+            assert all(full[n] == v for n, v in part.items())
+            checked += 1
+            if len(part) < len(full):
+                stopped += 1
+                # what is missing lies after every needed node
+                last = max(full[n][2:] for n in needed)
+                assert all(full[n][:2] >= last for n in full if n not in part and n is not module)
+    assert checked > 60 and stopped > 20
