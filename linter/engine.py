@@ -754,7 +754,8 @@ def _check_job(job: tuple[str, str, list[str]]) -> CheckOutcome:
 
 
 def _lazy_job(pairs: list[tuple[str, str]]) -> list[Any]:
-    """Lazy facts computed for the main process (``Engine._prefetch``)."""
+    """Lazy facts computed in a worker for the main process
+    (``_Checks.prefetch``; one value per pair, ``_NOT_LOADED`` if it failed)."""
     facts = _W["engine"]._facts
     out = []
     for name, module in pairs:
