@@ -978,8 +978,10 @@ def _bound_name(text: str, at: int) -> str | None:
     while s >= 0 and (text[s].isalnum() or text[s] == "_"):
         s -= 1
     name = text[s + 1 : e + 1]
-    if not name or name[0].isdigit():
-        return ""  # ``(x) =``, ``a[0] =``: not read here
+    if not name or name[0].isdigit() or not name.isascii():
+        # ``(x) =``, ``a[0] =``: not read here; a name outside ASCII may be
+        # spelled otherwise where it is used (the compiler normalises it)
+        return ""
     first = s + 1
     p = _prev(text, s)
     if p == _UNSURE:

@@ -766,6 +766,7 @@ _BOUND = [
     ("    a = f()[0].new_zeros(n)", ""),  # a receiver not read here
     ("    a[0] = torch.empty(n)", ""),
     ("    a = \\\n        torch.empty(n)", ""),
+    ("    \u00e9 = torch.empty(n)", ""),  # (``e\u0301`` may stand for it elsewhere)
 ]
 
 
