@@ -678,7 +678,8 @@ def outline_text(text: str) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {"c": _names(_CLASS_NAME.findall(text))}
     rev = text[::-1]
     r = set(_REV_ASSIGN.findall(rev))
-    regions = _REV_LIST.findall(rev) + _REV_PAREN.findall(rev)
+    # (only the regions holding a dot can hold a dotted name)
+    regions = [g for g in (*_REV_LIST.findall(rev), *_REV_PAREN.findall(rev)) if "." in g]
     if regions:
         # one search over the regions joined: no match crosses a line break
         # (nor does ``_REV_DOTTED``'s look-ahead tell one from the end)
