@@ -1400,7 +1400,7 @@ class _Checks:
             except Exception:
                 continue
             for (name, module), value in zip(batch, values):
-                if value is not _NOT_LOADED and value != _NOT_LOADED:
+                if value != _NOT_LOADED:  # (a copy: compared by value)
                     facts.raw(name).preload(module, value)  # type: ignore[attr-defined]
 
     def add(self, job: tuple[str, str, list[str]]) -> None:

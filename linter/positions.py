@@ -102,8 +102,8 @@ def positions(module: Any, needed: Collection[Any] | None = None) -> dict[Any, P
     where the syntax allows). With ``needed``, the code is generated only up
     to the end of the first top-level statement after which every needed
     node has its position: the nodes of the statements generated get the
-    same positions, later ones none (a finding halfway down a 3,000-line
-    model file halves the cost)."""
+    same positions, later ones none (the statements after the last finding
+    are not generated at all)."""
     state = _State(module.default_indent, module.default_newline)
     if needed is None:
         module._codegen(state)
