@@ -9,7 +9,9 @@ process, with the cyclic GC off as in a real run, and charges CPU seconds
 needles and facts, each rule's text gate and CPython-``ast`` gate, the
 compile of the files some gate or collector needs an ``ast`` for, and the
 facts hashes. Below the table: how many files pass each step and, per
-consumer, the lines compiled because of it (``solo``: compiled for it alone)
+consumer, the lines compiled because of it (``solo``: compiled for it alone;
+the lines outside the statements every reader of a file scopes itself to,
+``Rule.ast_scope``, are blanked before the compile)
 — a whole file is compiled when any consumer needs it, so the compiled
 lines of the loosest needle are what a tighter one can save.
 """
@@ -33,6 +35,7 @@ from speed import engine_tree  # noqa: E402
 
 from linter.config import Config  # noqa: E402
 from linter.engine import Engine, _has_tree_gate, _text_gate, facts_hash, read_source  # noqa: E402
+from linter.facts import mask_text, scope_of, scoped_tree  # noqa: E402
 from linter.files import discover, module_name_of  # noqa: E402
 
 
@@ -47,6 +50,7 @@ def main() -> None:
     eng = Engine(config, jobs=1)
     rules, collectors = eng.rules, eng.scan_collectors  # (lazy collectors: read on demand, not in the scan)
     files = discover([pkg], config, None)
+    options = eng.scan_options
 
     cpu: dict[str, float] = defaultdict(float)
     passed: dict[str, int] = defaultdict(int)
@@ -80,15 +84,28 @@ def main() -> None:
                 cands.append(r)
                 passed[f"text gate:{r.code}"] += 1
         gated = [r for r in cands if _has_tree_gate(r)]
+        readers = [c for c in wanted if c.needs_ast] + gated
         need = [c.name for c in wanted if c.needs_ast] + [r.code for r in gated]
         tree = None
+        views = {}
         if need:
             t = clock()
+            scopes = {r: scope_of(r, text, options) for r in readers}
+            cpu["scopes"] += clock() - t
+            t = clock()
+            source = text
+            if all(v is not None for v in scopes.values()):
+                spans = sorted({p for v in scopes.values() for p in v})  # type: ignore[union-attr]
+                source = mask_text(text, spans)
+                lines["of which blanked (scopes)"] += n - sum(text.count("\n", a, b) for a, b in spans)
             try:
-                tree = compile(text, sf.relpath, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+                tree = compile(source, sf.relpath, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
             except (SyntaxError, ValueError):
                 tree = None
             cpu["compile"] += clock() - t
+            if tree is not None:
+                for r in readers:
+                    views[r] = scoped_tree(tree, text, scopes[r])
             passed["compile"] += 1
             lines["compile (all)"] += n
             for k in need:
@@ -100,7 +117,7 @@ def main() -> None:
                 continue
             t = clock()
             try:
-                keep = r.candidate_tree(tree, text)
+                keep = r.candidate_tree(views[r], text)
             except Exception:
                 keep = True
             cpu[f"tree gate:{r.code}"] += clock() - t
@@ -110,7 +127,7 @@ def main() -> None:
             if c.needs_ast and tree is None:
                 continue
             t = clock()
-            data = c.collect(tree if c.needs_ast else None, text, module, sf.relpath)
+            data = c.collect(views.get(c) if c.needs_ast else None, text, module, sf.relpath)
             cpu[f"collect:{c.name}"] += clock() - t
             if data is not None:
                 t = clock()

@@ -5,7 +5,8 @@ then meet inside one function's text, not anywhere in the file."""
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+import unicodedata
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -215,3 +216,91 @@ def function_regions(text: str, sites: Sequence[int]) -> list[tuple[int, int]] |
     from Python's tokens."""
     got = delimit(text, sites)
     return None if got is None else got.regions(text)
+
+
+# -- top-level statements ------------------------------------------------------
+# A rule whose `ast` reading is confined to some top-level statements (the
+# classes holding a payload word, say) can have only those compiled: the
+# engine compiles the text with every other statement's lines blanked
+# (``Rule.ast_scope``/``FactCollector.ast_scope``), so line and column
+# numbers are those of the whole text. The statements are told on the
+# skeleton: a top-level statement starts at a line with code in column 0
+# that is outside brackets and not continued by a backslash, except
+# `else`/`elif`/`except`/`finally` clauses (which continue the statement
+# above) and a decorated definition (which starts at its first decorator).
+# A region runs from such a start to the next (the comments and blank
+# lines after a statement, and a string statement in column 0, which the
+# skeleton blanks, go with the statement above). The reader of the tree
+# keeps the statements that start in a kept region (``scoped_body``): the
+# same statements whether the whole text or only the kept regions were
+# compiled.
+# (a line led by a closing bracket starts no statement)
+_CODE_AT_COLUMN_0 = re.compile(r"\n(?=[^\s)\]}])")
+_CONTINUES = re.compile(r"(?:else|elif|except|finally)\b")
+_REGIONS: list[Any] = [None, None]  # the last text, its regions
+
+
+def top_level_regions(text: str) -> list[tuple[int, int]] | None:
+    """(start, end) offsets of the top-level statements' regions, in order
+    and covering the text; None where the skeleton may differ from Python's
+    tokens (tabs, form feeds, carriage returns, an unsure f-string): then
+    no statement can be told from another."""
+    if _REGIONS[0] is text:
+        return _REGIONS[1]  # type: ignore[no-any-return]
+    got: list[tuple[int, int]] | None = None
+    if "\t" not in text and "\f" not in text and "\r" not in text:
+        try:
+            sk = skeleton(text)
+        except Unsure:
+            sk = None
+        if sk is not None:
+            starts = [0]
+            depth = 0
+            prev = 0
+            decorated = sk[:1] == "@"
+            count = sk.count
+            for m in _CODE_AT_COLUMN_0.finditer(sk):
+                i = m.end()
+                depth += count("(", prev, i) + count("[", prev, i) + count("{", prev, i)
+                depth -= count(")", prev, i) + count("]", prev, i) + count("}", prev, i)
+                prev = i
+                if depth != 0 or (i >= 2 and sk[i - 2] == "\\") or _CONTINUES.match(sk, i):
+                    continue
+                if decorated:
+                    decorated = sk[i] == "@"  # the definition (or one more decorator)
+                    continue
+                starts.append(i)
+                decorated = sk[i] == "@"
+            got = list(zip(starts, [*starts[1:], len(text)]))
+    _REGIONS[0], _REGIONS[1] = text, got
+    return got
+
+
+def regions_holding(text: str, words: Sequence[str], lowered: str | None = None) -> list[tuple[int, int]] | None:
+    """The top-level regions whose text holds one of ``words`` (searched in
+    ``lowered``, the text with offsets kept, when given); None when the
+    regions cannot be told."""
+    regions = top_level_regions(text)
+    if regions is None:
+        return None
+    hay = text if lowered is None else lowered
+    starts = [a for a, _ in regions]
+    kept: set[int] = set()
+    for w in words:
+        i = hay.find(w)
+        while i >= 0:
+            k = bisect_right(starts, i) - 1
+            kept.add(k)
+            i = hay.find(w, regions[k][1])  # on from the next region
+    return [regions[k] for k in sorted(kept)]
+
+
+
+def ascii_lookalikes(text: str) -> bool:
+    """Whether ``text`` holds a character outside ASCII that NFKC turns into
+    ASCII letters, digits or ``_`` (``ａ`` is the name ``a`` for the
+    compiler): a search for a name's ASCII spelling would miss it there."""
+    return any(
+        ord(c) > 127 and (n := unicodedata.normalize("NFKC", c)).isascii() and (n.isalnum() or "_" in n)
+        for c in set(text)
+    )

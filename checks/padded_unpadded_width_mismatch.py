@@ -7,7 +7,6 @@ import fnmatch
 import functools
 import json
 import re
-import unicodedata
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ from checks._helpers import (
     positional_args,
     walk_fast,
 )
-from checks._textfunctions import function_regions
+from checks._textfunctions import ascii_lookalikes, function_regions
 from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, Rule, RuleContext
@@ -1005,16 +1004,6 @@ def _bound_name(text: str, at: int) -> str | None:
     return name
 
 
-def _ascii_lookalikes(text: str) -> bool:
-    """Whether ``text`` holds a character outside ASCII that NFKC turns into
-    ASCII letters, digits or ``_`` (``ａ`` is the name ``a`` for the
-    compiler): a search for a name's ASCII spelling would miss it there."""
-    return any(
-        ord(c) > 127 and (n := unicodedata.normalize("NFKC", c)).isascii() and (n.isalnum() or "_" in n)
-        for c in set(text)
-    )
-
-
 def _call_spans(region: str, opener: re.Pattern[str], out_keyword: bool = False) -> list[tuple[int, int]]:
     """The argument spans of the calls ``opener`` finds in ``region`` (to its
     end where they cannot be delimited); with ``out_keyword``, only those
@@ -1296,7 +1285,7 @@ class PaddedUnpaddedWidthMismatch(Rule):
             region = text[start:end]
             if not cls._exchange_or_consumer(region):
                 continue
-            if not region.isascii() and _ascii_lookalikes(region):
+            if not region.isascii() and ascii_lookalikes(region):
                 return True  # a name may be spelled there as the compiler reads it
             memo: dict[str, Any] = {}
             for at, a0, a1 in sites[i:j]:

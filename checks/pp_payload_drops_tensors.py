@@ -28,7 +28,8 @@ from checks._helpers import (
     walk,
     walk_no_nested,
 )
-from linter.facts import FactCollector, ProjectFacts
+from checks._textfunctions import ascii_lookalikes, regions_holding
+from linter.facts import FactCollector, ProjectFacts, scoped_tree
 from linter.needles import Needles
 from linter.rule import Option, Rule
 from linter.types import Note, Severity, Span
@@ -142,6 +143,11 @@ class PpReceiverFacts(FactCollector):
     needles = Needles(
         all_of=("make_empty_intermediate_tensors_factory",), regex=_FACTORY_CALL.pattern
     )
+
+    @classmethod
+    def ast_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+        # (a class spanning a factory call holds the factory's name)
+        return _scope(text, options)
 
     @classmethod
     def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
@@ -747,6 +753,61 @@ class _PayloadNeedles(Needles):
 # by ``capture_setters``)
 _LAST_RANK_WORDS = ("is_last_rank", "last_stage", "last_pp_rank")
 _LAST_RANK_SEARCH = re.compile(_LAST_RANK_TEST).search
+
+# -- what the ast readers read -------------------------------------------------
+# A finding is made in a class whose methods return a payload: a
+# ``payload-classes`` call, or a return on the other ranks' path of a
+# ``last-rank-accessors`` test; capture is turned on by functions that name
+# ``captur``, and a receiver layout is a factory call. So this rule's ast
+# readers (its gate, ``PpPayloadShapes``, ``PpReceiverFacts``) read only the
+# top-level statements whose text holds one of: a configured payload class,
+# a literal part of a configured accessor glob, a default word of the text
+# gate, ``captur`` or the factory's name — ASCII letters in any case, as
+# ``name_matches`` compares names (U+0130 and U+212A, which lower-case to
+# ASCII letters, count as a word). A name the text may spell otherwise than
+# the compiler reads it (a non-ASCII configured name, an NFKC look-alike in
+# the text) or a glob without a literal part: every statement. Where no
+# other reader needs the file, only those statements are compiled
+# (``Rule.ast_scope``); the others hold no class that can fire.
+_SCOPE_WORDS = (
+    "intermediatetensors",
+    "ppproxytensors",
+    *_LAST_RANK_WORDS,
+    "captur",
+    "make_empty_intermediate_tensors_factory",
+    "\u0130",
+    "\u212a",
+)
+_GLOB_META = re.compile(r"[*?]+|\[[^\]]*\]")
+_SCOPE_MEMO: list[Any] = [None, None, None]
+
+
+def _scope_words(options: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The words a statement read must hold under these SHD301 options (None:
+    every statement is read)."""
+    words = list(_SCOPE_WORDS)
+    for name in options.get("payload-classes", DEFAULT_PAYLOAD_CLASSES):
+        words.append(name.lower())
+    for glob in options.get("last-rank-accessors", DEFAULT_LAST_RANK):
+        parts = [p for p in _GLOB_META.split(glob.lower()) if p]
+        if not parts:
+            return None
+        words.append(max(parts, key=len))
+    if not all(w.isascii() for w in words[len(_SCOPE_WORDS) :]):
+        return None
+    # (a word holding another is found where that one is)
+    return tuple(w for w in dict.fromkeys(words) if not any(v != w and v in w for v in words))
+
+
+def _scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+    """The regions of ``text`` this rule's ast readers read (None: all)."""
+    words = _scope_words(options.get("SHD301", {}))
+    if _SCOPE_MEMO[0] is not text or _SCOPE_MEMO[1] != words:
+        got = None
+        if words is not None and (text.isascii() or not ascii_lookalikes(text)):
+            got = regions_holding(text, words, ascii_lower(text))
+        _SCOPE_MEMO[:] = [text, words, got]
+    return _SCOPE_MEMO[2]  # type: ignore[no-any-return]
 _TEXT_NEEDLES = _PayloadNeedles(
     any_of=(("IntermediateTensors", "PPProxyTensors", *_LAST_RANK_WORDS),),
     regex=f"{_PAYLOAD_CALL}|{_LAST_RANK_TEST}",
@@ -780,10 +841,10 @@ def _falsy_literal(value: ast.AST | None) -> bool:
     return isinstance(value, ast.Call) and ast_dotted(value.func) in ("set", "list", "tuple", "dict") and not value.args
 
 
-def _module_functions(tree: ast.Module) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
-    """The module's functions and its classes' methods (nested classes, and
-    definitions under ``if``/``try`` at those levels, included)."""
-    stack: list[ast.stmt] = list(tree.body)
+def _module_functions(body: Sequence[ast.stmt]) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The functions and classes' methods of a module's ``body`` (nested
+    classes, and definitions under ``if``/``try`` at those levels, included)."""
+    stack: list[ast.stmt] = list(body)
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -830,7 +891,7 @@ def capture_setters(tree: ast.Module, text: str | None = None) -> str | None:
     if text is not None and "captur" not in text.lower():
         return None  # (nothing can turn capture on: no walk)
     lines = text.split("\n") if text is not None else None
-    for node in _module_functions(tree):
+    for node in _module_functions(tree.body):
         if lines is not None:
             seg = "\n".join(lines[node.lineno - 1 : node.end_lineno or node.lineno])
             if "captur" not in seg.lower():
@@ -864,8 +925,14 @@ class PpPayloadShapes(FactCollector):
     accumulator candidates, receiver candidates). Read only by the gate."""
 
     name = "pp_payload_shapes"
-    version = 4  # 4: "cs", how the module turns tap capture on
+    # 4: "cs", how the module turns tap capture on; 5: only the top-level
+    # statements holding a scope word (``_scope``)
+    version = 5
     needles = _TEXT_NEEDLES
+
+    @classmethod
+    def ast_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+        return _scope(text, options)
 
     @classmethod
     def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
@@ -1265,7 +1332,14 @@ class PpPayloadDropsTensors(Rule):
     must contain one of those default strings, and a finding whose payload
     is written with a name containing none of them (a renamed payload class
     called outside any last-rank test, or a plain value returned under a
-    renamed accessor) is not analysed.
+    renamed accessor) is not analysed. Steps 2 and the check itself read
+    only the top-level statements (a class with its decorators, a function,
+    an `if` block) whose text holds a configured payload class, a literal
+    part of a configured accessor glob (an accessor glob without one, or a
+    name outside ASCII, makes them read every statement), one of the
+    default strings above, `captur` or the receiver factory's name, in any
+    case: the other statements are not compiled (a file's syntax error is
+    still reported when the rule checks it).
     """
 
     # (per file: capture turned on for the last rank only, see _capture_gated)
@@ -1289,6 +1363,10 @@ class PpPayloadDropsTensors(Rule):
     }
 
     # -- prefilter -----------------------------------------------------------
+    @classmethod
+    def ast_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+        return _scope(text, options)
+
     @classmethod
     def candidate_tree(cls, tree: ast.Module, text: str) -> bool:
         # a class with a method where, under some options, a payload misses
@@ -1690,7 +1768,9 @@ class PpPayloadDropsTensors(Rule):
                 state = shapes.get("cs")
             else:
                 try:
-                    state = capture_setters(ast.parse(self.ctx.text), self.ctx.text)
+                    text = self.ctx.text
+                    tree = scoped_tree(ast.parse(text), text, _scope(text, {self.code: self.opts}))
+                    state = capture_setters(tree, text)
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
                     state = None
             self._cg = _capture_gated(state, self.ctx.facts)

@@ -25,7 +25,16 @@ from typing import TYPE_CHECKING, Any
 
 from linter._lazy import load_in_background
 from linter.config import Config
-from linter.facts import FactCollector, FileLoader, LazyModules, ProjectFacts, run_collector
+from linter.facts import (
+    FactCollector,
+    FileLoader,
+    LazyModules,
+    ProjectFacts,
+    mask_text,
+    run_collector,
+    scope_of,
+    scoped_tree,
+)
 from linter.files import SourceFile, discover, module_name_of, project_files, relpath_of
 from linter.registry import Registry, load_registry
 from linter.suppression import apply_suppressions, parse_suppressions, unused_noqa
@@ -179,12 +188,15 @@ def scan_text(
     rules: Sequence[type[Rule]] | None = None,
     syntax: bool = False,
     hashes: bool = True,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> ScanResult:
     """Hash the text, run the fact collectors whose needles match and, for a
     file being checked (``rules`` given), decide which rules need to see it:
     the text gate, then the rule's gate on CPython's ``ast`` when it has one.
     The ``ast`` is built at most once and only when something needs it (or,
-    with ``syntax``, for every checked file); a syntax error it meets in a
+    with ``syntax``, for every checked file), of the statements its readers
+    read when each says which (``ast_scope``: the other lines blanked; each
+    reader is handed its own statements); a syntax error it meets in a
     checked file is SHD000. A file it cannot parse has no ast facts; a file
     never compiled that a rule's text gate admits is parsed by libcst in the
     check phase, which reports SHD000 in turn. Without ``hashes`` (a run with
@@ -195,9 +207,19 @@ def scan_text(
     cands = [r for r in rules if _text_gate(r, text)] if rules is not None else []
     gated = [r for r in cands if _has_tree_gate(r)]
     tree = None
-    if (syntax and rules is not None) or gated or any(c.needs_ast for c in wanted):
+    readers: list[Any] = [*gated, *(c for c in wanted if c.needs_ast)]
+    scopes = {r: scope_of(r, text, options or {}) for r in readers}
+    if (syntax and rules is not None) or readers:
+        if not (syntax and rules is not None) and all(s is not None for s in scopes.values()):
+            # only the statements the readers read (``ast_scope``)
+            spans = sorted(p for s in scopes.values() for p in s)  # type: ignore[union-attr]
+            try:
+                tree = compile(mask_text(text, spans), relpath, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                tree = None  # the whole text tells what is wrong
         try:
-            tree = compile(text, relpath, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            if tree is None:
+                tree = compile(text, relpath, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
         except SyntaxError as exc:
             tree = None
             wanted = [c for c in wanted if not c.needs_ast]
@@ -209,12 +231,24 @@ def scan_text(
             wanted = [c for c in wanted if not c.needs_ast]
             if rules is not None:
                 res.error = shd000(relpath, 1, 0, f"cannot parse the file: {type(exc).__name__}")
+    views: dict[Any, ast.Module] = {}
+
+    def view(reader: Any) -> ast.Module:
+        """The tree as ``reader`` sees it: one object per scope, so that
+        readers of one scope share what they memoise on it."""
+        spans = scopes.get(reader)
+        key = None if spans is None else tuple(spans)
+        got = views.get(key)
+        if got is None:
+            got = views[key] = scoped_tree(tree, text, spans)  # type: ignore[arg-type]
+        return got
+
     if rules is not None:
         keep = []
         for r in cands:
             if tree is not None and r in gated:
                 try:
-                    if not r.candidate_tree(tree, text):
+                    if not r.candidate_tree(view(r), text):
                         continue
                 except Exception:  # a broken gate lets the file through
                     pass
@@ -224,7 +258,7 @@ def scan_text(
         try:
             # a text collector always reads the text, even when an ast exists
             # for others: its facts must not depend on which gates ran
-            data = c.collect(tree if c.needs_ast else None, text, module, relpath)  # type: ignore[arg-type]
+            data = c.collect(view(c) if c.needs_ast else None, text, module, relpath)  # type: ignore[arg-type]
         except Exception:  # a broken collector must not stop the run
             data = None
         if data is not None:
@@ -301,6 +335,34 @@ def _internal(path: str, code: str | None, exc: BaseException) -> InternalError:
     return InternalError(path, code, f"{type(exc).__name__}: {exc}{where}")
 
 
+def _check_source(text: str, relpath: str, rule_classes: Sequence[type[Rule]], config: Config) -> str:
+    """What libcst parses for ``rule_classes``: when each reads only some
+    top-level statements (``Rule.ast_scope``) and none can fix (a fix may
+    look at the whole module, its imports say), ``text`` with the other
+    lines blanked, provided the whole text compiles (a syntax error
+    elsewhere is still reported); else ``text``. Positions are the same."""
+    from linter.types import Fixability
+
+    if not rule_classes or any(c.fixable != Fixability.NEVER for c in rule_classes):
+        return text
+    options: dict[str, dict[str, Any]] = {}
+    for c in rule_classes:
+        opts = {k: o.default for k, o in c.options.items()}
+        opts.update(config.options_for(c.code))
+        options[c.code] = opts
+    spans: list[tuple[int, int]] = []
+    for c in rule_classes:
+        got = scope_of(c, text, options)
+        if got is None:
+            return text
+        spans.extend(got)
+    try:
+        compile(text, relpath, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return text
+    return mask_text(text, sorted(spans))
+
+
 def check_text(
     text: str,
     relpath: str,
@@ -316,7 +378,7 @@ def check_text(
 
     errors: list[InternalError] = []
     try:
-        module = parse_module_unvalidated(text)
+        module = parse_module_unvalidated(_check_source(text, relpath, rule_classes, config))
     except cst.ParserSyntaxError as exc:
         # CPython places syntax errors better than libcst and says it better
         try:
@@ -842,6 +904,20 @@ class Engine:
         """The collectors the scan runs (lazy ones read modules on demand)."""
         return [c for c in self.collectors if not getattr(c, "lazy", False)]
 
+    @property
+    def scan_options(self) -> Mapping[str, Mapping[str, Any]]:
+        """The effective options of every rule, by code: what the ast
+        readers' scopes (``Rule.ast_scope``) are told."""
+        got = self.__dict__.get("_scan_options")
+        if got is None:
+            got = {}
+            for r in self.registry.rules.values():
+                opts = {k: o.default for k, o in r.options.items()}
+                opts.update(self.config.options_for(r.code))
+                got[r.code] = opts
+            self.__dict__["_scan_options"] = got
+        return got
+
     def _collector_map(self) -> Mapping[str, Any]:
         return {c.name: c for c in self.collectors}
 
@@ -910,6 +986,7 @@ class Engine:
             self.rules_for(relpath) if checked else None,
             self.config.check_syntax if syntax is None else syntax,
             self.cache is not None,
+            self.scan_options,
         )
         res.noqa = checked and self.noqa_check(relpath, text)
         return res
@@ -972,7 +1049,7 @@ class Engine:
         mine = dict(scan.facts)
         for c in self.collectors:
             if getattr(c, "lazy", False):
-                mine[c.name] = run_collector(c, text, module, relpath)
+                mine[c.name] = run_collector(c, text, module, relpath, self.scan_options)
         # Most edits leave a module's facts as they were: then the project's
         # facts (and the indexes already built on them) serve as they are.
         if any(facts.raw(c.name).get(module) != mine.get(c.name) for c in self.collector_meta):
@@ -1110,7 +1187,10 @@ class Engine:
                 value = e.facts.get(name) if e is not None else None
                 if value is None:
                     text, _ = read_source(self.config.root / s.relpath, s.relpath)
-                    fresh = scan_text(text or "", s.relpath, module_name_of(s.relpath), self.scan_collectors)
+                    fresh = scan_text(
+                        text or "", s.relpath, module_name_of(s.relpath), self.scan_collectors,
+                        options=self.scan_options,
+                    )
                     s.facts, s.fh = fresh.facts, fresh.fh
                     if e is not None and self.cache is not None:
                         e.facts = dict(fresh.facts)

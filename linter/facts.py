@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -57,11 +58,20 @@ class FactCollector:
         raise NotImplementedError
 
     @classmethod
+    def ast_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> Sequence[tuple[int, int]] | None:
+        """The top-level statements ``collect`` reads, as ``Rule.ast_scope``
+        (``options``: the effective options of every rule, by code; a code
+        missing means its defaults): None (the default) for all."""
+        return None
+
+    @classmethod
     def build_index(cls, per_module: Mapping[str, Any]) -> Any:
         return per_module
 
 
-def run_collector(collector: Any, text: str, module: str, path: str) -> Any:
+def run_collector(
+    collector: Any, text: str, module: str, path: str, options: Mapping[str, Mapping[str, Any]] | None = None
+) -> Any:
     """One collector's facts of one text, as the scan computes them: None
     when its needles do not match, nor when it needs an ``ast`` and the
     text does not compile, nor when it fails."""
@@ -73,10 +83,67 @@ def run_collector(collector: Any, text: str, module: str, path: str) -> Any:
             tree = compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
+        tree = scoped_tree(tree, text, scope_of(collector, text, options or {}))
     try:
         return collector.collect(tree, text, module, path)
     except Exception:  # a broken collector must not stop the run
         return None
+
+
+# -- scopes: the top-level statements an ast reader reads -------------------
+def scope_of(reader: Any, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+    """``reader.ast_scope`` sorted, or None (everything) when it has none or fails."""
+    try:
+        got = reader.ast_scope(text, options)
+    except Exception:  # a broken scope reads everything
+        return None
+    return None if got is None else sorted(got)
+
+
+def mask_text(text: str, spans: Sequence[tuple[int, int]]) -> str:
+    """``text`` with every line outside ``spans`` (sorted (start, end)
+    offsets of whole lines) blanked: the line breaks are kept, so every
+    position in it is the text's."""
+    out: list[str] = []
+    pos = 0
+    for a, b in spans:
+        if b <= pos:
+            continue
+        a = max(a, pos)
+        if a > pos:
+            out.append("\n" * text.count("\n", pos, a))
+        out.append(text[a:b])
+        pos = b
+    if pos < len(text):
+        out.append("\n" * text.count("\n", pos))
+    return "".join(out)
+
+
+def scoped_tree(tree: ast.Module, text: str, spans: Sequence[tuple[int, int]] | None) -> ast.Module:
+    """``tree`` (of ``text``, whole or masked to a union of scopes) as a
+    reader scoped to ``spans`` sees it: the top-level statements whose first
+    line (a decorator's, for a decorated definition) lies in one of the
+    spans; ``tree`` itself when that is all of them or ``spans`` is None."""
+    if spans is None:
+        return tree
+    bounds: list[tuple[int, int]] = []  # 1-based (first line, line after) of each span
+    line, pos = 1, 0
+    n = len(text)
+    for a, b in spans:
+        line += text.count("\n", pos, a)
+        end = line + text.count("\n", a, b)
+        bounds.append((line, end if b < n else end + 1))
+        line, pos = end, b
+    firsts = [lo for lo, _ in bounds]
+    body = []
+    for s in tree.body:
+        first = min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))])
+        k = bisect_right(firsts, first) - 1
+        if k >= 0 and first < bounds[k][1]:
+            body.append(s)
+    if len(body) == len(tree.body):
+        return tree
+    return ast.Module(body=body, type_ignores=tree.type_ignores)
 
 
 # the open ``ProjectFacts.recording`` sets: (collector, module) pairs read

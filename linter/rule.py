@@ -189,6 +189,18 @@ class Rule:
         return cls.needles.match(text)
 
     @classmethod
+    def ast_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> Sequence[tuple[int, int]] | None:
+        """The top-level statements the ast gate reads, as (start, end)
+        offsets of whole regions (``checks._textfunctions.top_level_regions``),
+        or None (the default) for all. ``options``: the effective options
+        of every rule, by code (a code missing means its defaults). The
+        gate is then handed a tree of those statements alone
+        (``linter.facts.scoped_tree``), and when every reader of a file's
+        ``ast`` gives a scope, only their union is compiled (the other lines
+        blanked, positions kept)."""
+        return None
+
+    @classmethod
     def candidate_tree(cls, tree: ast.Module, text: str) -> bool:
         """A second, sharper gate on CPython's ``ast`` (several times cheaper
         than libcst), asked only when :meth:`candidate` passed. The ``ast`` is

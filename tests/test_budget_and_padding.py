@@ -747,14 +747,12 @@ def test_padding_text_gate_reads_names_as_the_compiler_does() -> None:
     """``ａ`` (full-width) is the name ``a`` for the compiler: a use spelled
     so must not hide the exchange; other characters outside ASCII (comments,
     strings) change nothing."""
-    from checks import padded_unpadded_width_mismatch as pad
-
     head = "import torch\n\n\ndef f(x):\n    m, h = x.shape\n"
     spelled = head + "    a = torch.zeros(m, round_up(h, 8))\n    \uff41.copy_(x)\n"
     assert "a" == __import__("unicodedata").normalize("NFKC", "\uff41")
     assert PaddedUnpaddedWidthMismatch._text_gate(spelled)
     noted = head + "    # \u2192 \u5bbd\u5ea6\n    a = torch.zeros(m, round_up(h, 8))\n    run(a)\n    x.copy_(x)\n"
-    assert not pad._ascii_lookalikes("# \u2192 \u5bbd\u5ea6") and not PaddedUnpaddedWidthMismatch._text_gate(noted)
+    assert not tf.ascii_lookalikes("# \u2192 \u5bbd\u5ea6") and not PaddedUnpaddedWidthMismatch._text_gate(noted)
 
 
 _BOUND = [
