@@ -270,6 +270,17 @@ def memo_on_tree(fn: Callable[..., T]) -> Callable[..., T]:
     return wrapper
 
 
+_REVERSED: list[str] = ["", ""]
+
+
+def reversed_text(text: str) -> str:
+    """``text[::-1]``, kept for the last text: the sentinel outline and the
+    SHD501 text gate both search a file backwards."""
+    if text is not _REVERSED[0]:
+        _REVERSED[0], _REVERSED[1] = text, text[::-1]
+    return _REVERSED[1]
+
+
 _LOWERED: list[str] = ["", ""]
 
 

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from checks._helpers import ast_dotted
+from checks._helpers import ast_dotted, reversed_text
 from checks._imports import follow_reexports, imports_from_ast, qualify
 from linter.facts import FactCollector, RecordedMemo
 from linter.needles import Needles
@@ -676,7 +676,7 @@ def outline_text(text: str) -> dict[str, list[str]]:
     ``self``/``cls`` (what a resolver assigns), ``f`` the function names
     when a function could be a factory."""
     out: dict[str, list[str]] = {"c": _names(_CLASS_NAME.findall(text))}
-    rev = text[::-1]
+    rev = reversed_text(text)
     r = set(_REV_ASSIGN.findall(rev))
     # (only the regions holding a dot can hold a dotted name)
     regions = [g for g in (*_REV_LIST.findall(rev), *_REV_PAREN.findall(rev)) if "." in g]

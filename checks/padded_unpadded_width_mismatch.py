@@ -29,6 +29,7 @@ from checks._helpers import (
     positional_args,
     walk_fast,
 )
+from checks._helpers import reversed_text
 from checks._textfunctions import ascii_lookalikes, function_regions
 from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
@@ -768,26 +769,43 @@ _UNDELIMITED = -1
 _IN_STRING = -2
 
 
+# Where an allocation call may stand, found on the reversed text (which the
+# sentinel outline reads too): a `(` led backwards by what ``_GAP`` allows
+# (blanks, backslashes, and comments, each ending at a line break) and an
+# allocator word with its tail reversed. One search led by the literal `(`
+# instead of one ``str.find`` per word; every call ``_ALLOC_CALLS`` matches is
+# among its hits (it may hold more: each is matched as before).
+_REVERSED_CALL = re.compile(
+    r"\((?:\s|\\|(?<=\n)[^\n]*#)*(?:"
+    + "|".join(re.escape(w[::-1]) for w in ("empty_strided", "empty", "zeros", "ones", "full", "randn", "rand"))
+    + ")"
+)
+_AFTER_WORD = {w: after for w, after in _ALLOC_CALLS}
+
+
 def _allocation_calls(text: str) -> Iterator[tuple[int, int, int]]:
-    """Every allocation call, allocator by allocator: (the allocator word's
+    """Every allocation call, in the text's order: (the allocator word's
     offset, the offset after its `(`, the offset after its `)`, or
     ``_UNDELIMITED``, or ``_IN_STRING``)."""
     n = len(text)
-    for word, after in _ALLOC_CALLS:
-        i = text.find(word)
-        size = len(word)
-        while i >= 0:
-            m = after(text, i + size)
-            at = i
-            i = text.find(word, i + size)
-            if m is None or not _may_be_allocator(text, at):
-                continue
-            end = _ARGS.match(text, m.end() - 1).end()  # type: ignore[union-attr]
-            if end >= n or text[end] != ")":
-                yield at, m.end(), _IN_STRING if end < n and text[end] in "'\"" else _UNDELIMITED
-            else:
-                # the match stops before the `)`: the names before it may end there
-                yield at, m.end(), end + 1
+    rev = reversed_text(text)
+    search = _REVERSED_CALL.search
+    found: set[int] = set()
+    r = search(rev)
+    while r is not None:
+        found.add(n - r.end())  # the word's offset (its tail reversed is matched)
+        r = search(rev, r.start() + 1)  # (a `(` in a comment crossed may open another)
+    for at in sorted(found):
+        word = next(w for w in _ALLOC_WORDS_TEXT if text.startswith(w, at))
+        m = _AFTER_WORD[word](text, at + len(word))
+        if m is None or not _may_be_allocator(text, at):
+            continue
+        end = _ARGS.match(text, m.end() - 1).end()  # type: ignore[union-attr]
+        if end >= n or text[end] != ")":
+            yield at, m.end(), _IN_STRING if end < n and text[end] in "'\"" else _UNDELIMITED
+        else:
+            # the match stops before the `)`: the names before it may end there
+            yield at, m.end(), end + 1
 
 
 def _allocation_scan(text: str) -> tuple[bool, list[tuple[int, int]]] | None:

@@ -266,6 +266,19 @@ def _sets_sentinel(text: str) -> bool:
     memo: dict[int, tuple[int, tuple[str, int]]] = {}
     for m in _SENTINEL_VALUE.finditer(text):
         eq = m.start()
+        # most targets hold no size word: tell that from the ``=``'s own line
+        # unless the statement may have started above (the line closes more
+        # brackets than it opens, or the line above ends with a backslash)
+        ls = text.rfind("\n", 0, eq) + 1
+        line = text[ls:eq]
+        low = line.lower()
+        if "rank" not in low and "_size" not in low and "num_" not in low:
+            if ls == 0 or (
+                line.count("(") + line.count("[") + line.count("{")
+                >= line.count(")") + line.count("]") + line.count("}")
+                and not text[max(0, ls - 3) : ls].rstrip("\r\n").endswith("\\")
+            ):
+                continue
         ls = _target_start(text, eq)
         if ls < 0:
             continue
