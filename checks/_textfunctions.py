@@ -11,6 +11,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from checks._helpers import ascii_lower
+
 # Functions are delimited on a skeleton of the file, the text with every
 # string and comment blanked to spaces of the same length (newlines inside
 # strings too), so that positions are the same as in the text and every line
@@ -296,11 +298,58 @@ def regions_holding(text: str, words: Sequence[str], lowered: str | None = None)
 
 
 
+_LOOKALIKES: list[Any] = [None, False]
+
+
 def ascii_lookalikes(text: str) -> bool:
     """Whether ``text`` holds a character outside ASCII that NFKC turns into
     ASCII letters, digits or ``_`` (``ａ`` is the name ``a`` for the
-    compiler): a search for a name's ASCII spelling would miss it there."""
-    return any(
-        ord(c) > 127 and (n := unicodedata.normalize("NFKC", c)).isascii() and (n.isalnum() or "_" in n)
-        for c in set(text)
-    )
+    compiler): a search for a name's ASCII spelling would miss it there.
+    The last text's answer is kept."""
+    if _LOOKALIKES[0] is not text:
+        _LOOKALIKES[:] = [
+            text,
+            any(
+                ord(c) > 127 and (n := unicodedata.normalize("NFKC", c)).isascii() and (n.isalnum() or "_" in n)
+                for c in set(text)
+            ),
+        ]
+    return _LOOKALIKES[1]  # type: ignore[no-any-return]
+
+
+_GLOB_META = re.compile(r"[*?]+|\[[^\]]*\]")
+
+
+def glob_words(globs: Sequence[str]) -> list[str] | None:
+    """A word each name a glob matches holds (in any case): the glob's
+    longest literal part, lower-cased; None when a glob has none or is not
+    ASCII (a name could then be any, or spelt otherwise in the text)."""
+    out = []
+    for glob in globs:
+        parts = [p for p in _GLOB_META.split(glob.lower()) if p]
+        if not parts or not glob.isascii():
+            return None
+        out.append(max(parts, key=len))
+    return out
+
+
+_WORD_SCOPE: list[Any] = [None, None, None]
+
+
+def regions_naming(text: str, words: Sequence[str] | None) -> list[tuple[int, int]] | None:
+    """The top-level regions whose text holds one of the lower-case ASCII
+    ``words`` with its ASCII letters in any case (U+0130 and U+212A, which
+    lower-case to ASCII letters, count as one); None (every region) when
+    ``words`` is None, the regions cannot be told, or the text holds a
+    character NFKC turns into ASCII (a name could be spelt so). The last
+    text's answer is kept."""
+    key = None if words is None else tuple(words)
+    if _WORD_SCOPE[0] is text and _WORD_SCOPE[1] == key:
+        return _WORD_SCOPE[2]  # type: ignore[no-any-return]
+    got = None
+    if key is not None and (text.isascii() or not ascii_lookalikes(text)):
+        # (a word holding another is found where that one is)
+        found = [w for w in dict.fromkeys(key) if not any(v != w and v in w for v in key)]
+        got = regions_holding(text, [*found, "\u0130", "\u212a"], ascii_lower(text))
+    _WORD_SCOPE[:] = [text, key, got]
+    return got

@@ -27,9 +27,9 @@ from checks._helpers import (
     memo_on_tree,
     name_matches,
     positional_args,
+    reversed_text,
     walk_fast,
 )
-from checks._helpers import reversed_text
 from checks._textfunctions import ascii_lookalikes, function_regions
 from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles

@@ -24,6 +24,7 @@ from checks._helpers import (
     walk,
     walk_no_nested,
 )
+from checks._textfunctions import glob_words, regions_naming
 from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, Rule
@@ -741,13 +742,41 @@ def _alias_shapes(tree: ast.Module, segment: _Segments) -> dict[str, Any]:
     return {"funcs": funcs}
 
 
+# -- what the ast readers read -------------------------------------------------
+# An alias's source reaches a rank-placed module (``_source``): a chain
+# segment, a ``getattr`` key or a getter named by ``first-rank-modules`` or
+# ``last-rank-modules`` (directly or through a local of the same function),
+# in a function whose guards are its own, its enclosing functions' and its
+# class's. So this rule's ast readers (its gate, ``PpAliasShapes``) and its
+# check read only the top-level statements whose text holds a literal part
+# of one of those globs or a default word of the text gate, in any case
+# (``checks._textfunctions.regions_naming``); the others hold no alias that
+# can be reported.
+_SCOPE_WORDS = ("embed", "wte", "lm_head")
+
+
+def _scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+    """The regions of ``text`` this rule's ast readers read (None: all)."""
+    own = options.get("SHD302", {})
+    words = glob_words(
+        [*own.get("first-rank-modules", DEFAULT_FIRST_RANK), *own.get("last-rank-modules", DEFAULT_LAST_RANK)]
+    )
+    return regions_naming(text, None if words is None else [*_SCOPE_WORDS, *words])
+
+
 class PpAliasShapes(FactCollector):
     """Per module, what the SHD302 facts gate matches against the options
     (see :func:`alias_shapes`). Read only by the gate."""
 
     name = "pp_alias_shapes"
-    version = 3  # 3: a getter's call is recorded as ``leaf()``
+    # 3: a getter's call is recorded as ``leaf()``; 4: only the top-level
+    # statements in ``_scope``
+    version = 4
     needles = _TEXT_NEEDLES
+
+    @classmethod
+    def ast_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+        return _scope(text, options)
 
     @classmethod
     def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
@@ -1061,7 +1090,12 @@ class PpCrossRankModuleAlias(Rule):
     guards whatever they say). So configured names work in any file the
     raw-text gate lets in (a guard only a configured pattern matches is
     seen once the file is parsed); a file whose only alias uses custom
-    names, with no default-looking line, is not analysed.
+    names, with no default-looking line, is not analysed. The `ast` gate
+    and the check read only the top-level statements (a class, a function)
+    whose text holds `embed`, `wte`, `lm_head` or a literal part of a
+    configured `first-rank-modules`/`last-rank-modules` glob, in any case
+    (a glob without one, or outside ASCII, makes them read every
+    statement): only those are compiled where no other rule needs more.
     """
 
     # (per file: whether the project has no pipeline layout, see _without_pipeline)
@@ -1092,6 +1126,10 @@ class PpCrossRankModuleAlias(Rule):
         # needs is a module taken by reference: a plain attribute chain on the
         # right of ``=``, a getattr/setattr naming one, or a getter/setter
         return _TEXT_NEEDLES.match(text)
+
+    @classmethod
+    def ast_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+        return _scope(text, options)
 
     @classmethod
     def candidate_tree(cls, tree: ast.Module, text: str) -> bool:

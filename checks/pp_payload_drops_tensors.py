@@ -28,7 +28,7 @@ from checks._helpers import (
     walk,
     walk_no_nested,
 )
-from checks._textfunctions import ascii_lookalikes, regions_holding
+from checks._textfunctions import glob_words, regions_naming
 from linter.facts import FactCollector, ProjectFacts, scoped_tree
 from linter.needles import Needles
 from linter.rule import Option, Rule
@@ -715,7 +715,9 @@ def payload_shapes(tree: ast.Module, text: str) -> list[dict[str, Any]]:
 # Between tokens: whitespace, comments, line continuations (``_GAP``).
 # identifier characters (ASCII word characters or any non-ASCII one), one
 # class so that a failing match backtracks linearly
-_IDENT_TAIL = r"[0-9A-Z_a-z\x80-\U0010ffff]*"
+# (written as the ASCII characters it excludes: a class spanning every
+# character outside ASCII costs ``re`` ~2 ms to compile, per pattern)
+_IDENT_TAIL = r"[^\x00-/:-@\[-^`{-\x7f]*"
 _PAYLOAD_CALL = rf"(?:IntermediateTensors|PPProxyTensors){_IDENT_TAIL}(?:{_GAP}\))*{_GAP}\("
 _LAST_RANK_TEST = rf"(?:is_last_rank|last_stage|last_pp_rank){_IDENT_TAIL}{_GAP}(?:[:()]|and|or)"
 
@@ -769,45 +771,15 @@ _LAST_RANK_SEARCH = re.compile(_LAST_RANK_TEST).search
 # the text) or a glob without a literal part: every statement. Where no
 # other reader needs the file, only those statements are compiled
 # (``Rule.ast_scope``); the others hold no class that can fire.
-_SCOPE_WORDS = (
-    "intermediatetensors",
-    "ppproxytensors",
-    *_LAST_RANK_WORDS,
-    "captur",
-    "make_empty_intermediate_tensors_factory",
-    "\u0130",
-    "\u212a",
-)
-_GLOB_META = re.compile(r"[*?]+|\[[^\]]*\]")
-_SCOPE_MEMO: list[Any] = [None, None, None]
-
-
-def _scope_words(options: Mapping[str, Any]) -> tuple[str, ...] | None:
-    """The words a statement read must hold under these SHD301 options (None:
-    every statement is read)."""
-    words = list(_SCOPE_WORDS)
-    for name in options.get("payload-classes", DEFAULT_PAYLOAD_CLASSES):
-        words.append(name.lower())
-    for glob in options.get("last-rank-accessors", DEFAULT_LAST_RANK):
-        parts = [p for p in _GLOB_META.split(glob.lower()) if p]
-        if not parts:
-            return None
-        words.append(max(parts, key=len))
-    if not all(w.isascii() for w in words[len(_SCOPE_WORDS) :]):
-        return None
-    # (a word holding another is found where that one is)
-    return tuple(w for w in dict.fromkeys(words) if not any(v != w and v in w for v in words))
+_SCOPE_WORDS = ("intermediatetensors", "ppproxytensors", *_LAST_RANK_WORDS, "captur", "make_empty_intermediate_tensors_factory")
 
 
 def _scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
     """The regions of ``text`` this rule's ast readers read (None: all)."""
-    words = _scope_words(options.get("SHD301", {}))
-    if _SCOPE_MEMO[0] is not text or _SCOPE_MEMO[1] != words:
-        got = None
-        if words is not None and (text.isascii() or not ascii_lookalikes(text)):
-            got = regions_holding(text, words, ascii_lower(text))
-        _SCOPE_MEMO[:] = [text, words, got]
-    return _SCOPE_MEMO[2]  # type: ignore[no-any-return]
+    own = options.get("SHD301", {})
+    classes = list(own.get("payload-classes", DEFAULT_PAYLOAD_CLASSES))
+    words = glob_words([*classes, *own.get("last-rank-accessors", DEFAULT_LAST_RANK)])
+    return regions_naming(text, None if words is None else [*_SCOPE_WORDS, *words])
 _TEXT_NEEDLES = _PayloadNeedles(
     any_of=(("IntermediateTensors", "PPProxyTensors", *_LAST_RANK_WORDS),),
     regex=f"{_PAYLOAD_CALL}|{_LAST_RANK_TEST}",

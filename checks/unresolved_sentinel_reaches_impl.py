@@ -272,13 +272,15 @@ def _sets_sentinel(text: str) -> bool:
         ls = text.rfind("\n", 0, eq) + 1
         line = text[ls:eq]
         low = line.lower()
-        if "rank" not in low and "_size" not in low and "num_" not in low:
-            if ls == 0 or (
+        if ("rank" not in low and "_size" not in low and "num_" not in low) and (
+            ls == 0
+            or (
                 line.count("(") + line.count("[") + line.count("{")
                 >= line.count(")") + line.count("]") + line.count("}")
                 and not text[max(0, ls - 3) : ls].rstrip("\r\n").endswith("\\")
-            ):
-                continue
+            )
+        ):
+            continue
         ls = _target_start(text, eq)
         if ls < 0:
             continue

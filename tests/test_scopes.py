@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import linter.engine as engine_mod
 from checks._textfunctions import top_level_regions
+from checks.pp_cross_rank_module_alias import PpAliasShapes, PpCrossRankModuleAlias
 from checks.pp_payload_drops_tensors import PpPayloadDropsTensors, PpPayloadShapes, PpReceiverFacts
 from linter.config import Config
 from linter.engine import Engine, check_text, scan_text
@@ -142,17 +143,22 @@ class _ReadsEverything(FactCollector):
         return None
 
 
-_SHD301_FAMILY = [PpPayloadShapes, PpReceiverFacts]
+_SCOPED_COLLECTORS = [PpPayloadShapes, PpReceiverFacts, PpAliasShapes]
+_SCOPED_RULES = [PpPayloadDropsTensors, PpCrossRankModuleAlias]
+_FORK_OPTIONS = {
+    "SHD301": {"payload-classes": ["StageHandoff"], "last-rank-accessors": ["is_tail_stage"]},
+    "SHD302": {"first-rank-modules": ["tok_emb*"], "last-rank-modules": ["*out_proj"]},
+}
 
 
+@pytest.mark.parametrize("options", [{}, _FORK_OPTIONS], ids=["defaults", "fork-names"])
 @pytest.mark.parametrize(
-    "name", [n for n, t in TEXTS if "pp_payload" in n or "IntermediateTensors" in t]
+    "name", [n for n, t in TEXTS if n.startswith(("pp_", "tricky")) or "IntermediateTensors" in t]
 )
-def test_a_scan_in_part_gives_the_same_results_as_a_whole_one(name: str) -> None:
+def test_a_scan_in_part_gives_the_same_results_as_a_whole_one(name: str, options: Any) -> None:
     text = dict(TEXTS)[name]
-    rules = [PpPayloadDropsTensors]
-    part = scan_text(text, name, "m", _SHD301_FAMILY, rules, options={})
-    whole = scan_text(text, name, "m", [*_SHD301_FAMILY, _ReadsEverything], rules, options={})
+    part = scan_text(text, name, "m", _SCOPED_COLLECTORS, _SCOPED_RULES, options=options)
+    whole = scan_text(text, name, "m", [*_SCOPED_COLLECTORS, _ReadsEverything], _SCOPED_RULES, options=options)
     assert part.rules == whole.rules
     assert part.facts == whole.facts and part.error == whole.error
 
@@ -192,6 +198,28 @@ def test_configured_names_widen_the_scope() -> None:
     assert PpPayloadDropsTensors.ast_scope(text + "ｘ = 1\n", {}) is None
 
 
+DRAFT = textwrap.dedent(
+    """\
+    class Draft:
+        def load(self, target):
+            self.embed_tokens = target.model.embed_tokens
+
+
+    class Unrelated:
+        def load(self, target):
+            self.vocab = target.model.tok_emb
+    """
+)
+
+
+def test_configured_module_names_widen_shd302s_scope() -> None:
+    regions = top_level_regions(DRAFT)
+    assert regions is not None and len(regions) == 2
+    assert PpCrossRankModuleAlias.ast_scope(DRAFT, {}) == regions[:1]
+    assert PpCrossRankModuleAlias.ast_scope(DRAFT, _FORK_OPTIONS) == regions
+    assert PpCrossRankModuleAlias.ast_scope(DRAFT, {"SHD302": {"last-rank-modules": ["?"]}}) is None
+
+
 def _run(root: Path, **options: Any) -> Any:
     opts = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in options.items()))
     config = Config(root=root, select=("SHD301",), rule_options=(("SHD301", opts),) if opts else ())
@@ -212,11 +240,14 @@ def test_a_syntax_error_outside_the_scope_is_still_reported(tmp_path: Path) -> N
     assert [(d.code, d.span.line) for d in result.diagnostics] == [("SHD000", 15)]
 
 
-def test_a_check_in_part_reports_what_a_whole_one_does(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("code", "folder"), [("SHD301", "pp_payload"), ("SHD302", "pp_cross")])
+def test_a_check_in_part_reports_what_a_whole_one_does(
+    code: str, folder: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     registry = load_registry()
-    rule = registry.rules["SHD301"]
-    config = Config(root=Path("."), select=("SHD301",))
-    cases = [t for n, t in TEXTS if "pp_payload" in n] + [DROPPING + "\n\nclass Other:\n    x = 1\n"]
+    rule = registry.rules[code]
+    config = Config(root=Path("."), select=(code,))
+    cases = [t for n, t in TEXTS if n.startswith(folder)] + [DROPPING + "\n\nclass Other:\n    x = 1\n"]
     fired = masked = 0
     for text in cases:
         masked += engine_mod._check_source(text, "m.py", [rule], config) != text
