@@ -68,6 +68,7 @@ class Cache:
         self._loaded: dict[str, dict[str, Entry]] = {}
         self._facts_read: dict[str, set[tuple[int, str]]] = {}
         self._dirty: dict[str, set[int]] = {}
+        self._ready = False  # the directory and its tag made during this save
 
     def _file(self, key: str, shard: int, kind: str = "") -> Path:
         return self.directory / f"v{FORMAT}-{__version__}-{key}-{shard}{kind}.json"
@@ -140,6 +141,7 @@ class Cache:
             d.add(shard_of(relpath))
 
     def save(self) -> None:
+        self._ready = False
         for key in sorted(self._dirty):
             entries = self._loaded.get(key, {})
             shards = self._dirty[key]
@@ -203,11 +205,14 @@ class Cache:
                     (self.directory / n).unlink()
 
     def _write(self, path: Path, text: str) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        tag = self.directory / "CACHEDIR.TAG"
-        if not tag.exists():
-            tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n# shardlint cache\n")
-            (self.directory / ".gitignore").write_text("*\n")
+        if not self._ready:
+            # (once per save, which writes ~90 files)
+            self.directory.mkdir(parents=True, exist_ok=True)
+            tag = self.directory / "CACHEDIR.TAG"
+            if not tag.exists():
+                tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n# shardlint cache\n")
+                (self.directory / ".gitignore").write_text("*\n")
+            self._ready = True
         fd, tmp = tempfile.mkstemp(dir=str(self.directory), prefix=".tmp-", suffix=".json")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
