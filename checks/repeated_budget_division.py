@@ -12,6 +12,7 @@ from typing import Any
 import libcst as cst
 
 from checks._helpers import (
+    ascii_lower,
     ast_dotted,
     call_name,
     child_nodes,
@@ -840,7 +841,7 @@ class RepeatedBudgetDivision(Rule):
         if cls._SIZE_SEARCH(text) is None:
             return False
         if text.isascii():
-            low: str | None = text.lower()
+            low: str | None = ascii_lower(text)  # (shared: SHD302's gate lowered it)
             if not any(w in low for w in cls._BUDGET_WORDS):  # type: ignore[operator]
                 return False
         else:
