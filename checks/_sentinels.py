@@ -755,10 +755,13 @@ class SentinelIndex:
         self._by_c: dict[str, list[str]] = {}
         self._by_r: dict[str, list[str]] = {}
         self._by_f: dict[str, list[str]] = {}
+        # module -> the class names the outline says it may define
+        self._classes_in: dict[str, frozenset[str]] = {}
         for mod, names in outline.items():
             for key, where in (("c", self._by_c), ("r", self._by_r), ("f", self._by_f)):
                 for n in names.get(key, ()):
                     where.setdefault(n, []).append(mod)
+            self._classes_in[mod] = frozenset(names.get("c", ()))
         self.classes: Mapping[str, ClassRef] = _LazyClasses(self)
         self.resolvers: Mapping[str, list[Resolver]] = _LazyByName(self, "resolvers")
         self.factories: Mapping[str, set[str]] = _LazyByName(self, "factories")
@@ -772,8 +775,12 @@ class SentinelIndex:
         """The class of this qualified name: module ``pkg.mod``, then the
         local name ``Outer.Inner`` in its facts (longest module first)."""
         parts = qualname.split(".")
+        leaf = parts[-1]
         for i in range(len(parts) - 1, -1, -1):
-            mod, local = ".".join(parts[:i]), ".".join(parts[i:])
+            mod = ".".join(parts[:i])
+            if leaf not in self._classes_in.get(mod, ()):
+                continue  # (the outline: no class of that name there; its facts are not read)
+            local = ".".join(parts[i:])
             facts = self._facts(mod)
             data = facts.get("classes", {}).get(local) if facts else None
             if data is not None:

@@ -301,6 +301,29 @@ def test_sentinel_facts_read_lazily_still_invalidate_cached_results(
     assert [d for d in run_cached().diagnostics if d.path == "backend_pkg/model.py"] == []
 
 
+def test_a_class_added_where_the_outline_said_none_was_invalidates_the_cached_result(tmp_path: Path) -> None:
+    """Looking a class up by its qualified name reads only the modules whose
+    outline names such a class: with the base renamed away, the gate of
+    ``model.py`` reads nothing of ``common.py``; naming it back (which
+    changes the eager outline) brings the finding back from the cache."""
+    from linter.registry import load_registry
+
+    root, cfg = _corpus_project(tmp_path, "unresolved_sentinel_reaches_impl", "backend_pkg", "SHD201")
+    reg = load_registry()
+
+    def fired() -> list[tuple[str, int]]:
+        result = Engine(cfg, reg, jobs=1, cache=Cache(root / ".c")).run([root])
+        return sorted((d.path, d.span.line) for d in result.diagnostics)
+
+    assert ("backend_pkg/model.py", 15) in fired()
+    common = root / "backend_pkg" / "common.py"
+    text = common.read_text()
+    common.write_text(text.replace("class SparseDecodeImplBase:", "class SparseDecodeImplBaseOld:"))
+    assert ("backend_pkg/model.py", 15) not in fired()
+    common.write_text(text)
+    assert ("backend_pkg/model.py", 15) in fired()
+
+
 def test_prefetched_sentinel_facts_give_the_same_findings_and_recorded_reads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
