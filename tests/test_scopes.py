@@ -15,6 +15,7 @@ import pytest
 from corpus_harness import CORPUS
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_pp_rules import _dropping_method
 
 import linter.engine as engine_mod
 from checks._textfunctions import top_level_regions
@@ -163,22 +164,8 @@ def test_a_scan_in_part_gives_the_same_results_as_a_whole_one(name: str, options
     assert part.facts == whole.facts and part.error == whole.error
 
 
-DROPPING = textwrap.dedent(
-    """\
-    from vllm.sequence import IntermediateTensors
-
-
-    class Model:
-        def forward(self, h):
-            taps = []
-            for b in self.blocks:
-                h = b(h)
-                taps.append(h)
-            if not get_pp_group().is_last_rank:
-                return IntermediateTensors({"hidden_states": h})
-            return h, taps
-    """
-)
+# a model that drops its taps on the non-last ranks (``tests/test_pp_rules.py``)
+DROPPING = "from vllm.sequence import IntermediateTensors\n\n\nclass Model:\n" + _dropping_method().lstrip("\n")
 # the same drop, written with a fork's own names (no default word in the class)
 FORK = DROPPING.replace("IntermediateTensors", "StageHandoff").replace("is_last_rank", "is_tail_stage")
 
