@@ -1304,7 +1304,7 @@ class PpPayloadDropsTensors(Rule):
     must contain one of those default strings, and a finding whose payload
     is written with a name containing none of them (a renamed payload class
     called outside any last-rank test, or a plain value returned under a
-    renamed accessor) is not analysed. Steps 2 and the check itself read
+    renamed accessor) is not analysed. Step 2 and the check itself read
     only the top-level statements (a class with its decorators, a function,
     an `if` block) whose text holds a configured payload class, a literal
     part of a configured accessor glob (an accessor glob without one, or a
