@@ -270,35 +270,38 @@ def memo_on_tree(fn: Callable[..., T]) -> Callable[..., T]:
     return wrapper
 
 
-_REVERSED: list[str] = ["", ""]
+def memo_last_text(fn: Callable[[str], T]) -> Callable[[str], T]:
+    """Keep ``fn``'s answer for the last text it was asked about (by
+    identity): the scan asks several gates and collectors about one file in
+    a row, then moves on to the next."""
+    last: list[Any] = [None, None]
+
+    @functools.wraps(fn)
+    def wrapper(text: str) -> T:
+        if last[0] is not text:
+            last[:] = [text, fn(text)]
+        return last[1]  # type: ignore[no-any-return]
+
+    return wrapper
 
 
+@memo_last_text
 def reversed_text(text: str) -> str:
-    """``text[::-1]``, kept for the last text: the sentinel outline and the
-    SHD501 text gate both search a file backwards."""
-    if text is not _REVERSED[0]:
-        _REVERSED[0], _REVERSED[1] = text, text[::-1]
-    return _REVERSED[1]
+    """``text[::-1]`` (the sentinel outline and the SHD501 text gate both
+    search a file backwards)."""
+    return text[::-1]
 
 
-_LOWERED: list[str] = ["", ""]
-
-
+@memo_last_text
 def ascii_lower(text: str) -> str:
     """``text`` with its ASCII letters lower-cased and every offset kept: what
     a raw-text gate searches for names ``name_matches`` compares in any case
     (the other letters that lower-case to ASCII ones, U+0130 and U+212A, are
-    the caller's to look for). The last text's answer is kept: several gates
-    ask about the same text in a row."""
-    if text is _LOWERED[0]:
-        return _LOWERED[1]
-    low = (
-        text.lower()
-        if text.isascii()
-        else text.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
-    )
-    _LOWERED[0], _LOWERED[1] = text, low
-    return low
+    the caller's to look for). Several gates ask about the same text in a
+    row."""
+    if text.isascii():
+        return text.lower()
+    return text.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
 
 
 def call_name(node: cst.CSTNode) -> str | None:

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from checks._helpers import ascii_lower
+from checks._helpers import ascii_lower, memo_last_text
 
 # Functions are delimited on a skeleton of the file, the text with every
 # string and comment blanked to spaces of the same length (newlines inside
@@ -232,23 +232,21 @@ def function_regions(text: str, sites: Sequence[int]) -> list[tuple[int, int]] |
 # above) and a decorated definition (which starts at its first decorator).
 # A region runs from such a start to the next (the comments and blank
 # lines after a statement, and a string statement in column 0, which the
-# skeleton blanks, go with the statement above). The reader of the tree
-# keeps the statements that start in a kept region (``scoped_body``): the
-# same statements whether the whole text or only the kept regions were
+# skeleton blanks, go with the statement above). Each reader is handed the
+# statements that start in its kept regions (``linter.facts.scoped_tree``):
+# the same statements whether the whole text or only the kept regions were
 # compiled.
 # (a line led by a closing bracket starts no statement)
 _CODE_AT_COLUMN_0 = re.compile(r"\n(?=[^\s)\]}])")
 _CONTINUES = re.compile(r"(?:else|elif|except|finally)\b")
-_REGIONS: list[Any] = [None, None]  # the last text, its regions
 
 
+@memo_last_text
 def top_level_regions(text: str) -> list[tuple[int, int]] | None:
     """(start, end) offsets of the top-level statements' regions, in order
     and covering the text; None where the skeleton may differ from Python's
     tokens (tabs, form feeds, carriage returns, an unsure f-string): then
     no statement can be told from another."""
-    if _REGIONS[0] is text:
-        return _REGIONS[1]  # type: ignore[no-any-return]
     got: list[tuple[int, int]] | None = None
     if "\t" not in text and "\f" not in text and "\r" not in text:
         try:
@@ -274,7 +272,6 @@ def top_level_regions(text: str) -> list[tuple[int, int]] | None:
                 starts.append(i)
                 decorated = sk[i] == "@"
             got = list(zip(starts, [*starts[1:], len(text)]))
-    _REGIONS[0], _REGIONS[1] = text, got
     return got
 
 
@@ -297,24 +294,15 @@ def regions_holding(text: str, words: Sequence[str], lowered: str | None = None)
     return [regions[k] for k in sorted(kept)]
 
 
-
-_LOOKALIKES: list[Any] = [None, False]
-
-
+@memo_last_text
 def ascii_lookalikes(text: str) -> bool:
     """Whether ``text`` holds a character outside ASCII that NFKC turns into
     ASCII letters, digits or ``_`` (``ａ`` is the name ``a`` for the
-    compiler): a search for a name's ASCII spelling would miss it there.
-    The last text's answer is kept."""
-    if _LOOKALIKES[0] is not text:
-        _LOOKALIKES[:] = [
-            text,
-            any(
-                ord(c) > 127 and (n := unicodedata.normalize("NFKC", c)).isascii() and (n.isalnum() or "_" in n)
-                for c in set(text)
-            ),
-        ]
-    return _LOOKALIKES[1]  # type: ignore[no-any-return]
+    compiler): a search for a name's ASCII spelling would miss it there."""
+    return any(
+        ord(c) > 127 and (n := unicodedata.normalize("NFKC", c)).isascii() and (n.isalnum() or "_" in n)
+        for c in set(text)
+    )
 
 
 _GLOB_META = re.compile(r"[*?]+|\[[^\]]*\]")
@@ -336,14 +324,16 @@ def glob_words(globs: Sequence[str]) -> list[str] | None:
 _WORD_SCOPE: list[Any] = [None, None, None]
 
 
-def regions_naming(text: str, words: Sequence[str] | None) -> list[tuple[int, int]] | None:
+def regions_naming(text: str, words: Sequence[str], globs: Sequence[str] = ()) -> list[tuple[int, int]] | None:
     """The top-level regions whose text holds one of the lower-case ASCII
-    ``words`` with its ASCII letters in any case (U+0130 and U+212A, which
-    lower-case to ASCII letters, count as one); None (every region) when
-    ``words`` is None, the regions cannot be told, or the text holds a
-    character NFKC turns into ASCII (a name could be spelt so). The last
+    ``words``, or a word of one of the names or globs ``globs`` (see
+    ``glob_words``), with its ASCII letters in any case (U+0130 and U+212A,
+    which lower-case to ASCII letters, count as one); None (every region)
+    when a glob has no word, the regions cannot be told, or the text holds
+    a character NFKC turns into ASCII (a name could be spelt so). The last
     text's answer is kept."""
-    key = None if words is None else tuple(words)
+    more = glob_words(globs)
+    key = None if more is None else (*words, *more)
     if _WORD_SCOPE[0] is text and _WORD_SCOPE[1] == key:
         return _WORD_SCOPE[2]  # type: ignore[no-any-return]
     got = None

@@ -24,7 +24,7 @@ from checks._helpers import (
     walk,
     walk_no_nested,
 )
-from checks._textfunctions import glob_words, regions_naming
+from checks._textfunctions import regions_naming
 from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, Rule
@@ -777,10 +777,8 @@ _SCOPE_WORDS = ("embed", "wte", "lm_head")
 def _scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
     """The regions of ``text`` this rule's ast readers read (None: all)."""
     own = options.get("SHD302", {})
-    words = glob_words(
-        [*own.get("first-rank-modules", DEFAULT_FIRST_RANK), *own.get("last-rank-modules", DEFAULT_LAST_RANK)]
-    )
-    return regions_naming(text, None if words is None else [*_SCOPE_WORDS, *words])
+    names = [*own.get("first-rank-modules", DEFAULT_FIRST_RANK), *own.get("last-rank-modules", DEFAULT_LAST_RANK)]
+    return regions_naming(text, _SCOPE_WORDS, names)
 
 
 class PpAliasShapes(FactCollector):

@@ -28,7 +28,7 @@ from checks._helpers import (
     walk,
     walk_no_nested,
 )
-from checks._textfunctions import glob_words, regions_naming
+from checks._textfunctions import regions_naming
 from linter.facts import FactCollector, ProjectFacts, scoped_tree
 from linter.needles import Needles
 from linter.rule import Option, Rule
@@ -777,9 +777,10 @@ _SCOPE_WORDS = ("intermediatetensors", "ppproxytensors", *_LAST_RANK_WORDS, "cap
 def _scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
     """The regions of ``text`` this rule's ast readers read (None: all)."""
     own = options.get("SHD301", {})
-    classes = list(own.get("payload-classes", DEFAULT_PAYLOAD_CLASSES))
-    words = glob_words([*classes, *own.get("last-rank-accessors", DEFAULT_LAST_RANK)])
-    return regions_naming(text, None if words is None else [*_SCOPE_WORDS, *words])
+    names = [*own.get("payload-classes", DEFAULT_PAYLOAD_CLASSES), *own.get("last-rank-accessors", DEFAULT_LAST_RANK)]
+    return regions_naming(text, _SCOPE_WORDS, names)
+
+
 _TEXT_NEEDLES = _PayloadNeedles(
     any_of=(("IntermediateTensors", "PPProxyTensors", *_LAST_RANK_WORDS),),
     regex=f"{_PAYLOAD_CALL}|{_LAST_RANK_TEST}",

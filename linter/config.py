@@ -98,6 +98,13 @@ class Config:
                 return dict(items)
         return {}
 
+    def effective_options(self, rule: Any) -> dict[str, Any]:
+        """A rule's (or its metadata's) options: the defaults, then what this
+        configuration sets."""
+        opts = {k: o.default for k, o in rule.options.items()}
+        opts.update(self.options_for(rule.code))
+        return opts
+
     @property
     def all_excludes(self) -> tuple[str, ...]:
         return tuple(self.exclude) + tuple(self.extend_exclude)

@@ -345,11 +345,7 @@ def _check_source(text: str, relpath: str, rule_classes: Sequence[type[Rule]], c
 
     if not rule_classes or any(c.fixable != Fixability.NEVER for c in rule_classes):
         return text
-    options: dict[str, dict[str, Any]] = {}
-    for c in rule_classes:
-        opts = {k: o.default for k, o in c.options.items()}
-        opts.update(config.options_for(c.code))
-        options[c.code] = opts
+    options = {c.code: config.effective_options(c) for c in rule_classes}
     spans: list[tuple[int, int]] = []
     for c in rule_classes:
         got = scope_of(c, text, options)
@@ -910,12 +906,9 @@ class Engine:
         readers' scopes (``Rule.ast_scope``) are told."""
         got = self.__dict__.get("_scan_options")
         if got is None:
-            got = {}
-            for r in self.registry.rules.values():
-                opts = {k: o.default for k, o in r.options.items()}
-                opts.update(self.config.options_for(r.code))
-                got[r.code] = opts
-            self.__dict__["_scan_options"] = got
+            got = self.__dict__["_scan_options"] = {
+                r.code: self.config.effective_options(r) for r in self.registry.rules.values()
+            }
         return got
 
     def _collector_map(self) -> Mapping[str, Any]:
@@ -939,8 +932,7 @@ class Engine:
                 continue
             if _has_facts_gate(r):
                 try:
-                    opts = {k: o.default for k, o in r.options.items()}
-                    opts.update(self.config.options_for(r.code))
+                    opts = self.scan_options[r.code]
                     if not r.candidate_facts(module, relpath, facts, opts):
                         continue
                 except Exception:
@@ -963,8 +955,7 @@ class Engine:
                 if r.code not in codes:
                     continue
                 try:
-                    opts = {k: o.default for k, o in r.options.items()}
-                    opts.update(self.config.options_for(r.code))
+                    opts = self.scan_options[r.code]
                     pairs = list(r.prefetch(module_name_of(relpath), relpath, facts, opts))
                 except Exception:
                     continue  # only a hint
