@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import libcst as cst
 
@@ -70,35 +70,56 @@ def _import_nodes(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 
 
 def imports_from_cst(node: cst.Module, module: str, path: str) -> dict[str, str]:
-    """Same as :func:`imports_from_ast`, on a libcst module."""
+    """Same as :func:`imports_from_ast`, on a libcst module (read from the
+    statements alone: a visitor over every node cost a check as much as
+    half its parse)."""
     pkg = is_package_path(path)
     out: dict[str, str] = {}
-
-    class V(cst.CSTVisitor):
-        def visit_Import(self, n: cst.Import) -> None:
+    for n in cst_import_nodes(node.body):
+        if isinstance(n, cst.Import):
             for a in n.names:
                 name = dotted(a.name) or ""
                 if a.asname is not None and isinstance(a.asname.name, cst.Name):
                     out[a.asname.name.value] = name
                 else:
                     out[name.split(".")[0]] = name.split(".")[0]
-
-        def visit_ImportFrom(self, n: cst.ImportFrom) -> None:
-            if isinstance(n.names, cst.ImportStar):
-                return
-            target = dotted(n.module) if n.module is not None else None
-            base = resolve_relative(module, pkg, len(n.relative), target)
-            for a in n.names:
-                name = dotted(a.name) or ""
-                local = (
-                    a.asname.name.value
-                    if a.asname is not None and isinstance(a.asname.name, cst.Name)
-                    else name
-                )
-                out[local] = f"{base}.{name}" if base else name
-
-    node.visit(V())
+            continue
+        if isinstance(n.names, cst.ImportStar):
+            continue
+        target = dotted(n.module) if n.module is not None else None
+        base = resolve_relative(module, pkg, len(n.relative), target)
+        for a in n.names:
+            name = dotted(a.name) or ""
+            local = a.asname.name.value if a.asname is not None and isinstance(a.asname.name, cst.Name) else name
+            out[local] = f"{base}.{name}" if base else name
     return out
+
+
+def cst_import_nodes(body: Sequence[cst.CSTNode]) -> Iterator[cst.Import | cst.ImportFrom]:
+    """The ``import`` statements among ``body`` (a module's, a suite's) in
+    source order, nested in blocks, classes and functions too (what a
+    visitor meets, without walking an expression)."""
+    for node in body:
+        if isinstance(node, (cst.Import, cst.ImportFrom)):
+            yield node
+        elif isinstance(node, cst.SimpleStatementLine):
+            for small in node.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)):
+                    yield small
+        elif not isinstance(node, cst.BaseSmallStatement):
+            # a compound statement, an ``else``/``except``/``finally``/``case``
+            # clause: its suite, then its clauses in the order they are written
+            suite = getattr(node, "body", None)
+            if isinstance(suite, cst.BaseSuite):
+                yield from cst_import_nodes(suite.body)
+            for field in ("handlers", "cases"):
+                clauses = getattr(node, field, ())
+                if clauses:
+                    yield from cst_import_nodes(clauses)
+            for field in ("orelse", "finalbody"):
+                clause = getattr(node, field, None)
+                if clause is not None:
+                    yield from cst_import_nodes((clause,))
 
 
 def qualify(name: str, module: str, imports: Mapping[str, str]) -> str:

@@ -164,3 +164,117 @@ def test_function_bodies_at_matches_the_full_walk() -> None:
     # every function of the module-level snippet is reached
     tree = ast.parse(module_level)
     assert len(list(function_bodies_at(tree, list(range(1, module_level.count("\n") + 2))))) == 6
+
+
+# -- imports read on libcst's statements ---------------------------------------------
+
+_IMPORTS_EVERYWHERE = textwrap.dedent(
+    '''
+    import os, sys as system
+    from . import a as b
+    if x: import one
+    elif y:
+        from .two import t as shadow
+    else:
+        import three.deep
+    try:
+        import four
+    except ImportError:
+        from ..five import f
+    else: import six
+    finally:
+        from seven import *
+        import shadow, eighteen
+    with ctx() as c:
+        for i in r:
+            import eight
+        else:
+            import nine as n9
+    while w:
+        import ten
+    else:
+        pass
+    class C:
+        import eleven
+        def m(self):
+            import twelve; from .thirteen import th
+    async def f():
+        async with a:
+            import fourteen
+    match v:
+        case 1:
+            import fifteen
+        case _:
+            from sixteen import s16 as shadow
+    try:
+        pass
+    except* ValueError:
+        import seventeen
+    x = [lambda: 1 for _ in ()]
+    '''
+)
+
+
+def _imports_by_visitor(module: object, name: str, path: str) -> dict[str, str]:
+    """The plain definition: every ``Import``/``ImportFrom`` node a libcst
+    visitor meets, in order (a later import of a name wins)."""
+    import libcst as cst
+
+    from checks._helpers import dotted
+    from checks._imports import is_package_path, resolve_relative
+
+    out: dict[str, str] = {}
+    pkg = is_package_path(path)
+
+    class V(cst.CSTVisitor):
+        def visit_Import(self, n: cst.Import) -> None:
+            for a in n.names:
+                full = dotted(a.name) or ""
+                if a.asname is not None and isinstance(a.asname.name, cst.Name):
+                    out[a.asname.name.value] = full
+                else:
+                    out[full.split(".")[0]] = full.split(".")[0]
+
+        def visit_ImportFrom(self, n: cst.ImportFrom) -> None:
+            if isinstance(n.names, cst.ImportStar):
+                return
+            base = resolve_relative(name, pkg, len(n.relative), dotted(n.module) if n.module else None)
+            for a in n.names:
+                full = dotted(a.name) or ""
+                local = a.asname.name.value if a.asname is not None and isinstance(a.asname.name, cst.Name) else full
+                out[local] = f"{base}.{full}" if base else full
+
+    module.visit(V())  # type: ignore[attr-defined]
+    return out
+
+
+def test_imports_from_cst_reads_every_import_a_visitor_meets() -> None:
+    import libcst as cst
+
+    from checks._imports import imports_from_cst
+
+    module = cst.parse_module(_IMPORTS_EVERYWHERE)
+    got = imports_from_cst(module, "pkg.mod", "pkg/mod.py")
+    assert got == _imports_by_visitor(module, "pkg.mod", "pkg/mod.py")
+    for local in ("one", "three", "four", "f", "six", "eight", "n9", "ten", "eleven", "twelve", "th",
+                  "fourteen", "fifteen", "seventeen", "eighteen"):
+        assert local in got, local
+    assert got["shadow"] == "sixteen.s16"  # the last one written wins
+    assert got["f"] == "five.f" or got["f"].endswith(".five.f")
+
+
+def test_imports_from_cst_matches_the_visitor_on_the_corpus() -> None:
+    import libcst as cst
+
+    from checks._imports import imports_from_cst
+
+    root = Path(__file__).resolve().parent.parent
+    files = sorted((root / "corpus").rglob("*.py")) + sorted((root / "checks").glob("*.py"))
+    assert len(files) > 50
+    for f in files:
+        try:
+            module = cst.parse_module(f.read_text(encoding="utf-8"))
+        except cst.ParserSyntaxError:
+            continue
+        for name, path in (("pkg.sub.mod", "pkg/sub/mod.py"), ("pkg.sub", "pkg/sub/__init__.py")):
+            assert imports_from_cst(module, name, path) == _imports_by_visitor(module, name, path), f
