@@ -117,6 +117,23 @@ def skeleton(text: str) -> str:
     return _STRINGS.sub(_blank, text)
 
 
+# the last skeleton made: (text, length, the skeleton of ``text[:length]``)
+_LAST_SKELETON: list[Any] = [None, 0, ""]
+
+
+def skeleton_to(text: str, cut: int) -> str:
+    """``skeleton(text[:cut])``, from the skeleton last made of this text
+    when it reaches ``cut`` (the gates and the scopes of one file each ask
+    for one; a string running past ``cut`` is blanked alike in both). A
+    skeleton that may differ from Python's tokens raises ``Unsure``."""
+    if _LAST_SKELETON[0] is text and _LAST_SKELETON[1] >= cut:
+        sk: str = _LAST_SKELETON[2]
+        return sk if len(sk) == cut else sk[:cut]
+    sk = skeleton(text if cut >= len(text) else text[:cut])
+    _LAST_SKELETON[:] = [text, cut, sk]
+    return sk
+
+
 def function_spans(sk: str, sites: Sequence[int]) -> Iterator[tuple[int, int]]:
     """(start, end) of the definitions in the skeleton ``sk`` that may hold
     one of ``sites`` (sorted): from the `def` line to the line that ends the
@@ -196,7 +213,7 @@ def delimit(text: str, sites: Sequence[int], code_only: bool = False) -> Delimit
     m = TOP_LEVEL(text, sites[-1])
     cut = m.start() + 2 if m is not None else len(text)
     try:
-        sk = skeleton(text[:cut])
+        sk = skeleton_to(text, cut)
         kept = [p for p in sites if p < len(sk) and not sk[p].isspace()] if code_only else list(sites)
         spans = list(function_spans(sk, kept)) if kept else []
     except Unsure:
@@ -250,7 +267,7 @@ def top_level_regions(text: str) -> list[tuple[int, int]] | None:
     got: list[tuple[int, int]] | None = None
     if "\t" not in text and "\f" not in text and "\r" not in text:
         try:
-            sk = skeleton(text)
+            sk = skeleton_to(text, len(text))
         except Unsure:
             sk = None
         if sk is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import random
+import re
 import textwrap
 from pathlib import Path
 
@@ -1251,3 +1252,38 @@ def test_text_gates_admit_a_finding_injected_into_every_corpus_function(rule: ob
                 bsmd._TEXT_GATE_MEMO[:] = [None, False]
             assert rule.candidate(injected), (path.name, fn.name)  # type: ignore[attr-defined]
     assert tried > 300
+
+
+def test_a_shorter_skeleton_of_the_same_text_is_cut_from_the_last_one() -> None:
+    """The gates and scopes of one file each ask for the skeleton up to some
+    offset (``skeleton_to``): one asked after a longer one of the same text
+    is cut from it and equals the skeleton made of that prefix; another
+    text, or a longer prefix, is blanked afresh."""
+    files = sorted((Path(__file__).resolve().parent.parent / "corpus").rglob("*.py"))[:60]
+    assert files
+    for f in files:
+        text = f.read_text(encoding="utf-8")
+        if "\t" in text or "\r" in text:
+            continue
+        cuts = [m.start() + 2 for m in re.finditer(r"\n(?:def|class|async|@)", text)] + [len(text)]
+        try:
+            whole = tf.skeleton_to(text, len(text))
+        except tf.Unsure:
+            continue
+        assert whole == tf.skeleton(text)
+        for cut in cuts:
+            # a string running past the cut is blanked alike, so the cut
+            # skeleton equals the prefix's own unless the prefix is unsure
+            try:
+                own = tf.skeleton(text[:cut])
+            except tf.Unsure:
+                continue
+            assert tf.skeleton_to(text, cut) == own, (f, cut)
+    # another text is blanked afresh, not cut from the last one
+    first = "x = '#'  # c\n" * 3
+    assert tf.skeleton_to(first, len(first)) == ("x = " + " " * 8 + "\n") * 3
+    other = "y = 1  # '\n" * 3
+    assert tf.skeleton_to(other, 11) == "y = 1     \n"
+    longer = "def f():\n    return ' a '\n"
+    assert tf.skeleton_to(longer, 9) == "def f():\n"
+    assert tf.skeleton_to(longer, len(longer)) == "def f():\n    return      \n"
