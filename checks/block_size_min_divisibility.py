@@ -36,7 +36,7 @@ from checks._imports import (
 )
 from checks._kernels import KernelFacts, KernelIndex, Need, TritonKernels, collect_text
 from checks._pyscan import blank
-from checks._textfunctions import code_function_regions
+from checks._textfunctions import code_function_regions, skeleton_to, top_level_regions
 from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule
@@ -487,11 +487,24 @@ def _function_gate(text: str) -> bool:
     every function, or text the skeleton cannot read, leaves the file-wide
     test to decide; a file whose every ``min(`` is in a string or a comment
     has no site."""
-    got = code_function_regions(text, [m.start() for m in _MIN_OPEN.finditer(text)])
+    got = _functions_passing(text, first=True)
     if got is None:
         return True
+    passing, outside = got
+    return outside or bool(passing)
+
+
+def _functions_passing(text: str, first: bool = False) -> tuple[list[tuple[int, int]], bool] | None:
+    """The spans of the functions holding a ``min(`` in code whose text
+    passes the test (with ``first``, up to the first), and whether a
+    ``min(`` in code stands outside every function; None where the
+    functions cannot be delimited."""
+    got = code_function_regions(text, [m.start() for m in _MIN_OPEN.finditer(text)])
+    if got is None:
+        return None
     code, regions = got
     covered = set()
+    passing: list[tuple[int, int]] = []
     for a, b in regions:
         i, j = bisect.bisect_left(code, a), bisect.bisect_left(code, b)
         if i == j:
@@ -500,8 +513,47 @@ def _function_gate(text: str) -> bool:
         span = text[a:b]
         bindings = _min_bindings(span)
         if bindings and _consumer_hint(span) and _text_may_fire(span, bindings):
-            return True
-    return len(covered) < len(code)  # a ``min(`` outside every function
+            passing.append((a, b))
+            if first:
+                return passing, False
+    return passing, len(covered) < len(code)
+
+
+# -- what the ast gate reads ---------------------------------------------------
+# The replay (below) analyses the innermost function around each ``min(``
+# whose text may leave anything (``_may_leave_anything``, the test the text
+# gate asks of each function's text), the module's own statements when a
+# ``min(`` stands there, and reads the module's top-level bindings and
+# functions, and every import (``_qualified``). A class body is never
+# analysed. So the gate reads every top-level statement but the classes that
+# hold no function the text test passes and no ``import``: their lines are
+# blanked before the file is compiled (the engine's scopes,
+# ``Rule.ast_scope``). The check parses the whole file (its fix may add an
+# import).
+_CLASS_LINE = re.compile(r"(?:^|\n)class\b")
+_IMPORT_WORD = re.compile(r"(?<![\w.])import\b")
+
+
+def _scope(text: str) -> list[tuple[int, int]] | None:
+    """The top-level regions the ast gate reads (None: all, where
+    functions or statements cannot be delimited)."""
+    got = _functions_passing(text)
+    if got is None:
+        return None
+    regions = top_level_regions(text)
+    if regions is None:
+        return None
+    # (the regions were told on this skeleton: its strings and comments
+    # blank; a region starts after a line break, which the class line's
+    # search starts from)
+    sk = skeleton_to(text, len(text))
+    starts = [a for a, _ in regions]
+    keep = {bisect.bisect_right(starts, a) - 1 for a, _ in got[0]}
+    return [
+        (a, b)
+        for k, (a, b) in enumerate(regions)
+        if k in keep or not _CLASS_LINE.search(sk, max(a - 1, 0), b) or _IMPORT_WORD.search(sk, a, b)
+    ]
 
 
 # -- the ast gate: the rule's analysis replayed on ``ast`` ---------------------------
@@ -2175,6 +2227,10 @@ class BlockSizeMinDivisibility(Rule):
         ``%``, ``/``, ``range(..)`` or a launch, or a launch has a ``min(``
         argument."""
         return _text_gate(text)
+
+    @classmethod
+    def ast_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+        return _scope(text)
 
     @classmethod
     def candidate_tree(cls, tree: ast.Module, text: str) -> bool:

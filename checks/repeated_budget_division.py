@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,11 +20,12 @@ from checks._helpers import (
     function_bodies_at,
     last_name,
     lines_with,
+    memo_last_text,
     memo_on_tree,
     name_matches,
     walk_fast,
 )
-from checks._textfunctions import delimit
+from checks._textfunctions import delimit, top_level_regions
 from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule, RuleContext
@@ -153,11 +154,14 @@ def _text_divisor(text: str, i: int) -> bool:
     """Whether the name starting at ``i`` may be (the last name of) a
     divisor: what precedes it, skipping a dotted chain with its calls and
     subscripts, is a `/`, a `/=`, a `(` right after one, or the argument
-    list of a ceiling-division call. Unsure (strings, comments): True."""
+    list of a ceiling-division call. Unsure (strings, comments, a line
+    above that may end in a comment: `// (  # why` then the name): True."""
     j = i - 1
     while j >= 0:
         c = text[j]
         if c.isalnum() or c == "_" or c == "." or c in _BLANKS:
+            if c == "\n" and "#" in text[text.rfind("\n", 0, j) + 1 : j]:
+                return True
             j -= 1
             continue
         if c in ")]}":
@@ -226,8 +230,10 @@ def _text_size_divisions(text: str, enough: int) -> int:
     return n
 
 
+@memo_last_text
 def _text_size_sites(text: str) -> list[int]:
-    """The positions of every size word standing as a divisor (``_text_divisor``)."""
+    """The positions of every size word standing as a divisor
+    (``_text_divisor``; the text gate and the scope of one text share them)."""
     out = []
     for m in _SIZE_FIND(text):
         i = m.start()
@@ -718,14 +724,50 @@ def _shape_may_fire(shape: Mapping[str, Any], budgets: Sequence[str], sizes: Seq
     return any(is_budget(kw) and any_size(r) for kw, r in shape["k"])
 
 
+# -- what the ast readers read -------------------------------------------------
+# Under the default names every finding is made inside one function whose
+# text passes the raw-text prefilter's test (the section "per function, by
+# text": its words are those of the default names), so this rule's ast
+# readers (its gate, ``BudgetDivisionShapes``) and its check then read only
+# the top-level statements that hold such a function; the other statements'
+# lines are blanked before the file is compiled or parsed (the engine's
+# scopes, ``Rule.ast_scope``). With configured names a function the test
+# passes over may hold one (a file another function let in is read whole).
+
+
+def _scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+    """The top-level regions holding a function the text test passes
+    (None: all, under configured names, or where functions or statements
+    cannot be delimited)."""
+    own = options.get("SHD401", {})
+    if tuple(own.get("budget-names", DEFAULT_BUDGETS)) != tuple(DEFAULT_BUDGETS) or tuple(
+        own.get("parallel-size-names", DEFAULT_SIZES)
+    ) != tuple(DEFAULT_SIZES):
+        return None
+    spans = RepeatedBudgetDivision._functions_passing(text, _text_size_sites(text))
+    if not spans:
+        return None  # (no function passed: the file-wide test admitted it)
+    regions = top_level_regions(text)
+    if regions is None:
+        return None
+    starts = [a for a, _ in regions]
+    kept = sorted({bisect_right(starts, a) - 1 for a, _ in spans})
+    return [regions[k] for k in kept]
+
+
 class BudgetDivisionShapes(FactCollector):
     """Per module, the functions that could hold a SHD401 finding, with the
     names the facts gate matches against the effective options. Read only
     by the gate."""
 
     name = "budget_division_shapes"
-    version = 2
+    # 3: only the top-level statements in ``_scope``
+    version = 3
     needles = _TEXT_NEEDLES
+
+    @classmethod
+    def ast_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+        return _scope(text, options)
 
     @classmethod
     def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
@@ -796,7 +838,10 @@ class RepeatedBudgetDivision(Rule):
     `cp_size`, `world_size`, `parallel_size` (any case; even when the
     configured sizes are other names). So a configured budget name should
     contain one of the budget words, and a configured size one of the size
-    words.
+    words. Under the default names a finding is made within one function
+    that passes this test, so the `ast` and facts prefilters and the check
+    then read only the top-level statements (a class, a function) holding
+    such a function; with configured names they read the whole file.
     """
 
     code = "SHD401"
@@ -860,10 +905,21 @@ class RepeatedBudgetDivision(Rule):
     def _function_gate(cls, text: str, sites: list[int]) -> bool:
         """The same test within each function (see the prefilter section),
         given the positions of the size words standing as divisors."""
+        spans = cls._functions_passing(text, sites, first=True)
+        return spans is None or bool(spans)
+
+    @classmethod
+    def _functions_passing(
+        cls, text: str, sites: list[int], first: bool = False
+    ) -> list[tuple[int, int]] | None:
+        """The spans of the functions whose text passes the test (with
+        ``first``, up to the first), or None where functions cannot be
+        delimited (the file-wide test then decides)."""
         got = delimit(text, sites)
         if got is None:
-            return True
+            return None
         sk, cut = got.skeleton, got.cut
+        out: list[tuple[int, int]] = []
         for start, end in got.spans:
             if end >= cut:
                 end = len(text)
@@ -876,12 +932,19 @@ class RepeatedBudgetDivision(Rule):
                 continue
             if not (n >= 2 or _BUDGET_STORE(low) is not None):
                 continue
-            if end > len(sk):
-                return True  # a body open at the cut: no statements to read
-            n = _budget_sites(text, sk, start, end, sites[i : i + n])
-            if n >= 2 or (n == 1 and _BUDGET_STORE(low) is not None):
-                return True
-        return False
+            # (a body open at the cut has no statements to read: it passes)
+            if end <= len(sk):
+                n = _budget_sites(text, sk, start, end, sites[i : i + n])
+                if not (n >= 2 or (n == 1 and _BUDGET_STORE(low) is not None)):
+                    continue
+            out.append((start, end))
+            if first:
+                break
+        return out
+
+    @classmethod
+    def ast_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+        return _scope(text, options)
 
     @classmethod
     def candidate_tree(cls, tree: ast.Module, text: str) -> bool:
