@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,12 +23,14 @@ from checks._helpers import (
 )
 from checks._imports import imports_from_ast, imports_from_cst, qualify
 from checks._sentinels import ClassRef, Resolver, SentinelIndex
+from checks._textfunctions import skeleton_to, top_level_regions
 from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, Rule
 from linter.types import Note, Severity, Span
 
 _INIT_FAMILY = frozenset({"__init__", "__post_init__", "__new__"})
+_DEFAULT_FACTORIES = ("get_impl_cls", "get_impl_class")
 _CAST = frozenset({"cast", "typing.cast", "t.cast"})
 # Calls whose positional arguments are tensor shapes or loop bounds: a
 # sentinel there is a wrong-sized buffer or an empty loop, not an error.
@@ -481,14 +484,57 @@ def _type_names(expr: ast.AST) -> set[str]:
     return out
 
 
+# -- what the ast readers read -------------------------------------------------
+# ``sentinel_sites`` records, per function, the assignments of a capitalised
+# call, the method calls whose result is called (of which the facts gate
+# keeps the configured ``factory-methods``) and, per class, what an
+# ``__init__``-family method uses as a size, qualified through the module's
+# imports. So this rule's ast readers (its gate, ``SentinelSiteFacts``) and
+# its check read only the top-level statements whose code holds an
+# ``import``, an ``__init__``/``__post_init__``/``__new__``, an ``=`` before
+# a (dotted) capitalised name called, or a configured factory method's name,
+# found on the strings-and-comments skeleton; the other statements' lines are
+# blanked before the file is compiled or parsed (``Rule.ast_scope``). Code
+# with a character outside ASCII (an identifier the compiler normalises, a
+# capital the pattern would not know) is read whole.
+_SCOPE_FIXED = (
+    r"(?<![\w.])import\b|__init__|__post_init__|__new__"
+    r"|=[\s(\\]*(?:\w+[\s\\]*\.[\s\\]*)*[A-Z]\w*[\s\\]*\("
+)
+
+
+@functools.lru_cache(maxsize=16)
+def _scope_search(factories: tuple[str, ...]) -> Any:
+    words = "".join(f"|(?<!\\w){re.escape(f)}(?!\\w)" for f in factories)
+    return re.compile(_SCOPE_FIXED + words).search
+
+
+def _scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+    """The top-level regions this rule's ast readers read (None: all)."""
+    regions = top_level_regions(text)
+    if regions is None:
+        return None
+    sk = skeleton_to(text, len(text))
+    if not sk.isascii():
+        return None
+    factories = options.get("SHD201", {}).get("factory-methods", _DEFAULT_FACTORIES)
+    search = _scope_search(tuple(factories))
+    return [(a, b) for a, b in regions if search(sk, a, b)]
+
+
 class SentinelSiteFacts(FactCollector):
     """Per module, what the SHD201 facts gate needs (see
     :func:`sentinel_sites`). Read only by the gate."""
 
     name = "sentinel_sites"
-    # 2: ``typed``, the names a cast or an annotation gives a factory's result
-    version = 2
+    # 2: ``typed``, the names a cast or an annotation gives a factory's result;
+    # 3: only the top-level statements in ``_scope``
+    version = 3
     needles = _SITE_NEEDLES
+
+    @classmethod
+    def ast_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+        return _scope(text, options)
 
     @classmethod
     def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
@@ -648,6 +694,10 @@ class UnresolvedSentinelReachesImpl(Rule):
     custom `factory-methods` or `impl-class-patterns`, a file is analysed
     only when it also mentions `get_impl_cl`, calls an `*Impl(`/`*ImplBase(`
     name, or sets a size/rank-named attribute to `-N` (or `self.<x> = None`).
+    Its `ast` gate and the check then read only the top-level statements
+    (a class, a function, a block) that hold an `import`, an
+    `__init__`/`__post_init__`/`__new__`, an assignment of a call to a
+    capitalised name, or a configured `factory-methods` name.
     """
 
     code = "SHD201"
@@ -668,7 +718,7 @@ class UnresolvedSentinelReachesImpl(Rule):
         ),
         "sentinel-values": Option(("-1", "None"), "list[str]", "Literals meaning 'not resolved yet'"),
         "factory-methods": Option(
-            ("get_impl_cls", "get_impl_class"), "list[str]", "Methods returning the class to construct"
+            _DEFAULT_FACTORIES, "list[str]", "Methods returning the class to construct"
         ),
         "impl-class-patterns": Option(
             ("*Impl", "*ImplBase"), "list[str]", "Classes a factory may return when nothing else says"
@@ -717,6 +767,10 @@ class UnresolvedSentinelReachesImpl(Rule):
     @classmethod
     def candidate(cls, text: str) -> bool:
         return _SITE_NEEDLES.match(text)
+
+    @classmethod
+    def ast_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+        return _scope(text, options)
 
     @classmethod
     def candidate_tree(cls, tree: ast.Module, text: str) -> bool:

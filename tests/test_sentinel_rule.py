@@ -647,3 +647,84 @@ def test_any_effective_is_a_superset_of_asking_every_class(spec: list[Any]) -> N
         )
         # (the facts gate's answer: never "no" when some class would say yes)
         assert view.any_effective() or not expected
+
+
+# -- what the ast readers and the check read -----------------------------------------
+
+
+def test_scoped_sites_and_check_equal_the_whole_on_the_corpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SHD201's ast readers and its check read only the top-level statements
+    holding an import, an ``__init__``-family method, an assignment of a
+    capitalised call or a configured factory method (``ast_scope``): on every
+    corpus file, the scoped ``sentinel_sites`` facts hold the same
+    constructions, own-init sizes and factories as the whole file's (a
+    cast's names only from the functions that call a method), and a run
+    over each of the rule's corpus projects reports exactly what a run that
+    reads whole files does."""
+    from checks.unresolved_sentinel_reaches_impl import (
+        SentinelSiteFacts,
+        UnresolvedSentinelReachesImpl,
+        _scope,
+    )
+    from linter.facts import mask_text, scoped_tree
+
+    blanked = 0
+    for path in sorted(CORPUS_DIR.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        spans = _scope(text, {})
+        if spans is None:
+            continue
+        part_tree = scoped_tree(ast.parse(mask_text(text, spans)), text, spans)
+        whole = SentinelSiteFacts.collect(tree, text, "pkg.m", "pkg/m.py")
+        part = SentinelSiteFacts.collect(part_tree, text, "pkg.m", "pkg/m.py")
+        for key in ("own", "named", "factories"):
+            assert part.get(key) == whole.get(key), (path.name, key)
+        assert set(part.get("typed", ())) <= set(whole.get("typed", ())), path.name
+        blanked += len(tree.body) - len(part_tree.body)
+    assert blanked >= 20, "the corpus must hold statements the scope leaves out"
+
+    def run(root: Path) -> list[Diagnostic]:
+        config = load_config([root], load_registry()) if (root / "pyproject.toml").is_file() else Config(root=root)
+        config = config.with_overrides(select=("SHD201",))
+        return Engine(config, jobs=1).run([root]).diagnostics
+
+    rule_dir = CORPUS_DIR / "unresolved_sentinel_reaches_impl"
+    roots = [rule_dir, *(d for d in sorted(rule_dir.iterdir()) if d.is_dir())]
+    scoped = {r: run(r) for r in roots}
+    assert sum(len(v) for v in scoped.values()) >= 10
+    for cls in (UnresolvedSentinelReachesImpl, SentinelSiteFacts):
+        monkeypatch.setattr(cls, "ast_scope", classmethod(lambda cls, text, options: None))
+    for r in roots:
+        assert run(r) == scoped[r], r.name
+
+
+def test_configured_factory_methods_widen_the_scope() -> None:
+    from checks.unresolved_sentinel_reaches_impl import _scope
+
+    text = textwrap.dedent(
+        """
+        CONSTANT = 3
+
+
+        def plain(x):
+            return x + 1
+
+
+        def via_factory(backend):
+            return backend.make_impl()
+
+
+        def builds(x):
+            layer = nn.Linear(x, x)
+            return layer
+        """
+    )
+    kept = lambda options: [text[a:b].strip().split("\n")[0] for a, b in _scope(text, options)]  # noqa: E731
+    assert kept({}) == ["def builds(x):"]
+    assert kept({"SHD201": {"factory-methods": ["make_impl"]}}) == ["def via_factory(backend):", "def builds(x):"]
+    # code outside ASCII (an identifier the compiler normalises): all is read
+    assert _scope(text.replace("plain", "plaín"), {}) is None
