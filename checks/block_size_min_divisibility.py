@@ -23,6 +23,7 @@ from checks._helpers import (
     dotted,
     function_params,
     int_literal,
+    memo_last_text,
     walk,
     walk_no_nested,
 )
@@ -487,18 +488,19 @@ def _function_gate(text: str) -> bool:
     every function, or text the skeleton cannot read, leaves the file-wide
     test to decide; a file whose every ``min(`` is in a string or a comment
     has no site."""
-    got = _functions_passing(text, first=True)
+    got = _functions_passing(text)
     if got is None:
         return True
     passing, outside = got
     return outside or bool(passing)
 
 
-def _functions_passing(text: str, first: bool = False) -> tuple[list[tuple[int, int]], bool] | None:
+@memo_last_text
+def _functions_passing(text: str) -> tuple[list[tuple[int, int]], bool] | None:
     """The spans of the functions holding a ``min(`` in code whose text
-    passes the test (with ``first``, up to the first), and whether a
-    ``min(`` in code stands outside every function; None where the
-    functions cannot be delimited."""
+    passes the test, and whether a ``min(`` in code stands outside every
+    function; None where the functions cannot be delimited. (The text gate
+    and the scope of one text share the answer.)"""
     got = code_function_regions(text, [m.start() for m in _MIN_OPEN.finditer(text)])
     if got is None:
         return None
@@ -514,8 +516,6 @@ def _functions_passing(text: str, first: bool = False) -> tuple[list[tuple[int, 
         bindings = _min_bindings(span)
         if bindings and _consumer_hint(span) and _text_may_fire(span, bindings):
             passing.append((a, b))
-            if first:
-                return passing, False
     return passing, len(covered) < len(code)
 
 
@@ -530,8 +530,22 @@ def _functions_passing(text: str, first: bool = False) -> tuple[list[tuple[int, 
 # blanked before the file is compiled (the engine's scopes,
 # ``Rule.ast_scope``). The check parses the whole file (its fix may add an
 # import).
-_CLASS_LINE = re.compile(r"(?:^|\n)class\b")
-_IMPORT_WORD = re.compile(r"(?<![\w.])import\b")
+
+
+def _holds_word(sk: str, word: str, a: int, b: int, line_start: bool = False) -> bool:
+    """Whether ``sk[a:b]`` holds ``word`` as a whole word (with
+    ``line_start``, at the start of a line)."""
+    n = len(word)
+    i = sk.find(word, a, b)
+    while i >= 0:
+        before = sk[i - 1] if i else "\n"
+        after = sk[i + n : i + n + 1]
+        if (before == "\n" if line_start else not (before.isalnum() or before == "_" or before == ".")) and not (
+            after.isalnum() or after == "_"
+        ):
+            return True
+        i = sk.find(word, i + 1, b)
+    return False
 
 
 def _scope(text: str) -> list[tuple[int, int]] | None:
@@ -543,16 +557,14 @@ def _scope(text: str) -> list[tuple[int, int]] | None:
     regions = top_level_regions(text)
     if regions is None:
         return None
-    # (the regions were told on this skeleton: its strings and comments
-    # blank; a region starts after a line break, which the class line's
-    # search starts from)
+    # (the regions were told on this skeleton: its strings and comments blank)
     sk = skeleton_to(text, len(text))
     starts = [a for a, _ in regions]
     keep = {bisect.bisect_right(starts, a) - 1 for a, _ in got[0]}
     return [
         (a, b)
         for k, (a, b) in enumerate(regions)
-        if k in keep or not _CLASS_LINE.search(sk, max(a - 1, 0), b) or _IMPORT_WORD.search(sk, a, b)
+        if k in keep or not _holds_word(sk, "class", a, b, line_start=True) or _holds_word(sk, "import", a, b)
     ]
 
 

@@ -724,6 +724,13 @@ def _shape_may_fire(shape: Mapping[str, Any], budgets: Sequence[str], sizes: Seq
     return any(is_budget(kw) and any_size(r) for kw, r in shape["k"])
 
 
+@memo_last_text
+def _functions_passing(text: str) -> list[tuple[int, int]] | None:
+    """``RepeatedBudgetDivision._functions_passing`` of the text's size
+    sites (the text gate and the scope of one text share the answer)."""
+    return RepeatedBudgetDivision._functions_passing(text, _text_size_sites(text))
+
+
 # -- what the ast readers read -------------------------------------------------
 # Under the default names every finding is made inside one function whose
 # text passes the raw-text prefilter's test (the section "per function, by
@@ -744,7 +751,7 @@ def _scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[in
         own.get("parallel-size-names", DEFAULT_SIZES)
     ) != tuple(DEFAULT_SIZES):
         return None
-    spans = RepeatedBudgetDivision._functions_passing(text, _text_size_sites(text))
+    spans = _functions_passing(text)
     if not spans:
         return None  # (no function passed: the file-wide test admitted it)
     regions = top_level_regions(text)
@@ -899,22 +906,19 @@ class RepeatedBudgetDivision(Rule):
             return False
         if n == 1 and _BUDGET_STORE(text.lower() if low is None else low) is None:
             return False
-        return cls._function_gate(text, sites)
+        return cls._function_gate(text)
 
     @classmethod
-    def _function_gate(cls, text: str, sites: list[int]) -> bool:
-        """The same test within each function (see the prefilter section),
-        given the positions of the size words standing as divisors."""
-        spans = cls._functions_passing(text, sites, first=True)
+    def _function_gate(cls, text: str) -> bool:
+        """The same test within each function (see the prefilter section)."""
+        spans = _functions_passing(text)
         return spans is None or bool(spans)
 
     @classmethod
-    def _functions_passing(
-        cls, text: str, sites: list[int], first: bool = False
-    ) -> list[tuple[int, int]] | None:
-        """The spans of the functions whose text passes the test (with
-        ``first``, up to the first), or None where functions cannot be
-        delimited (the file-wide test then decides)."""
+    def _functions_passing(cls, text: str, sites: list[int]) -> list[tuple[int, int]] | None:
+        """The spans of the functions whose text passes the test, or None
+        where functions cannot be delimited (the file-wide test then
+        decides)."""
         got = delimit(text, sites)
         if got is None:
             return None
@@ -938,8 +942,6 @@ class RepeatedBudgetDivision(Rule):
                 if not (n >= 2 or (n == 1 and _BUDGET_STORE(low) is not None)):
                     continue
             out.append((start, end))
-            if first:
-                break
         return out
 
     @classmethod

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import ast
-import functools
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +23,7 @@ from checks._helpers import (
 )
 from checks._imports import imports_from_ast, imports_from_cst, qualify
 from checks._sentinels import ClassRef, Resolver, SentinelIndex
-from checks._textfunctions import skeleton_to, top_level_regions
+from checks._textfunctions import regions_holding, skeleton_to, top_level_regions
 from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, Rule
@@ -497,16 +497,8 @@ def _type_names(expr: ast.AST) -> set[str]:
 # blanked before the file is compiled or parsed (``Rule.ast_scope``). Code
 # with a character outside ASCII (an identifier the compiler normalises, a
 # capital the pattern would not know) is read whole.
-_SCOPE_FIXED = (
-    r"(?<![\w.])import\b|__init__|__post_init__|__new__"
-    r"|=[\s(\\]*(?:\w+[\s\\]*\.[\s\\]*)*[A-Z]\w*[\s\\]*\("
-)
-
-
-@functools.lru_cache(maxsize=16)
-def _scope_search(factories: tuple[str, ...]) -> Any:
-    words = "".join(f"|(?<!\\w){re.escape(f)}(?!\\w)" for f in factories)
-    return re.compile(_SCOPE_FIXED + words).search
+# an ``=`` before a (dotted) capitalised name called (led by the ``=``)
+_ASSIGNED_CAPITAL = re.compile(r"=[\s(\\]*(?:\w+[\s\\]*\.[\s\\]*)*[A-Z]\w*[\s\\]*\(").finditer
 
 
 def _scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
@@ -518,8 +510,12 @@ def _scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[in
     if not sk.isascii():
         return None
     factories = options.get("SHD201", {}).get("factory-methods", _DEFAULT_FACTORIES)
-    search = _scope_search(tuple(factories))
-    return [(a, b) for a, b in regions if search(sk, a, b)]
+    # (a word found inside a longer one only keeps one statement more)
+    kept = set(regions_holding(text, ("import", "__init__", "__post_init__", "__new__", *factories), sk) or ())
+    starts = [a for a, _ in regions]
+    for m in _ASSIGNED_CAPITAL(sk):
+        kept.add(regions[bisect_right(starts, m.start()) - 1])
+    return sorted(kept)
 
 
 class SentinelSiteFacts(FactCollector):
