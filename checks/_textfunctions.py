@@ -208,12 +208,17 @@ def delimit(text: str, sites: Sequence[int], code_only: bool = False) -> Delimit
         return Delimited([], [], "", 0)
     if "\t" in text or "\f" in text or "\r" in text:
         return None
-    # only the text up to the cut is blanked: the tokens before it are read
-    # exactly as in the whole text
+    # functions are looked for up to the cut (the first top-level statement
+    # after the last site): what follows cannot hold a site's function
     m = TOP_LEVEL(text, sites[-1])
     cut = m.start() + 2 if m is not None else len(text)
     try:
-        sk = skeleton_to(text, cut)
+        try:
+            # the whole text's skeleton, cut: the scopes of the same file
+            # read it whole (a string running past the cut is blanked alike)
+            sk = skeleton_to(text, len(text))[:cut]
+        except Unsure:
+            sk = skeleton_to(text, cut)  # (an unsure f-string past the cut)
         kept = [p for p in sites if p < len(sk) and not sk[p].isspace()] if code_only else list(sites)
         spans = list(function_spans(sk, kept)) if kept else []
     except Unsure:
