@@ -522,30 +522,44 @@ def _functions_passing(text: str) -> tuple[list[tuple[int, int]], bool] | None:
 # -- what the ast gate reads ---------------------------------------------------
 # The replay (below) analyses the innermost function around each ``min(``
 # whose text may leave anything (``_may_leave_anything``, the test the text
-# gate asks of each function's text), the module's own statements when a
-# ``min(`` stands there, and reads the module's top-level bindings and
-# functions, and every import (``_qualified``). A class body is never
-# analysed. So the gate reads every top-level statement but the classes that
-# hold no function the text test passes and no ``import``: their lines are
-# blanked before the file is compiled (the engine's scopes,
-# ``Rule.ast_scope``). The check parses the whole file (its fix may add an
-# import).
+# gate asks of each function's text) and the module's own statements when a
+# ``min(`` stands there; it reads the module's top-level bindings, the
+# module's functions a call it evaluates names (``_fn_pow2``: a function
+# whose every ``return`` is a power of two), and every import
+# (``_qualified``). A class body is never analysed. So the gate reads the
+# top-level statements that hold such a function or an ``import``, every
+# statement that is not a definition, and the functions named in what it
+# reads (and so on): the other lines are blanked before the file is
+# compiled (the engine's scopes, ``Rule.ast_scope``). The check parses the
+# whole file (its fix may add an import).
+_DEF_HEAD = re.compile(r"(?:async[ \t]+)?def[ \t]+(\w+)").match
 
 
-def _holds_word(sk: str, word: str, a: int, b: int, line_start: bool = False) -> bool:
-    """Whether ``sk[a:b]`` holds ``word`` as a whole word (with
-    ``line_start``, at the start of a line)."""
+def _holds_word(sk: str, word: str, a: int, b: int) -> bool:
+    """Whether ``sk[a:b]`` holds ``word`` as a whole word."""
     n = len(word)
     i = sk.find(word, a, b)
     while i >= 0:
-        before = sk[i - 1] if i else "\n"
+        before = sk[i - 1] if i else " "
         after = sk[i + n : i + n + 1]
-        if (before == "\n" if line_start else not (before.isalnum() or before == "_" or before == ".")) and not (
-            after.isalnum() or after == "_"
-        ):
+        if not (before.isalnum() or before == "_" or before == ".") and not (after.isalnum() or after == "_"):
             return True
         i = sk.find(word, i + 1, b)
     return False
+
+
+def _head_line(sk: str, a: int, b: int) -> str:
+    """The first line of ``sk[a:b]`` with code in column 0 that is not a
+    decorator's (nor a closing bracket's): the statement's own ("" if none)."""
+    i = a
+    while i < b:
+        e = sk.find("\n", i, b)
+        e = b if e < 0 else e
+        c = sk[i : i + 1]
+        if c and not c.isspace() and c not in ")]}@":
+            return sk[i:e]
+        i = e + 1
+    return ""
 
 
 def _scope(text: str) -> list[tuple[int, int]] | None:
@@ -561,11 +575,30 @@ def _scope(text: str) -> list[tuple[int, int]] | None:
     sk = skeleton_to(text, len(text))
     starts = [a for a, _ in regions]
     keep = {bisect.bisect_right(starts, a) - 1 for a, _ in got[0]}
-    return [
-        (a, b)
-        for k, (a, b) in enumerate(regions)
-        if k in keep or not _holds_word(sk, "class", a, b, line_start=True) or _holds_word(sk, "import", a, b)
-    ]
+    defs: dict[int, str] = {}  # the functions not read yet, by region
+    for k, (a, b) in enumerate(regions):
+        if k in keep:
+            continue
+        if _holds_word(sk, "import", a, b):
+            keep.add(k)
+            continue
+        head = _head_line(sk, a, b)
+        m = _DEF_HEAD(head)
+        if m is not None:
+            defs[k] = m.group(1)
+        elif not (head.startswith("class") and not (head[5:6].isalnum() or head[5:6] == "_")):
+            keep.add(k)  # a statement of the module's own (a binding, a block)
+    # the module's functions named in what is read, until none is added
+    read = "\n".join(sk[a:b] for k, (a, b) in enumerate(regions) if k in keep)
+    while defs:
+        named = [k for k, name in defs.items() if _holds_word(read, name, 0, len(read))]
+        if not named:
+            break
+        for k in named:
+            keep.add(k)
+            read += "\n" + sk[regions[k][0] : regions[k][1]]
+            del defs[k]
+    return [regions[k] for k in sorted(keep)]
 
 
 # -- the ast gate: the rule's analysis replayed on ``ast`` ---------------------------

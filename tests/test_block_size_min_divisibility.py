@@ -1451,25 +1451,37 @@ def _offset(text: str, node: ast.stmt) -> int:
     return sum(len(x) + 1 for x in lines[: node.lineno - 1])
 
 
-def test_the_scope_keeps_the_classes_the_replay_may_read() -> None:
-    """A class whose method may leave a finding, a class with an import
-    (``_qualified`` reads every import of the module) and every statement
-    that is not a class are read; a class whose ``min(`` cannot leave
-    anything is blanked."""
+def test_the_scope_keeps_what_the_replay_may_read() -> None:
+    """A class whose method may leave a finding, a class or function with an
+    import (``_qualified`` reads every import of the module), every
+    statement that is not a definition, and the module's functions named in
+    what is read (and those they name: ``_fn_pow2`` reads their returns)
+    are read; a class or a function whose ``min(`` cannot leave anything is
+    blanked."""
     text = textwrap.dedent(
         """
         import triton
 
         WIDTH = 4096
+        if triton:
+            CAP = 1024
 
 
-        def helper(n):
-            return n
+        def pow2_cap(n):
+            return round_pow2(n)
+
+
+        def round_pow2(n):
+            return triton.next_power_of_2(n)
+
+
+        def unused_kernel(x):
+            return x
 
 
         class Fires:
             def f(self, n):
-                blk = min(n, 1024)
+                blk = min(pow2_cap(n), 1024)
                 assert n % blk == 0
 
 
@@ -1485,16 +1497,16 @@ def test_the_scope_keeps_the_classes_the_replay_may_read() -> None:
                 return min(n, 8)
 
 
-        class AlsoQuiet:
-            pass
+        async def quiet_too(n):
+            return min(n, 8)
         """
     )
     spans = bsmd._scope(text)
     assert spans is not None
     kept = [text[a:b] for a, b in spans]
-    for name in ("import triton", "WIDTH", "def helper", "class Fires", "class Imports"):
+    for name in ("import triton", "WIDTH", "CAP", "def pow2_cap", "def round_pow2", "class Fires", "class Imports"):
         assert any(name in k for k in kept), name
-    for name in ("class Quiet", "class AlsoQuiet"):
+    for name in ("def unused_kernel", "class Quiet", "quiet_too"):
         assert not any(name in k for k in kept), name
     # tabs or a lone carriage return: the regions cannot be told, all is read
     assert bsmd._scope(text.replace("    blk", "\tblk")) is None
