@@ -353,7 +353,16 @@ def name_matches(name: str | None, patterns: Iterable[str]) -> bool:
     if not name:
         return False
     leaf = name.rsplit(".", 1)[-1].lower()
-    return any(fnmatch.fnmatchcase(leaf, p.lower()) for p in patterns)
+    return _globs_match(tuple(patterns))(leaf) is not None
+
+
+@functools.lru_cache(maxsize=256)
+def _globs_match(patterns: tuple[str, ...]) -> Callable[[str], Any]:
+    """``fnmatch.fnmatchcase`` of any of the lower-cased ``patterns``, as one
+    compiled pattern (what ``fnmatchcase`` matches each one with, joined)."""
+    if not patterns:
+        return lambda leaf: None
+    return re.compile("|".join(f"(?:{fnmatch.translate(p.lower())})" for p in patterns)).match
 
 
 def function_params(func: cst.FunctionDef) -> list[str]:

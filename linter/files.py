@@ -10,6 +10,7 @@ every file of trees the size of vLLM, on the warm path too.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 from collections.abc import Iterator, Sequence
@@ -61,6 +62,7 @@ def relpath_of(path: Path, root: Path) -> str:
         return path.resolve().as_posix()
 
 
+@functools.lru_cache(maxsize=16384)
 def module_name_of(relpath: str) -> str:
     if relpath.endswith(".pyi"):
         relpath = relpath[:-4]

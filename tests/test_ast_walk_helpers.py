@@ -13,6 +13,9 @@ from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from checks._helpers import ast_children, function_bodies_at
 
 # one of every node kind, with the fields that hold None or strings set both
@@ -278,3 +281,29 @@ def test_imports_from_cst_matches_the_visitor_on_the_corpus() -> None:
             continue
         for name, path in (("pkg.sub.mod", "pkg/sub/mod.py"), ("pkg.sub", "pkg/sub/__init__.py")):
             assert imports_from_cst(module, name, path) == _imports_by_visitor(module, name, path), f
+
+
+# -- name_matches: every glob at once ----------------------------------------------
+
+_GLOB_CHARS = st.sampled_from(["*", "?", "[a-c]", "[!x]", "a", "B", "_", "1", ".", "x", "[", "]", "\\\\", "é"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.lists(_GLOB_CHARS, max_size=6).map("".join), max_size=4),
+    st.lists(st.sampled_from(["a", "b", "c", "x", "B", "_", "1", "é", "[", "]", "\\\\"]), max_size=6).map("".join),
+    st.sampled_from(["", "pkg.", "a.b."]),
+)
+def test_name_matches_is_fnmatchcase_of_any_glob(patterns: list[str], leaf: str, prefix: str) -> None:
+    """``name_matches`` matches the lower-cased last component against all
+    the globs in one compiled pattern: the same answer as
+    ``fnmatch.fnmatchcase`` asked of each."""
+    import fnmatch
+
+    from checks._helpers import name_matches
+
+    name = prefix + leaf
+    last = name.rsplit(".", 1)[-1].lower()
+    expected = bool(name) and any(fnmatch.fnmatchcase(last, p.lower()) for p in patterns)
+    assert name_matches(name, patterns) == expected
+    assert name_matches(name, iter(patterns)) == expected  # (any iterable)
