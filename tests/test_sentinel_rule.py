@@ -723,7 +723,9 @@ def test_configured_factory_methods_widen_the_scope() -> None:
             return layer
         """
     )
-    kept = lambda options: [text[a:b].strip().split("\n")[0] for a, b in _scope(text, options)]  # noqa: E731
+    def kept(options: dict[str, Any]) -> list[str]:
+        return [text[a:b].strip().split("\n")[0] for a, b in _scope(text, options) or ()]
+
     assert kept({}) == ["def builds(x):"]
     assert kept({"SHD201": {"factory-methods": ["make_impl"]}}) == ["def via_factory(backend):", "def builds(x):"]
     # code outside ASCII (an identifier the compiler normalises): all is read
