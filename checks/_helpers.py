@@ -274,13 +274,17 @@ def memo_last_text(fn: Callable[[str], T]) -> Callable[[str], T]:
     """Keep ``fn``'s answer for the last text it was asked about (by
     identity): the scan asks several gates and collectors about one file in
     a row, then moves on to the next."""
-    last: list[Any] = [None, None]
+    # one (text, answer) pair, read and replaced whole: a thread asking
+    # about another text meanwhile cannot hand this one its answer
+    last: list[tuple[Any, Any]] = [(None, None)]
 
     @functools.wraps(fn)
     def wrapper(text: str) -> T:
-        if last[0] is not text:
-            last[:] = [text, fn(text)]
-        return last[1]  # type: ignore[no-any-return]
+        seen, answer = last[0]
+        if seen is not text:
+            answer = fn(text)
+            last[0] = (text, answer)
+        return answer  # type: ignore[no-any-return]
 
     return wrapper
 

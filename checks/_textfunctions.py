@@ -117,8 +117,10 @@ def skeleton(text: str) -> str:
     return _STRINGS.sub(_blank, text)
 
 
-# the last skeleton made: (text, length, the skeleton of ``text[:length]``)
-_LAST_SKELETON: list[Any] = [None, 0, ""]
+# the last skeleton made: (text, length, the skeleton of ``text[:length]``),
+# read and replaced whole (a thread asking about another text meanwhile
+# cannot hand this one its skeleton)
+_LAST_SKELETON: list[tuple[Any, int, str]] = [(None, 0, "")]
 
 
 def skeleton_to(text: str, cut: int) -> str:
@@ -126,11 +128,11 @@ def skeleton_to(text: str, cut: int) -> str:
     when it reaches ``cut`` (the gates and the scopes of one file each ask
     for one; a string running past ``cut`` is blanked alike in both). A
     skeleton that may differ from Python's tokens raises ``Unsure``."""
-    if _LAST_SKELETON[0] is text and _LAST_SKELETON[1] >= cut:
-        sk: str = _LAST_SKELETON[2]
+    seen, length, sk = _LAST_SKELETON[0]
+    if seen is text and length >= cut:
         return sk if len(sk) == cut else sk[:cut]
     sk = skeleton(text if cut >= len(text) else text[:cut])
-    _LAST_SKELETON[:] = [text, cut, sk]
+    _LAST_SKELETON[0] = (text, cut, sk)
     return sk
 
 
