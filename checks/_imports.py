@@ -76,23 +76,30 @@ def imports_from_cst(node: cst.Module, module: str, path: str) -> dict[str, str]
     pkg = is_package_path(path)
     out: dict[str, str] = {}
     for n in cst_import_nodes(node.body):
-        if isinstance(n, cst.Import):
-            for a in n.names:
-                name = dotted(a.name) or ""
-                if a.asname is not None and isinstance(a.asname.name, cst.Name):
-                    out[a.asname.name.value] = name
-                else:
-                    out[name.split(".")[0]] = name.split(".")[0]
-            continue
-        if isinstance(n.names, cst.ImportStar):
-            continue
-        target = dotted(n.module) if n.module is not None else None
-        base = resolve_relative(module, pkg, len(n.relative), target)
+        bind_cst_import(out, n, module, pkg)
+    return out
+
+
+def bind_cst_import(out: dict[str, str], n: cst.Import | cst.ImportFrom, module: str, pkg: bool) -> None:
+    """Record in ``out`` the local names one libcst import statement binds
+    (``local -> qualified name``) in ``module`` (``pkg``: a package's
+    ``__init__``)."""
+    if isinstance(n, cst.Import):
         for a in n.names:
             name = dotted(a.name) or ""
-            local = a.asname.name.value if a.asname is not None and isinstance(a.asname.name, cst.Name) else name
-            out[local] = f"{base}.{name}" if base else name
-    return out
+            if a.asname is not None and isinstance(a.asname.name, cst.Name):
+                out[a.asname.name.value] = name
+            else:
+                out[name.split(".")[0]] = name.split(".")[0]
+        return
+    if isinstance(n.names, cst.ImportStar):
+        return
+    target = dotted(n.module) if n.module is not None else None
+    base = resolve_relative(module, pkg, len(n.relative), target)
+    for a in n.names:
+        name = dotted(a.name) or ""
+        local = a.asname.name.value if a.asname is not None and isinstance(a.asname.name, cst.Name) else name
+        out[local] = f"{base}.{name}" if base else name
 
 
 def cst_import_nodes(body: Sequence[cst.CSTNode]) -> Iterator[cst.Import | cst.ImportFrom]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -297,6 +297,13 @@ def top_level_regions(text: str) -> list[tuple[int, int]] | None:
                 decorated = sk[i] == "@"
             got = list(zip(starts, [*starts[1:], len(text)]))
     return got
+
+
+def regions_at(regions: Sequence[tuple[int, int]], offsets: Iterable[int]) -> set[int]:
+    """The indices of the ``regions`` (``top_level_regions``) that hold
+    the ``offsets``."""
+    starts = [a for a, _ in regions]
+    return {bisect_right(starts, p) - 1 for p in offsets}
 
 
 def regions_holding(text: str, words: Sequence[str], lowered: str | None = None) -> list[tuple[int, int]] | None:

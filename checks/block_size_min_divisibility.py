@@ -37,7 +37,7 @@ from checks._imports import (
 )
 from checks._kernels import KernelFacts, KernelIndex, Need, TritonKernels, collect_text
 from checks._pyscan import blank
-from checks._textfunctions import code_function_regions, skeleton_to, top_level_regions
+from checks._textfunctions import code_function_regions, regions_at, skeleton_to, top_level_regions
 from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule
@@ -573,8 +573,7 @@ def _scope(text: str) -> list[tuple[int, int]] | None:
         return None
     # (the regions were told on this skeleton: its strings and comments blank)
     sk = skeleton_to(text, len(text))
-    starts = [a for a, _ in regions]
-    keep = {bisect.bisect_right(starts, a) - 1 for a, _ in got[0]}
+    keep = regions_at(regions, (a for a, _ in got[0]))
     defs: dict[int, str] = {}  # the functions not read yet, by region
     for k, (a, b) in enumerate(regions):
         if k in keep:

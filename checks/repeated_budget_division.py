@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +25,7 @@ from checks._helpers import (
     name_matches,
     walk_fast,
 )
-from checks._textfunctions import delimit, top_level_regions
+from checks._textfunctions import delimit, regions_at, top_level_regions
 from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule, RuleContext
@@ -726,9 +726,35 @@ def _shape_may_fire(shape: Mapping[str, Any], budgets: Sequence[str], sizes: Seq
 
 @memo_last_text
 def _functions_passing(text: str) -> list[tuple[int, int]] | None:
-    """``RepeatedBudgetDivision._functions_passing`` of the text's size
-    sites (the text gate and the scope of one text share the answer)."""
-    return RepeatedBudgetDivision._functions_passing(text, _text_size_sites(text))
+    """The spans of the functions whose text passes the test (see the
+    prefilter section), or None where functions cannot be delimited (the
+    file-wide test then decides). The text gate and the scope of one text
+    share the answer."""
+    sites = _text_size_sites(text)
+    got = delimit(text, sites)
+    if got is None:
+        return None
+    sk, cut = got.skeleton, got.cut
+    out: list[tuple[int, int]] = []
+    for start, end in got.spans:
+        if end >= cut:
+            end = len(text)
+        i = bisect_left(sites, start)
+        n = bisect_left(sites, end) - i
+        if n == 0:
+            continue
+        low = text[start:end].lower()
+        if not any(w in low for w in _BUDGET_WORDS):
+            continue
+        if not (n >= 2 or _BUDGET_STORE(low) is not None):
+            continue
+        # (a body open at the cut has no statements to read: it passes)
+        if end <= len(sk):
+            n = _budget_sites(text, sk, start, end, sites[i : i + n])
+            if not (n >= 2 or (n == 1 and _BUDGET_STORE(low) is not None)):
+                continue
+        out.append((start, end))
+    return out
 
 
 # -- what the ast readers read -------------------------------------------------
@@ -757,9 +783,7 @@ def _scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[in
     regions = top_level_regions(text)
     if regions is None:
         return None
-    starts = [a for a, _ in regions]
-    kept = sorted({bisect_right(starts, a) - 1 for a, _ in spans})
-    return [regions[k] for k in kept]
+    return [regions[k] for k in sorted(regions_at(regions, (a for a, _ in spans)))]
 
 
 class BudgetDivisionShapes(FactCollector):
@@ -913,36 +937,6 @@ class RepeatedBudgetDivision(Rule):
         """The same test within each function (see the prefilter section)."""
         spans = _functions_passing(text)
         return spans is None or bool(spans)
-
-    @classmethod
-    def _functions_passing(cls, text: str, sites: list[int]) -> list[tuple[int, int]] | None:
-        """The spans of the functions whose text passes the test, or None
-        where functions cannot be delimited (the file-wide test then
-        decides)."""
-        got = delimit(text, sites)
-        if got is None:
-            return None
-        sk, cut = got.skeleton, got.cut
-        out: list[tuple[int, int]] = []
-        for start, end in got.spans:
-            if end >= cut:
-                end = len(text)
-            i = bisect_left(sites, start)
-            n = bisect_left(sites, end) - i
-            if n == 0:
-                continue
-            low = text[start:end].lower()
-            if not any(w in low for w in cls._BUDGET_WORDS):
-                continue
-            if not (n >= 2 or _BUDGET_STORE(low) is not None):
-                continue
-            # (a body open at the cut has no statements to read: it passes)
-            if end <= len(sk):
-                n = _budget_sites(text, sk, start, end, sites[i : i + n])
-                if not (n >= 2 or (n == 1 and _BUDGET_STORE(low) is not None)):
-                    continue
-            out.append((start, end))
-        return out
 
     @classmethod
     def ast_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import re
-from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +22,7 @@ from checks._helpers import (
 )
 from checks._imports import imports_from_ast, imports_from_cst, qualify
 from checks._sentinels import ClassRef, Resolver, SentinelIndex
-from checks._textfunctions import regions_holding, skeleton_to, top_level_regions
+from checks._textfunctions import regions_at, regions_holding, skeleton_to, top_level_regions
 from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, Rule
@@ -512,9 +511,7 @@ def _scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[in
     factories = options.get("SHD201", {}).get("factory-methods", _DEFAULT_FACTORIES)
     # (a word found inside a longer one only keeps one statement more)
     kept = set(regions_holding(text, ("import", "__init__", "__post_init__", "__new__", *factories), sk) or ())
-    starts = [a for a, _ in regions]
-    for m in _ASSIGNED_CAPITAL(sk):
-        kept.add(regions[bisect_right(starts, m.start()) - 1])
+    kept.update(regions[k] for k in regions_at(regions, (m.start() for m in _ASSIGNED_CAPITAL(sk))))
     return sorted(kept)
 
 

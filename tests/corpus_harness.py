@@ -10,8 +10,10 @@ a separate project with that configuration (for rule options).
 
 from __future__ import annotations
 
+import ast
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,6 +53,17 @@ def project_roots(d: Path) -> list[Path]:
 
 def corpus_files(d: Path) -> list[Path]:
     return sorted(p for p in d.rglob("*.py") if p.name != "__init__.py" or p.stat().st_size)
+
+
+def parsed_corpus_files() -> Iterator[tuple[Path, str, ast.Module]]:
+    """Every corpus file that CPython parses: (path, text, tree)."""
+    for path in sorted(CORPUS.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        yield path, text, tree
 
 
 _cache: dict[Path, dict[Path, list[Diagnostic]]] = {}

@@ -219,33 +219,21 @@ _IMPORTS_EVERYWHERE = textwrap.dedent(
 
 
 def _imports_by_visitor(module: object, name: str, path: str) -> dict[str, str]:
-    """The plain definition: every ``Import``/``ImportFrom`` node a libcst
-    visitor meets, in order (a later import of a name wins)."""
+    """The plain definition: the bindings of every ``Import``/``ImportFrom``
+    node a libcst visitor meets, in order (a later import of a name wins)."""
     import libcst as cst
 
-    from checks._helpers import dotted
-    from checks._imports import is_package_path, resolve_relative
+    from checks._imports import bind_cst_import, is_package_path
 
     out: dict[str, str] = {}
     pkg = is_package_path(path)
 
     class V(cst.CSTVisitor):
         def visit_Import(self, n: cst.Import) -> None:
-            for a in n.names:
-                full = dotted(a.name) or ""
-                if a.asname is not None and isinstance(a.asname.name, cst.Name):
-                    out[a.asname.name.value] = full
-                else:
-                    out[full.split(".")[0]] = full.split(".")[0]
+            bind_cst_import(out, n, name, pkg)
 
         def visit_ImportFrom(self, n: cst.ImportFrom) -> None:
-            if isinstance(n.names, cst.ImportStar):
-                return
-            base = resolve_relative(name, pkg, len(n.relative), dotted(n.module) if n.module else None)
-            for a in n.names:
-                full = dotted(a.name) or ""
-                local = a.asname.name.value if a.asname is not None and isinstance(a.asname.name, cst.Name) else full
-                out[local] = f"{base}.{full}" if base else full
+            bind_cst_import(out, n, name, pkg)
 
     module.visit(V())  # type: ignore[attr-defined]
     return out

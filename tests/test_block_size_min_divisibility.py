@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from corpus_harness import CORPUS, corpus_files, diagnostics_for
+from corpus_harness import CORPUS, corpus_files, diagnostics_for, parsed_corpus_files
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -1427,12 +1427,7 @@ def test_the_replay_of_the_scoped_tree_is_the_replay_of_the_whole() -> None:
 
     rule = load_registry().rules["SHD101"]
     compared = blanked = 0
-    for path in sorted(CORPUS.rglob("*.py")):
-        text = path.read_text(encoding="utf-8")
-        try:
-            whole = ast.parse(text)
-        except SyntaxError:
-            continue
+    for path, text, whole in parsed_corpus_files():
         bsmd._TEXT_GATE_MEMO[:] = [None, False]
         if not rule.candidate(text):
             continue

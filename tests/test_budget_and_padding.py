@@ -8,10 +8,11 @@ import ast
 import random
 import re
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from corpus_harness import CORPUS, corpus_files, diagnostics_for, project_roots
+from corpus_harness import CORPUS, corpus_files, diagnostics_for, parsed_corpus_files, project_roots
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -1215,6 +1216,31 @@ def test_budget_skeleton_reads_an_unfinished_string_in_linear_time() -> None:
         assert sk == (text if len(q) == 1 else text.replace(q[:2], "  ", 1)), q
 
 
+def _injected_into_every_function(
+    lines: list[str], plain_whitespace: bool = False
+) -> Iterator[tuple[Path, ast.FunctionDef | ast.AsyncFunctionDef, int, str, ast.Module]]:
+    """``lines`` appended to the body of every function of every corpus file
+    that still parses so (a one-line body has no room): (path, function,
+    the line the body ended on, the text, its tree). With
+    ``plain_whitespace``, files holding a tab, a form feed or a carriage
+    return are left out."""
+    for path, text, tree in parsed_corpus_files():
+        if plain_whitespace and ("\t" in text or "\r" in text or "\f" in text):
+            continue
+        source = text.split("\n")
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            indent = " " * fn.body[0].col_offset
+            at = fn.body[-1].end_lineno or fn.body[-1].lineno
+            injected = "\n".join(source[:at] + [indent + line for line in lines] + source[at:])
+            try:
+                new_tree = ast.parse(injected)
+            except SyntaxError:
+                continue
+            yield path, fn, at, injected, new_tree
+
+
 @pytest.mark.parametrize(
     "rule,lines",
     [
@@ -1233,38 +1259,21 @@ def test_text_gates_admit_a_finding_injected_into_every_corpus_function(rule: ob
         rule = load_registry().rules["SHD101"]
     assert isinstance(rule, type)
     tried = 0
-    for path in sorted(CORPUS.rglob("*.py")):
-        text = path.read_text(encoding="utf-8")
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
-            continue
-        if "\t" in text or "\r" in text or "\f" in text:
-            continue  # (the file-wide test decides there)
-        source = text.split("\n")
-        for fn in ast.walk(tree):
-            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            indent = " " * fn.body[0].col_offset
-            at = fn.body[-1].end_lineno or fn.body[-1].lineno
-            injected = "\n".join(source[:at] + [indent + line for line in lines] + source[at:])
-            try:
-                new_tree = ast.parse(injected)
-            except SyntaxError:
-                continue  # (a one-line body: no room for statements)
-            tried += 1
-            if rule.code == "SHD101":
-                from checks import block_size_min_divisibility as bsmd
+    # (tabs, form feeds or carriage returns: the file-wide test decides there)
+    for path, fn, _, injected, new_tree in _injected_into_every_function(lines, plain_whitespace=True):
+        tried += 1
+        if rule.code == "SHD101":
+            from checks import block_size_min_divisibility as bsmd
 
-                bsmd._TEXT_GATE_MEMO[:] = [None, False]
-                bsmd._REPLAY_MEMO[:] = [None, None, None]
-                # (as the engine hands it: the statements its scope reads)
-                spans = scope_of(rule, injected, {})
-                if spans is not None:
-                    new_tree = scoped_tree(ast.parse(mask_text(injected, spans)), injected, spans)
-                assert rule.candidate_tree(new_tree, injected), (path.name, fn.name)
-                bsmd._TEXT_GATE_MEMO[:] = [None, False]
-            assert rule.candidate(injected), (path.name, fn.name)  # type: ignore[attr-defined]
+            bsmd._TEXT_GATE_MEMO[:] = [None, False]
+            bsmd._REPLAY_MEMO[:] = [None, None, None]
+            # (as the engine hands it: the statements its scope reads)
+            spans = scope_of(rule, injected, {})
+            if spans is not None:
+                new_tree = scoped_tree(ast.parse(mask_text(injected, spans)), injected, spans)
+            assert rule.candidate_tree(new_tree, injected), (path.name, fn.name)
+            bsmd._TEXT_GATE_MEMO[:] = [None, False]
+        assert rule.candidate(injected), (path.name, fn.name)  # type: ignore[attr-defined]
     assert tried > 300
 
 
@@ -1314,24 +1323,9 @@ def test_budget_scope_keeps_a_split_injected_into_every_corpus_function() -> Non
     config = Config(root=Path("."), select=("SHD401",))
     line = "zz_split = zz_cfg.num_blocks // zz_dp_size // zz_ep_size"
     tried = 0
-    for path in sorted(CORPUS.rglob("*.py")):
-        text = path.read_text(encoding="utf-8")
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
-            continue
-        source = text.split("\n")
-        for fn in ast.walk(tree):
-            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            at = fn.body[-1].end_lineno or fn.body[-1].lineno
-            injected = "\n".join(source[:at] + [" " * fn.body[0].col_offset + line] + source[at:])
-            try:
-                ast.parse(injected)
-            except SyntaxError:
-                continue  # (a one-line body: no room for a statement)
-            tried += 1
-            assert _gates_pass(RepeatedBudgetDivision, injected, "m.py", {}) is None, (path.name, fn.name)
-            diags, _ = check_text(injected, "m.py", "m", [RepeatedBudgetDivision], config, ProjectFacts())
-            assert at + 1 in {d.span.line for d in diags}, (path.name, fn.name)
+    for path, fn, at, injected, _ in _injected_into_every_function([line]):
+        tried += 1
+        assert _gates_pass(RepeatedBudgetDivision, injected, "m.py", {}) is None, (path.name, fn.name)
+        diags, _ = check_text(injected, "m.py", "m", [RepeatedBudgetDivision], config, ProjectFacts())
+        assert at + 1 in {d.span.line for d in diags}, (path.name, fn.name)
     assert tried > 300

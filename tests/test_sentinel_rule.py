@@ -661,6 +661,8 @@ def test_scoped_sites_and_check_equal_the_whole_on_the_corpus(monkeypatch: pytes
     cast's names only from the functions that call a method), and a run
     over each of the rule's corpus projects reports exactly what a run that
     reads whole files does."""
+    from corpus_harness import parsed_corpus_files
+
     from checks.unresolved_sentinel_reaches_impl import (
         SentinelSiteFacts,
         UnresolvedSentinelReachesImpl,
@@ -669,12 +671,7 @@ def test_scoped_sites_and_check_equal_the_whole_on_the_corpus(monkeypatch: pytes
     from linter.facts import mask_text, scoped_tree
 
     blanked = 0
-    for path in sorted(CORPUS_DIR.rglob("*.py")):
-        text = path.read_text(encoding="utf-8")
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
-            continue
+    for path, text, tree in parsed_corpus_files():
         spans = _scope(text, {})
         if spans is None:
             continue
