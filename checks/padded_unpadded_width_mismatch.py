@@ -414,6 +414,7 @@ def _function_shape(nodes: list[ast.AST]) -> list[dict[str, Any]]:
         t = tensor(k)
         if t is not None and t.uninit and (row := t.row(None)) is not None:
             rows.append(row)
+    del tensor  # (a recursive closure is a reference cycle: see engine._scan_job)
     unique = {json.dumps(r, sort_keys=True): r for r in rows}
     return [unique[k] for k in sorted(unique)]
 

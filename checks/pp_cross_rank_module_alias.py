@@ -758,6 +758,7 @@ def _alias_shapes(tree: ast.Module, segment: _Segments) -> dict[str, Any]:
                 visit(c.body, enclosing, cls)
 
     visit(tree.body, (), None)
+    del visit  # (a recursive closure is a reference cycle: see engine._scan_job)
     return {"funcs": funcs}
 
 

@@ -377,34 +377,41 @@ def _rank_paths(body: list[ast.stmt]) -> list[tuple[ast.Return, list[tuple[int, 
     ``if``/``for``/``while``/``with``/``try`` are entered (``match`` and
     ``try/except*`` are not, nor nested functions)."""
     out: list[tuple[ast.Return, list[tuple[int, ast.expr]]]] = []
-
-    def block(stmts: list[ast.stmt], path: list[tuple[int, ast.expr]]) -> None:
-        for s in stmts:
-            if isinstance(s, ast.Return):
-                out.append((s, path))
-            elif isinstance(s, ast.If):
-                block(s.body, [*path, (_BODY, s.test)])
-                # ``elif`` is an ``if`` alone in ``orelse`` here; libcst's
-                # ``_if`` on it and ``_block`` on an ``else:`` holding one
-                # ``if`` agree: what the inner ``if`` would set for later
-                # statements has none to apply to
-                block(s.orelse, [*path, (_ELSE, s.test)])
-                if not s.orelse and isinstance(s.body[-1], (ast.Return, ast.Raise)):
-                    path = [*path, (_AFTER, s.test)]
-            elif isinstance(s, (ast.For, ast.AsyncFor, ast.While)):
-                block(s.body, path)
-                block(s.orelse, path)
-            elif isinstance(s, (ast.With, ast.AsyncWith)):
-                block(s.body, path)
-            elif isinstance(s, ast.Try):
-                block(s.body, path)
-                for h in s.handlers:
-                    block(h.body, path)
-                block(s.orelse, path)
-                block(s.finalbody, path)
-
-    block(body, [])
+    _rank_block(body, [], out)
     return out
+
+
+def _rank_block(
+    stmts: list[ast.stmt],
+    path: list[tuple[int, ast.expr]],
+    out: list[tuple[ast.Return, list[tuple[int, ast.expr]]]],
+) -> None:
+    """``_rank_paths`` of one block (a function of the module, not a closure:
+    a recursive closure is a reference cycle that would keep the returns'
+    trees alive until the cyclic collector runs)."""
+    for s in stmts:
+        if isinstance(s, ast.Return):
+            out.append((s, path))
+        elif isinstance(s, ast.If):
+            _rank_block(s.body, [*path, (_BODY, s.test)], out)
+            # ``elif`` is an ``if`` alone in ``orelse`` here; libcst's
+            # ``_if`` on it and ``_block`` on an ``else:`` holding one
+            # ``if`` agree: what the inner ``if`` would set for later
+            # statements has none to apply to
+            _rank_block(s.orelse, [*path, (_ELSE, s.test)], out)
+            if not s.orelse and isinstance(s.body[-1], (ast.Return, ast.Raise)):
+                path = [*path, (_AFTER, s.test)]
+        elif isinstance(s, (ast.For, ast.AsyncFor, ast.While)):
+            _rank_block(s.body, path, out)
+            _rank_block(s.orelse, path, out)
+        elif isinstance(s, (ast.With, ast.AsyncWith)):
+            _rank_block(s.body, path, out)
+        elif isinstance(s, ast.Try):
+            _rank_block(s.body, path, out)
+            for h in s.handlers:
+                _rank_block(h.body, path, out)
+            _rank_block(s.orelse, path, out)
+            _rank_block(s.finalbody, path, out)
 
 
 def _path_context(path: Sequence[tuple[int, ast.expr]], matched: frozenset[str]) -> int:

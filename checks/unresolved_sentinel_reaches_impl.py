@@ -460,6 +460,7 @@ def sentinel_sites(tree: ast.Module) -> dict[str, Any]:
                     stack.extend(c.body)
 
     visit(tree.body, "", None)
+    del visit  # (a recursive closure is a reference cycle: see engine._scan_job)
     out = {"own": own, "named": sorted(named), "factories": sorted(factories)}
     if typed and factories:
         out["typed"] = sorted(typed)

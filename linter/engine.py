@@ -788,8 +788,10 @@ def _scan_job(job: tuple[str, str, bool]) -> ScanResult:
     res = engine.scan_one(text, relpath, checked)
     if not gc.isenabled():
         # (see _gc_paused) the few reference cycles files leave behind (the
-        # stdlib's ast.literal_eval makes some) are all young: collecting
-        # the youngest generation between files frees them for next to nothing
+        # stdlib's ast.dump and ast.literal_eval make some; the readers
+        # themselves keep no tree in one, a test holds them to it) are all
+        # young: collecting the youngest generation between files frees them
+        # for next to nothing
         _SCANNED[0] += 1
         if _SCANNED[0] % 32 == 0:
             gc.collect(0)
