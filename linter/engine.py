@@ -373,8 +373,9 @@ def check_text(
     from libcst.metadata import MetadataWrapper
 
     errors: list[InternalError] = []
+    source = _check_source(text, relpath, rule_classes, config)
     try:
-        module = parse_module_unvalidated(_check_source(text, relpath, rule_classes, config))
+        module = parse_module_unvalidated(source)
     except cst.ParserSyntaxError as exc:
         # CPython places syntax errors better than libcst and says it better
         try:
@@ -441,10 +442,13 @@ def check_text(
     if not reports:
         return [], errors
     from linter.positions import positions as node_positions
+    from linter.positions import report_positions
 
-    # positions up to the last statement holding a reported node; a node
-    # asked for beyond it (a fix's edit) gets them all
-    positions = node_positions(module, [r.node for r in reports])
+    # positions of the top-level definitions the reports were made in, each
+    # generated alone, and of the statements up to the last one holding
+    # another reported node; a node asked for beyond them (a fix's edit)
+    # gets them all
+    positions = report_positions(module, source, [(r.node, r.top) for r in reports])
     complete = False
     by_code = {cls.code: cls for cls in rule_classes}
     out: list[Diagnostic] = []
@@ -825,6 +829,19 @@ def _check_job(job: tuple[str, str, list[str]]) -> CheckOutcome:
     return out
 
 
+def _lazy_files_job(items: list[tuple[str, str, list[str]]]) -> list[Any]:
+    """``_lazy_job`` in a scan worker, which has no merged facts: each item
+    names the collector, the module and its files."""
+    engine: Engine = _W["engine"]
+    out = []
+    for name, module, rels in items:
+        try:
+            out.append(FileLoader(engine.registry, name, engine.config.root, {module: rels})(module) if rels else None)
+        except Exception:  # the gate reads it again itself
+            out.append(_NOT_LOADED)
+    return out
+
+
 def _lazy_job(pairs: list[tuple[str, str]]) -> list[Any]:
     """Lazy facts computed in a worker for the main process
     (``_Checks.prefetch``; one value per pair, ``_NOT_LOADED`` if it failed)."""
@@ -883,6 +900,9 @@ class Engine:
         self._mod_rels: dict[str, list[str]] = {}
         self._digests: dict[str, str] = {}
         self._key = ""
+        # the scan's workers, kept by ``run`` for the lazy facts its gates
+        # will read (``_Checks.prefetch``): they need no merged facts
+        self._scan_pool: ProcessPoolExecutor | None = None
         # progress(phase, done, total): set by the CLI for an interactive run
         self.progress: Callable[[str, int, int], None] | None = None
         # set by the CLI, which defers libcst (linter._lazy): load it while
@@ -1090,9 +1110,11 @@ class Engine:
         checked: set[str],
         key: str,
         entries: dict[str, Any],
+        keep_pool: bool = False,
     ) -> dict[str, ScanResult]:
         """Scan results for ``files``: from the cache where the file's size and
-        mtime are unchanged, else by scanning (in the pool when many)."""
+        mtime are unchanged, else by scanning (in the pool when many; with
+        ``keep_pool``, the pool stays in ``_scan_pool``)."""
         scans: dict[str, ScanResult] = {}
         stats: dict[str, tuple[int, int]] = {}
         todo: list[SourceFile] = []
@@ -1122,7 +1144,7 @@ class Engine:
                 )
             else:
                 todo.append(sf)
-        for res in self._scan(todo, checked, {rel: st[1] for rel, st in stats.items()}):
+        for res in self._scan(todo, checked, {rel: st[1] for rel, st in stats.items()}, keep_pool):
             scans[res.relpath] = res
             if self.cache is not None and stats[res.relpath][0] >= 0:
                 old = entries.get(res.relpath)
@@ -1221,10 +1243,11 @@ class Engine:
 
     def _map(
         self, fn: Callable[[Any], Any], jobs: list[Any], state: dict[str, Any], phase: str = "",
-        heavy: bool = False, preload: bool = False,
+        heavy: bool = False, preload: bool = False, keep: bool = False,
     ) -> list[Any]:
         """``fn`` over ``jobs`` in order, in the pool when there are many;
-        reports progress to ``self.progress(phase, done, total)`` if set."""
+        reports progress to ``self.progress(phase, done, total)`` if set.
+        With ``keep``, a pool is not shut down but left in ``_scan_pool``."""
         progress = self.progress
         out: list[Any] = []
         pool = self._pool(len(jobs), state, heavy)
@@ -1239,7 +1262,8 @@ class Engine:
                 return out
             finally:
                 _init_worker(saved)
-        with pool:
+        kept = False
+        try:
             # small chunks: the callers put the biggest files first, so the
             # workers finish together instead of one waiting on a last chunk;
             # not too small: each chunk costs the main process a round trip
@@ -1258,15 +1282,28 @@ class Engine:
             finally:
                 if loader is not None:
                     loader.join()
+            if keep:
+                self._close_scan_pool()
+                self._scan_pool, kept = pool, True
             return out
+        finally:
+            if not kept:
+                pool.shutdown(wait=True)
+
+    def _close_scan_pool(self) -> None:
+        pool, self._scan_pool = self._scan_pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
 
     def _scan(
         self,
         files: Sequence[SourceFile],
         report_errors: bool | set[str],
         sizes: Mapping[str, int] | None = None,
+        keep_pool: bool = False,
     ) -> list[ScanResult]:
-        """``sizes``: bytes per relpath, when the caller has stat'ed the files."""
+        """``sizes``: bytes per relpath, when the caller has stat'ed the files;
+        ``keep_pool``: see ``_scan_cached``."""
 
         def want(sf: SourceFile) -> bool:
             return report_errors if isinstance(report_errors, bool) else sf.relpath in report_errors
@@ -1280,7 +1317,8 @@ class Engine:
         self._real()
         with _gc_paused():
             return self._map(
-                _scan_job, jobs, {"engine": self, "gc": False}, "reading", preload=self.preload_libcst
+                _scan_job, jobs, {"engine": self, "gc": False}, "reading", preload=self.preload_libcst,
+                keep=keep_pool,
             )
 
     # -- lazy facts in the cache ---------------------------------------------------
@@ -1345,8 +1383,11 @@ class Engine:
         # lasts the run: out of the collector's sight as soon as the scan
         # ends, or its first collections walk all of it (~0.02 s on vLLM).
         with _gc_frozen():
-            scans = self._scan_cached(everything, checked_set, key, entries)
-            return self._run_checks(result, checked, everything, scans, key, entries)
+            try:
+                scans = self._scan_cached(everything, checked_set, key, entries, keep_pool=True)
+                return self._run_checks(result, checked, everything, scans, key, entries)
+            finally:
+                self._close_scan_pool()
 
     def _run_checks(
         self,
@@ -1482,6 +1523,19 @@ class _Checks:
         per job; None when too few to be worth it."""
         if len(pairs) < PREFETCH_MIN_PAIRS:
             return None
+        engine = self.engine
+        if engine._scan_pool is not None:
+            # the scan's workers, idle since the scan: no fork to wait for
+            rels = engine._mod_rels
+            per = max(1, len(pairs) // (engine.jobs * 4))
+            batches = [pairs[i : i + per] for i in range(0, len(pairs), per)]
+            try:
+                return [
+                    (b, engine._scan_pool.submit(_lazy_files_job, [(n, m, rels.get(m, [])) for n, m in b]))
+                    for b in batches
+                ]
+            except RuntimeError:  # a broken pool: computed in the check pool instead
+                engine._close_scan_pool()
         if self.pool is None:
             self.pool = self.engine._pool(max(2, self.engine.jobs), {"engine": self.engine}, heavy=True)
             if self.pool is None:
@@ -1504,6 +1558,7 @@ class _Checks:
             for (name, module), value in zip(batch, values):
                 if value != _NOT_LOADED:  # (a copy: compared by value)
                     facts.raw(name).preload(module, value)  # type: ignore[attr-defined]
+        self.engine._close_scan_pool()
 
     def add(self, job: tuple[str, str, list[str]]) -> None:
         self.jobs.append(job)

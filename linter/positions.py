@@ -13,7 +13,7 @@ tuples, looks for newlines with ``in`` and keeps no tokens. The result equals
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from libcst._nodes.internal import CodegenState
@@ -124,3 +124,80 @@ def positions(module: Any, needed: Collection[Any] | None = None) -> dict[Any, P
         f._codegen(state)
     state.after_codegen(module)
     return pos
+
+
+def _header_line(source: str, stmt: Any) -> int | None:
+    """The line of a top-level ``def``/``class`` statement's keyword in the
+    ``source`` libcst parsed, found as the only line that starts with that
+    keyword and its name (None when the statement is no definition or the
+    line is not unique: a string may hold a look-alike line, a definition
+    may come twice)."""
+    import libcst as cst
+
+    if isinstance(stmt, cst.ClassDef):
+        keyword, lead = "class", ""
+    elif isinstance(stmt, cst.FunctionDef):
+        keyword, lead = "def", _ASYNC
+    else:
+        return None
+    found = []
+    for m in re.finditer(keyword + r"[ \t]+" + re.escape(stmt.name.value) + r"\b", source):
+        start = source.rfind("\n", 0, m.start()) + 1
+        before = source[start : m.start()]
+        if not before or (lead and lead.fullmatch(before)):
+            found.append(start)
+    if len(found) != 1:
+        return None
+    return source.count("\n", 0, found[0]) + 1
+
+
+_ASYNC = re.compile(r"async[ \t]+")
+
+
+def statement_positions(module: Any, source: str, stmt: Any) -> dict[Any, Pos] | None:
+    """The positions of the nodes of one top-level ``def``/``class``
+    statement of ``module`` (parsed from ``source``), as :func:`positions`
+    gives them, without generating the statements before it: the statement
+    is generated alone and moved to its line in ``source``. None when that
+    line cannot be told (then the module is generated up to it)."""
+    line = _header_line(source, stmt)
+    if line is None:
+        return None
+    state = _State(module.default_indent, module.default_newline)
+    stmt._codegen(state)
+    pos = state.pos
+    first = pos[stmt][0]
+    if pos[stmt.name][0] != first:
+        return None  # the name on another line than the keyword: found by a look-alike
+    shift = line - first
+    if shift:
+        pos = {n: (a + shift, b, c + shift, d) for n, (a, b, c, d) in pos.items()}
+    return pos
+
+
+def report_positions(module: Any, source: str, found: Sequence[tuple[Any, Any]]) -> dict[Any, Pos]:
+    """Positions of the reported nodes (``(node, top)`` pairs: ``top`` the
+    top-level definition the rule was visiting when it reported ``node``,
+    or None) and of every node of the statements generated for them: each
+    ``top`` of the module's body generated alone
+    (:func:`statement_positions`), the other nodes from the start of the
+    module up to the last statement holding one (:func:`positions`)."""
+    out: dict[Any, Pos] = {}
+    rest: list[Any] = []
+    body_ids = {id(s) for s in module.body}
+    done: dict[int, dict[Any, Pos] | None] = {}
+    for node, top in found:
+        if node in out:
+            continue
+        got = None
+        if top is not None and id(top) in body_ids:
+            if id(top) not in done:
+                done[id(top)] = statement_positions(module, source, top)
+                if done[id(top)] is not None:
+                    out.update(done[id(top)])  # type: ignore[arg-type]
+            got = done[id(top)]
+        if got is None or node not in got:
+            rest.append(node)
+    if rest:
+        out.update(positions(module, rest))
+    return out

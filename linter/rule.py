@@ -46,6 +46,9 @@ class PendingReport:
     fix: PendingFix | None
     scope: str
     severity: Severity | None = None
+    # the outermost definition being visited when it was reported (where
+    # the engine looks for the node's position first), None outside any
+    top: cst.CSTNode | None = None
 
 
 @dataclass
@@ -238,5 +241,6 @@ class Rule:
                 fix=fix,
                 scope=self.ctx.qualified_scope,
                 severity=severity,
+                top=self.ctx.scope_nodes[0] if self.ctx.scope_nodes else None,
             )
         )

@@ -329,22 +329,35 @@ def test_prefetched_sentinel_facts_give_the_same_findings_and_recorded_reads(
 ) -> None:
     """A gate that finds its lazy facts computed beforehand in the pool
     reports the same and records the same reads in each cached result as one
-    that reads them itself (serial run)."""
+    that reads them itself (serial run): whether the scan's workers, kept
+    for it, compute them (a scan in a pool) or the check pool does."""
     from linter import engine as engine_mod
     from linter.registry import load_registry
 
     reg = load_registry()
     monkeypatch.setattr(engine_mod, "PREFETCH_MIN_FILES", 1)
     monkeypatch.setattr(engine_mod, "PREFETCH_MIN_PAIRS", 1)
+    where: list[bool] = []
+    prefetch = engine_mod._Checks.prefetch
+
+    def spy(self, pairs):  # type: ignore[no-untyped-def]
+        where.append(self.engine._scan_pool is not None)
+        return prefetch(self, pairs)
+
+    monkeypatch.setattr(engine_mod._Checks, "prefetch", spy)
     runs = []
-    for jobs in (1, 2):
-        root, cfg = _corpus_project(tmp_path / str(jobs), "unresolved_sentinel_reaches_impl", "cast_project", "SHD201")
+    for jobs, scan_pool in ((1, False), (2, False), (2, True)):
+        monkeypatch.setattr(engine_mod, "POOL_MIN_FILES", 1 if scan_pool else 10_000)
+        root, cfg = _corpus_project(tmp_path / f"{jobs}{scan_pool}", "unresolved_sentinel_reaches_impl", "cast_project", "SHD201")
         cache = Cache(root / ".c")
-        result = Engine(cfg, reg, jobs=jobs, cache=cache).run([root])
+        engine = Engine(cfg, reg, jobs=jobs, cache=cache)
+        result = engine.run([root])
+        assert engine._scan_pool is None  # shut down by the end of the run
         entries = cache.entries(Engine(cfg, reg, jobs=1).cache_key())
         reads = {rel: (e.check or {}).get("ld") for rel, e in sorted(entries.items())}
         runs.append(([(d.path, d.span.line, d.message) for d in result.diagnostics], reads))
-    assert runs[0][0] and runs[0] == runs[1]
+    assert runs[0][0] and runs[0] == runs[1] == runs[2]
+    assert where == [False, True]  # (a serial run prefetches nothing)
 
 
 def _corpus_project(tmp_path: Path, rule_dir: str, sub: str, code: str) -> tuple[Path, Config]:

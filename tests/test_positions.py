@@ -100,3 +100,72 @@ def test_positions_of_needed_nodes_stop_early_and_agree() -> None:
                 last = max(full[n][2:] for n in needed)
                 assert all(full[n][:2] >= last for n in full if n not in part and n is not module)
     assert checked > 60 and stopped > 20
+
+
+# top-level definitions whose keyword line a search could take for another
+DEFINITIONS = {
+    "decorated and async": "import x\n\n\n@dec\n# between\n@other(\n    1)\nasync def f(a):\n    return a\n\n\nclass C:\n    def g(self):\n        pass\n",
+    "a look-alike line in a string": 'DOC = """\nclass C:\n    pass\n"""\n\n\nclass C(Base):\n    x = 1\n',
+    "defined twice": "def f():\n    return 1\n\n\ndef f():\n    return 2\n",
+    "keyword and name on two lines": "x = '''\ndef f\n'''\ndef \\\n  f():\n    pass\n",
+    "prefix of another name": "def f_long():\n    pass\n\n\ndef f():\n    y = (1,\n         2)\n",
+    "crlf and tabs": "class A:\r\n\tdef m(self):\r\n\t\treturn 1\r\n\r\n\r\nclass B(A):\r\n\tpass\r\n",
+}
+
+
+def _top_definitions(module: cst.Module) -> list[cst.CSTNode]:
+    return [s for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [*(DEFINITIONS[k] for k in sorted(DEFINITIONS)), *(p.read_text(encoding="utf-8") for p in sorted(CORPUS.rglob("*.py")))],
+    ids=[*sorted(DEFINITIONS), *(str(p.relative_to(CORPUS)) for p in sorted(CORPUS.rglob("*.py")))],
+)
+def test_a_definition_generated_alone_gets_the_positions_of_the_whole_pass(source: str) -> None:
+    """``statement_positions``: a top-level ``def``/``class`` generated alone
+    and moved to its keyword's line gives each of its nodes the position the
+    whole pass gives, or says it cannot tell (never a wrong line)."""
+    from linter.positions import statement_positions
+
+    module = cst.parse_module(source)
+    full = positions(module)
+    for stmt in _top_definitions(module):
+        got = statement_positions(module, source, stmt)
+        if got is None:
+            continue
+        assert {n: full[n] for n in got} == got
+        assert set(_descendants(stmt)) <= set(got)
+
+
+def _descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        stack.extend(n.children)
+    return out
+
+
+def test_definitions_a_search_cannot_place_fall_back_to_the_module_pass() -> None:
+    """Where the keyword's line is not unique (a look-alike in a string, a
+    name defined twice) or the name is on another line, the definition is
+    not generated alone; the reported nodes still get their positions."""
+    from linter.positions import report_positions, statement_positions
+
+    for name, expect_alone in (
+        ("decorated and async", True),
+        ("a look-alike line in a string", False),
+        ("defined twice", False),
+        ("keyword and name on two lines", False),
+        ("prefix of another name", True),
+        ("crlf and tabs", True),
+    ):
+        source = DEFINITIONS[name]
+        module = cst.parse_module(source)
+        full = positions(module)
+        last = _top_definitions(module)[-1]
+        assert (statement_positions(module, source, last) is not None) is expect_alone, name
+        inner = [n for n in full if n is not module][-1]
+        got = report_positions(module, source, [(inner, last), (module.body[0], None)])
+        assert got[inner] == full[inner] and got[module.body[0]] == full[module.body[0]], name
