@@ -68,6 +68,9 @@ class Cache:
         self._loaded: dict[str, dict[str, Entry]] = {}
         self._facts_read: dict[str, set[tuple[int, str]]] = {}
         self._dirty: dict[str, set[int]] = {}
+        # shards whose facts files ``save_facts`` wrote and whose facts have
+        # not changed since: ``save`` writes only their state files
+        self._facts_saved: dict[str, set[int]] = {}
         self._ready = False  # the directory and its tag made during this save
 
     def _file(self, key: str, shard: int, kind: str = "") -> Path:
@@ -132,43 +135,68 @@ class Cache:
     def _facts_file(self, key: str, shard: int, name: str) -> Path:
         return self.directory / f"v{FORMAT}-{__version__}-{key}-{shard}.facts.{name}.json"
 
-    def mark_dirty(self, key: str, relpath: str | None = None) -> None:
-        """``relpath``'s shard (default: every shard) must be written."""
-        d = self._dirty.setdefault(key, set())
-        if relpath is None:
-            d.update(range(SHARDS))
-        else:
-            d.add(shard_of(relpath))
+    def mark_dirty(self, key: str, relpath: str | None = None, facts: bool = True) -> None:
+        """``relpath``'s shard (default: every shard) must be written; with
+        ``facts`` False only its state changed (a check result), not the
+        facts of its files."""
+        shards = range(SHARDS) if relpath is None else (shard_of(relpath),)
+        self._dirty.setdefault(key, set()).update(shards)
+        saved = self._facts_saved.get(key)
+        if facts and saved:
+            saved.difference_update(shards)
+
+    def save_facts(self) -> None:
+        """Write now the facts files of the shards marked dirty so far (a run
+        calls this while it waits on its workers, the bulk of what ``save``
+        writes); ``save`` rewrites them only if their facts change again."""
+        self._ready = False
+        for key in sorted(self._dirty):
+            shards = self._dirty[key] - self._facts_saved.get(key, set())
+            if shards:
+                self._write_shards(key, shards, state=False, facts=True)
+                self._facts_saved.setdefault(key, set()).update(shards)
 
     def save(self) -> None:
         self._ready = False
         for key in sorted(self._dirty):
-            entries = self._loaded.get(key, {})
             shards = self._dirty[key]
-            # a shard's facts files are rewritten whole: read what they hold first
-            self.load_facts(key, None, shards)
-            core: dict[int, dict[str, Any]] = {i: {} for i in shards}
-            facts: dict[int, dict[str, dict[str, Any]]] = {i: {} for i in shards}
-            for rel, e in entries.items():
-                sh = shard_of(rel)
-                if sh in core:
-                    core[sh][rel] = {"m": e.mtime, "s": e.size, "h": e.digest, "scan": e.scan, "check": e.check}
-                    for name, value in e.facts.items():
-                        facts[sh].setdefault(name, {})[rel] = value
-            for sh in sorted(shards):
-                out = [(self._file(key, sh), core[sh])]
-                out += [(self._facts_file(key, sh, n), files) for n, files in sorted(facts[sh].items())]
-                for path, files in out:
-                    blob = {"format": FORMAT, "version": __version__, "files": dict(sorted(files.items()))}
-                    try:
-                        self._write(path, json.dumps(blob, separators=(",", ":")))
-                    except OSError:
-                        pass  # a read-only tree still lints; it just stays cold
+            saved = self._facts_saved.get(key, set())
+            self._write_shards(key, shards & saved, state=True, facts=False)
+            self._write_shards(key, shards - saved, state=True, facts=True)
         if self._dirty:
             self.prune({self._file(k, 0).name.rsplit("-", 1)[0] for k in self._loaded} | {
                 self._file(k, 0).name.rsplit("-", 1)[0] for k in self._dirty
             })
         self._dirty.clear()
+        self._facts_saved.clear()
+
+    def _write_shards(self, key: str, shards: set[int], state: bool, facts: bool) -> None:
+        """Write the state files and/or the facts files of ``shards``."""
+        if not shards:
+            return
+        entries = self._loaded.get(key, {})
+        if facts:
+            # a shard's facts files are rewritten whole: read what they hold first
+            self.load_facts(key, None, shards)
+        core: dict[int, dict[str, Any]] = {i: {} for i in shards}
+        per_name: dict[int, dict[str, dict[str, Any]]] = {i: {} for i in shards}
+        for rel, e in entries.items():
+            sh = shard_of(rel)
+            if sh in core:
+                if state:
+                    core[sh][rel] = {"m": e.mtime, "s": e.size, "h": e.digest, "scan": e.scan, "check": e.check}
+                if facts:
+                    for name, value in e.facts.items():
+                        per_name[sh].setdefault(name, {})[rel] = value
+        for sh in sorted(shards):
+            out = [(self._file(key, sh), core[sh])] if state else []
+            out += [(self._facts_file(key, sh, n), files) for n, files in sorted(per_name[sh].items())]
+            for path, files in out:
+                blob = {"format": FORMAT, "version": __version__, "files": dict(sorted(files.items()))}
+                try:
+                    self._write(path, json.dumps(blob, separators=(",", ":")))
+                except OSError:
+                    pass  # a read-only tree still lints; it just stays cold
 
     def prune(self, in_use: set[str]) -> None:
         """Delete the state of keys other than ``in_use`` beyond the

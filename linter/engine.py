@@ -1290,6 +1290,12 @@ class Engine:
             if not kept:
                 pool.shutdown(wait=True)
 
+    def _while_waiting(self) -> None:
+        """Work for this process while it waits on its workers: the facts
+        files of the cache (the bulk of what the end of the run writes)."""
+        if self.cache is not None:
+            self.cache.save_facts()
+
     def _close_scan_pool(self) -> None:
         pool, self._scan_pool = self._scan_pool, None
         if pool is not None:
@@ -1463,7 +1469,7 @@ class Engine:
                             "diags": [],
                             "parsed": False,
                         }
-                        self.cache.mark_dirty(key, sf.relpath)
+                        self.cache.mark_dirty(key, sf.relpath, facts=False)
                     continue
                 job = (sf.abspath, sf.relpath, codes)
                 todo.append(job)
@@ -1485,7 +1491,7 @@ class Engine:
                     "diags": [d.to_dict() for d in out.diagnostics],
                     "parsed": out.parsed,
                 }
-                self.cache.mark_dirty(key, rel)
+                self.cache.mark_dirty(key, rel, facts=False)
         result.stats.skipped = len(checked) - result.stats.parsed - result.stats.cached
         if self.cache is not None:
             # forget files that are gone, so the state file does not grow forever
@@ -1550,6 +1556,8 @@ class _Checks:
         lazy facts (a batch that failed is read by the gates themselves)."""
         facts = self.engine._facts
         assert facts is not None
+        if not all(f.done() for _, f in prefetched):
+            self.engine._while_waiting()
         for batch, future in prefetched:
             try:
                 values = future.result()
@@ -1575,6 +1583,8 @@ class _Checks:
             return self.engine._map(_check_job, self.jobs, {"engine": self.engine}, "checking") if self.jobs else []
         progress = self.engine.progress
         out: list[CheckOutcome] = []
+        if not all(f.done() for f in self.futures):
+            self.engine._while_waiting()
         for f in self.futures:
             out.append(f.result())
             if progress is not None:

@@ -908,3 +908,45 @@ def test_a_fix_edit_beyond_the_reported_statement_gets_its_position(tmp_path: Pa
     (edit,) = d.fix.edits  # type: ignore[union-attr]
     assert (edit.span.line, edit.span.column, edit.span.end_line, edit.span.end_column) == (58, 4, 58, 8)
     assert edit.replacement == "..."
+
+
+def test_facts_written_while_waiting_are_rewritten_only_if_they_change_again(tmp_path: Path) -> None:
+    """``Cache.save_facts`` (a run calls it while it waits on its workers)
+    writes the facts files of the dirty shards; the end of the run then
+    writes every state file, and the facts files again only for shards
+    whose facts changed since (a check result alone leaves them). Read back,
+    the cache holds the run's last state either way."""
+    from linter.cache import SHARDS, Entry, shard_of
+
+    cache = Cache(tmp_path / "c")
+    entries = cache.entries("k")
+    rels = [f"pkg/m{i}.py" for i in range(40)]
+    by_shard: dict[int, list[str]] = {}
+    for i, rel in enumerate(rels):
+        entries[rel] = Entry(i, i, f"d{i}", {"fh": {"col": f"h{i}"}}, None, {"col": {"n": i}})
+        by_shard.setdefault(shard_of(rel), []).append(rel)
+        cache.mark_dirty("k", rel)
+    assert len(by_shard) == SHARDS
+    cache.save_facts()
+    facts_files = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "c").glob("*.facts.*.json")}
+    assert len(facts_files) == SHARDS and not list((tmp_path / "c").glob("*-[0-9].json"))
+    first, second = sorted(by_shard)[:2]
+    # a check result in one shard, new facts in another
+    changed_check, changed_facts = by_shard[first][0], by_shard[second][0]
+    entries[changed_check].check = {"diags": [], "parsed": True}
+    cache.mark_dirty("k", changed_check, facts=False)
+    entries[changed_facts].facts = {"col": {"n": -1}}
+    cache.mark_dirty("k", changed_facts)
+    import time
+
+    time.sleep(0.01)
+    cache.save()
+    after = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "c").glob("*.facts.*.json")}
+    rewritten = {n for n in after if after[n] != facts_files.get(n)}
+    assert rewritten == {f"{n}" for n in after if f"-{second}.facts." in n}
+    back = Cache(tmp_path / "c")
+    got = back.entries("k")
+    back.load_facts("k")
+    assert got[changed_check].check == {"diags": [], "parsed": True}
+    assert got[changed_facts].facts == {"col": {"n": -1}}
+    assert all(got[r].facts == {"col": {"n": i}} for i, r in enumerate(rels) if r != changed_facts)
