@@ -90,7 +90,7 @@ def main() -> None:
         views = {}
         if need:
             t = clock()
-            scopes = {r: scope_of(r, text, options) for r in readers}
+            scopes = {r: scope_of(r, text, options, scan=True) for r in readers}
             cpu["scopes"] += clock() - t
             t = clock()
             source = text

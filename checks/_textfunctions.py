@@ -299,6 +299,75 @@ def top_level_regions(text: str) -> list[tuple[int, int]] | None:
     return got
 
 
+_CLASS_LINE = re.compile(r"class(?![\w\u0080-\U0010ffff])")
+_LINE_START = re.compile(r"\n([ ]*)(?=[^\s)\]}])")
+
+
+def class_members(sk: str, a: int, b: int) -> tuple[int, list[tuple[int, int, bool]]] | None:
+    """The statements directly in the body of the class statement that is
+    the top-level region ``[a, b)`` of the skeleton ``sk``
+    (``top_level_regions``): where the first of them starts, and each one's
+    ``(start, end, is_def)`` (from its first line, a decorator's for a
+    decorated definition, to the next one's; lines blank in the skeleton,
+    such as a string statement's, belong to the statement before them).
+    None when the region is no class whose body starts on a line of its own
+    at a deeper indentation (then it is read whole)."""
+    depth = 0
+    i = a
+    header_end = -1
+    while i < b:  # decorators, then the ``class`` line(s) up to the ``:``
+        j = sk.find("\n", i, b)
+        j = b if j < 0 else j
+        line = sk[i:j]
+        at_start = depth == 0 and not (i >= 2 and sk[i - 2] == "\\")
+        depth += line.count("(") + line.count("[") + line.count("{")
+        depth -= line.count(")") + line.count("]") + line.count("}")
+        if at_start and _CLASS_LINE.match(line):
+            header_end = 0
+        if header_end == 0 and depth == 0 and not line.endswith("\\"):
+            if not line.rstrip().endswith(":"):
+                return None  # a body on the header's line
+            header_end = j + 1
+            break
+        if header_end != 0 and at_start and not line.startswith("@"):
+            return None  # no class statement
+        i = j + 1
+    if header_end <= 0 or header_end >= b:
+        return None
+    members: list[list[Any]] = []  # [start, is_def, decorators only]
+    indent = -1
+    depth = 0
+    prev = header_end - 1  # (a line break)
+    for m in _LINE_START.finditer(sk, header_end - 1, b):
+        k = m.end()
+        seg = sk[prev:k]
+        depth += seg.count("(") + seg.count("[") + seg.count("{")
+        depth -= seg.count(")") + seg.count("]") + seg.count("}")
+        prev = k
+        if depth != 0 or (k >= 2 and sk[m.start() - 1] == "\\"):
+            continue
+        width = len(m.group(1))
+        if indent < 0:
+            indent = width
+            if indent == 0:
+                return None
+        if width != indent:
+            if width < indent:
+                return None  # a dedent inside the region: not a class body as read here
+            continue
+        if _CONTINUES.match(sk, k):
+            continue  # ``else:`` and the like: the same statement
+        if members and members[-1][2]:  # the definition a decorator line began
+            members[-1][1] = sk.startswith(("def", "async"), k)
+            members[-1][2] = sk[k] == "@"
+            continue
+        members.append([m.start() + 1, sk.startswith(("def", "async"), k), sk[k] == "@"])
+    if not members or members[-1][2]:
+        return None
+    ends = [s for s, _, _ in members[1:]] + [b]
+    return members[0][0], [(s, e, bool(d)) for (s, d, _), e in zip(members, ends)]
+
+
 def regions_at(regions: Sequence[tuple[int, int]], offsets: Iterable[int]) -> set[int]:
     """The indices of the ``regions`` (``top_level_regions``) that hold
     the ``offsets``."""

@@ -22,7 +22,7 @@ from checks._helpers import (
 )
 from checks._imports import imports_from_ast, imports_from_cst, qualify
 from checks._sentinels import ClassRef, Resolver, SentinelIndex
-from checks._textfunctions import regions_at, regions_holding, skeleton_to, top_level_regions
+from checks._textfunctions import class_members, regions_at, regions_holding, skeleton_to, top_level_regions
 from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, Rule
@@ -496,7 +496,9 @@ def _type_names(expr: ast.AST) -> set[str]:
 # found on the strings-and-comments skeleton; the other statements' lines are
 # blanked before the file is compiled or parsed (``Rule.ast_scope``). Code
 # with a character outside ASCII (an identifier the compiler normalises, a
-# capital the pattern would not know) is read whole.
+# capital the pattern would not know) is read whole. The scan's readers
+# also leave out the methods of those classes whose code holds none of
+# these (``_scan_scope``).
 # an ``=`` before a (dotted) capitalised name called (led by the ``=``)
 _ASSIGNED_CAPITAL = re.compile(r"=[\s(\\]*(?:\w+[\s\\]*\.[\s\\]*)*[A-Z]\w*[\s\\]*\(").finditer
 
@@ -516,19 +518,64 @@ def _scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[in
     return sorted(kept)
 
 
+def _scan_scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+    """``_scope``, and in its classes only the statements ``sentinel_sites``
+    can take something from: what :func:`sentinel_sites` reads of a method
+    is a construction assigned (``= Name(`` or a factory's result), the
+    sizes an ``__init__``-family method uses, and the imports that qualify
+    names; a method whose code holds none of those words (nested
+    functions included) adds nothing, so its lines are left out of the
+    compile (``linter.facts.scoped_tree`` hands the other readers of a
+    file compiled with them the class without them too). Every other
+    statement of a class body is kept; a class whose every statement is
+    such a method is kept whole. Read by the scan's readers only
+    (``scan_scope``): the libcst check reads the classes whole."""
+    spans = _scope(text, options)
+    if spans is None:
+        return None
+    sk = skeleton_to(text, len(text))
+    words = ("import", "__init__", "__post_init__", "__new__", *options.get("SHD201", {}).get("factory-methods", _DEFAULT_FACTORIES))
+    out: list[tuple[int, int]] = []
+    for a, b in spans:
+        got = class_members(sk, a, b) if sk.startswith(("class", "@"), a) else None
+        if got is None:
+            out.append((a, b))
+            continue
+        first, members = got
+        keep = [
+            (s, e)
+            for s, e, is_def in members
+            if not is_def
+            or any(sk.find(w, s, e) >= 0 for w in words)
+            or next(_ASSIGNED_CAPITAL(sk, s, e), None) is not None
+        ]
+        if not keep or len(keep) == len(members):
+            out.append((a, b))
+            continue
+        out.append((a, first))
+        out.extend(keep)
+    return out
+
+
 class SentinelSiteFacts(FactCollector):
     """Per module, what the SHD201 facts gate needs (see
     :func:`sentinel_sites`). Read only by the gate."""
 
     name = "sentinel_sites"
     # 2: ``typed``, the names a cast or an annotation gives a factory's result;
-    # 3: only the top-level statements in ``_scope``
+    # 3: only the top-level statements in ``_scope``; (still 3: the methods
+    # ``_scan_scope`` leaves out add only factories nobody configured and
+    # casts of their results, which no configuration reads)
     version = 3
     needles = _SITE_NEEDLES
 
     @classmethod
     def ast_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
         return _scope(text, options)
+
+    @classmethod
+    def scan_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+        return _scan_scope(text, options)
 
     @classmethod
     def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
@@ -691,7 +738,8 @@ class UnresolvedSentinelReachesImpl(Rule):
     Its `ast` gate and the check then read only the top-level statements
     (a class, a function, a block) that hold an `import`, an
     `__init__`/`__post_init__`/`__new__`, an assignment of a call to a
-    capitalised name, or a configured `factory-methods` name.
+    capitalised name, or a configured `factory-methods` name (the gate, of
+    those classes, only the methods that hold one).
     """
 
     code = "SHD201"
@@ -765,6 +813,10 @@ class UnresolvedSentinelReachesImpl(Rule):
     @classmethod
     def ast_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
         return _scope(text, options)
+
+    @classmethod
+    def scan_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+        return _scan_scope(text, options)
 
     @classmethod
     def candidate_tree(cls, tree: ast.Module, text: str) -> bool:

@@ -208,7 +208,7 @@ def scan_text(
     gated = [r for r in cands if _has_tree_gate(r)]
     tree = None
     readers: list[Any] = [*gated, *(c for c in wanted if c.needs_ast)]
-    scopes = {r: scope_of(r, text, options or {}) for r in readers}
+    scopes = {r: scope_of(r, text, options or {}, scan=True) for r in readers}
     if (syntax and rules is not None) or readers:
         if not (syntax and rules is not None) and all(s is not None for s in scopes.values()):
             # only the statements the readers read (``ast_scope``)

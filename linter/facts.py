@@ -15,6 +15,7 @@ gate or a check read, so that a cached result depends on those alone.
 from __future__ import annotations
 
 import ast
+import copy
 import hashlib
 import json
 from bisect import bisect_right
@@ -83,7 +84,7 @@ def run_collector(
             tree = compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
-        tree = scoped_tree(tree, text, scope_of(collector, text, options or {}))
+        tree = scoped_tree(tree, text, scope_of(collector, text, options or {}, scan=True))
     try:
         return collector.collect(tree, text, module, path)
     except Exception:  # a broken collector must not stop the run
@@ -91,10 +92,16 @@ def run_collector(
 
 
 # -- scopes: the top-level statements an ast reader reads -------------------
-def scope_of(reader: Any, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
-    """``reader.ast_scope`` sorted, or None (everything) when it has none or fails."""
+def scope_of(
+    reader: Any, text: str, options: Mapping[str, Mapping[str, Any]], scan: bool = False
+) -> list[tuple[int, int]] | None:
+    """``reader.ast_scope`` sorted, or None (everything) when it has none or
+    fails. With ``scan``, ``reader.scan_scope`` when it has one: a scope
+    that may also leave out statements of a class body, for the scan's
+    ``ast`` readers (see :func:`scoped_tree`)."""
     try:
-        got = reader.ast_scope(text, options)
+        scope = (getattr(reader, "scan_scope", None) if scan else None) or reader.ast_scope
+        got = scope(text, options)
     except Exception:  # a broken scope reads everything
         return None
     return None if got is None else sorted(got)
@@ -123,7 +130,11 @@ def scoped_tree(tree: ast.Module, text: str, spans: Sequence[tuple[int, int]] | 
     """``tree`` (of ``text``, whole or masked to a union of scopes) as a
     reader scoped to ``spans`` sees it: the top-level statements whose first
     line (a decorator's, for a decorated definition) lies in one of the
-    spans; ``tree`` itself when that is all of them or ``spans`` is None."""
+    spans; a class that its span does not hold whole (``scan_scope``) with
+    only the statements of its body whose first line lies in one, and its
+    end that of the last of them, as a compile of the text masked to
+    ``spans`` alone gives it; ``tree`` itself when that is all of them or
+    ``spans`` is None."""
     if spans is None:
         return tree
     bounds: list[tuple[int, int]] = []  # 1-based (first line, line after) of each span
@@ -135,13 +146,29 @@ def scoped_tree(tree: ast.Module, text: str, spans: Sequence[tuple[int, int]] | 
         bounds.append((line, end if b < n else end + 1))
         line, pos = end, b
     firsts = [lo for lo, _ in bounds]
-    body = []
-    for s in tree.body:
+
+    def inside(s: ast.stmt) -> int:
+        """The span holding the statement's first line, or -1."""
         first = min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))])
         k = bisect_right(firsts, first) - 1
-        if k >= 0 and first < bounds[k][1]:
-            body.append(s)
-    if len(body) == len(tree.body):
+        return k if k >= 0 and first < bounds[k][1] else -1
+
+    body = []
+    changed = False
+    for s in tree.body:
+        k = inside(s)
+        if k < 0:
+            changed = True
+            continue
+        if isinstance(s, ast.ClassDef) and (s.end_lineno or s.lineno) >= bounds[k][1]:
+            members = [m for m in s.body if inside(m) >= 0]
+            if len(members) < len(s.body) and members:
+                s = copy.copy(s)
+                s.body = members
+                s.end_lineno, s.end_col_offset = members[-1].end_lineno, members[-1].end_col_offset
+                changed = True
+        body.append(s)
+    if not changed:
         return tree
     return ast.Module(body=body, type_ignores=tree.type_ignores)
 

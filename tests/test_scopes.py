@@ -256,3 +256,126 @@ def test_a_rule_that_can_fix_is_parsed_whole() -> None:
     rules = [registry.rules["SHD301"], registry.rules["SHD101"]]
     assert engine_mod._check_source(text, "m.py", rules, config) is text
     assert engine_mod._check_source(text, "m.py", rules[:1], config) != text
+
+
+# A class body a line reader could split wrongly: a docstring and a string
+# statement, decorators over comment lines, a clause in the body's column,
+# a bracket closing below the body's column, a nested class, an async method.
+TRICKY_CLASS = textwrap.dedent(
+    '''\
+    import os
+
+
+    @dataclass
+    class Holder(
+        Base,
+        metaclass=Meta,
+    ):
+        """Doc,
+    class NotAMember:
+        """
+
+        size: int = -1
+
+        @property
+        # a comment between a decorator and its method
+        @other(
+            1,
+        )
+        def width(self):
+            return (1,
+    2)
+        "a string statement after a method"
+        if os:
+            def maybe(self):
+                pass
+        else:
+            pass
+
+        class Inner:
+            def method(self):
+                pass
+
+        async def later(self):
+            await os.x
+
+        def __init__(self):
+            self.impl = Impl()
+    '''
+)
+
+
+def _class_texts() -> list[tuple[str, str]]:
+    return [("tricky_class.py", TRICKY_CLASS), *TEXTS]
+
+
+def test_class_members_are_the_statements_pythons_class_body_holds() -> None:
+    """``class_members``: each statement directly in a class's body starts a
+    member at its first line (a decorator's), a string statement going with
+    the member before it; ``is_def`` tells a method; the members run to the
+    region's end. Classes whose body shares the header's line are read whole."""
+    from checks._textfunctions import class_members, skeleton_to
+
+    seen = 0
+    for name, text in _class_texts():
+        regions = top_level_regions(text)
+        if regions is None:
+            continue
+        sk = skeleton_to(text, len(text))
+        tree = ast.parse(text)
+        by_line = {min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))]): s for s in tree.body}
+        for a, b in regions:
+            got = class_members(sk, a, b)
+            node = by_line.get(text.count("\n", 0, a) + 1)
+            while node is None and a < b:  # (a region may start with blank or comment lines)
+                a = text.index("\n", a) + 1
+                node = by_line.get(text.count("\n", 0, a) + 1)
+            if not isinstance(node, ast.ClassDef):
+                assert got is None, name
+                continue
+            if got is None:
+                assert node.body[0].lineno == node.lineno, name  # the body on the header's line
+                continue
+            first, members = got
+            seen += 1
+            lines = [text.count("\n", 0, s) + 1 for s, _, _ in members]
+            expect = [
+                min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))])
+                for s in node.body
+                if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+            ]
+            assert lines == expect, name
+            kinds = [isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) for s in node.body
+                     if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+            assert [d for _, _, d in members] == kinds, name
+            assert first == members[0][0] and members[-1][1] == b
+            assert all(e == s2 for (_, e, _), (s2, _, _) in itertools.pairwise(members))
+    assert seen >= 30
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(range(len(TEXTS) + 1)), st.randoms(use_true_random=False))
+def test_any_class_members_masked_compile_to_the_class_read_from_the_whole(i: int, rnd: Any) -> None:
+    """A scope that keeps some of a class's statements (its header and at
+    least one statement of its body): the masked text compiles to the class
+    ``scoped_tree`` makes of the whole text's, positions included."""
+    from checks._textfunctions import class_members, skeleton_to
+
+    name, text = _class_texts()[i]
+    regions = top_level_regions(text)
+    if regions is None:
+        return
+    sk = skeleton_to(text, len(text))
+    kept: list[tuple[int, int]] = []
+    for a, b in regions:
+        got = class_members(sk, a, b) if rnd.random() < 0.8 else None
+        if got is None:
+            if rnd.random() < 0.5:
+                kept.append((a, b))
+            continue
+        first, members = got
+        chosen = [(s, e) for s, e, _ in members if rnd.random() < 0.5] or [members[-1][:2]]
+        kept += [(a, first), *chosen]
+    whole = ast.parse(text)
+    part = compile(mask_text(text, kept), name, "exec", ast.PyCF_ONLY_AST)
+    assert _dump(part.body) == _dump(scoped_tree(whole, text, kept).body)

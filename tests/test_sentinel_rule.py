@@ -699,6 +699,48 @@ def test_scoped_sites_and_check_equal_the_whole_on_the_corpus(monkeypatch: pytes
         assert run(r) == scoped[r], r.name
 
 
+def test_the_scan_scope_leaves_out_methods_without_a_site_and_reads_the_same() -> None:
+    """The scan's readers (SHD201's ast gate, ``sentinel_sites``) also leave
+    out the methods of a kept class whose code holds no import, no
+    ``__init__``-family name, no configured factory name and no assignment
+    of a capitalised call (``scan_scope``): on every corpus file, whether
+    the text is compiled masked to the scan scope or whole
+    (``scoped_tree``), the facts hold the top-level scope's constructions
+    and own-init sizes, its calls of a configured factory, and casts only
+    from those (what the facts gate reads: a method it leaves out can only
+    have added a factory nobody configured, or a cast of one's result)."""
+    from corpus_harness import parsed_corpus_files
+
+    from checks.unresolved_sentinel_reaches_impl import (
+        _DEFAULT_FACTORIES,
+        SentinelSiteFacts,
+        _scan_scope,
+        _scope,
+    )
+    from linter.facts import mask_text, scoped_tree
+
+    left_out = 0
+    for path, text, tree in parsed_corpus_files():
+        spans, nested = _scope(text, {}), _scan_scope(text, {})
+        if spans is None:
+            assert nested is None
+            continue
+        top = scoped_tree(tree, text, spans)
+        want = SentinelSiteFacts.collect(top, text, "pkg.m", "pkg/m.py")
+        for got_tree in (scoped_tree(ast.parse(mask_text(text, nested)), text, nested), scoped_tree(tree, text, nested)):
+            got = SentinelSiteFacts.collect(got_tree, text, "pkg.m", "pkg/m.py")
+            assert (got["own"], got["named"]) == (want["own"], want["named"]), path.name
+            assert set(got["factories"]) <= set(want["factories"]), path.name
+            assert set(got["factories"]) & set(_DEFAULT_FACTORIES) == set(want["factories"]) & set(_DEFAULT_FACTORIES)
+            assert set(got.get("typed", ())) <= set(want.get("typed", ())), path.name
+        methods = lambda t: sum(  # noqa: E731
+            isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+            for c in t.body if isinstance(c, ast.ClassDef) for m in c.body
+        )
+        left_out += methods(top) - methods(scoped_tree(tree, text, nested))
+    assert left_out >= 10, "the corpus must hold methods the scan scope leaves out"
+
+
 def test_configured_factory_methods_widen_the_scope() -> None:
     from checks.unresolved_sentinel_reaches_impl import _scope
 
