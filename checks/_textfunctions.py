@@ -301,6 +301,7 @@ def top_level_regions(text: str) -> list[tuple[int, int]] | None:
 
 _CLASS_LINE = re.compile(r"class(?![\w\u0080-\U0010ffff])")
 _LINE_START = re.compile(r"\n([ ]*)(?=[^\s)\]}])")
+_AT_INDENT: dict[int, Any] = {}  # indent -> finditer of the lines that start there
 
 
 def class_members(sk: str, a: int, b: int) -> tuple[int, list[tuple[int, int, bool]]] | None:
@@ -334,26 +335,25 @@ def class_members(sk: str, a: int, b: int) -> tuple[int, list[tuple[int, int, bo
         i = j + 1
     if header_end <= 0 or header_end >= b:
         return None
+    first = _LINE_START.search(sk, header_end - 1, b)
+    if first is None or not first.group(1):
+        return None
+    find = _AT_INDENT.get(len(first.group(1)))
+    if find is None:
+        find = _AT_INDENT[len(first.group(1))] = re.compile(r"\n {%d}(?=[^\s)\]}])" % len(first.group(1))).finditer
     members: list[list[Any]] = []  # [start, is_def, decorators only]
-    indent = -1
     depth = 0
-    prev = header_end - 1  # (a line break)
-    for m in _LINE_START.finditer(sk, header_end - 1, b):
+    prev = header_end
+    count = sk.count
+    # the lines at the body's indentation that start a statement (outside
+    # brackets, not after a backslash); a line indented less inside the
+    # region is in brackets or after a backslash, or the file does not compile
+    for m in find(sk, header_end - 1, b):
         k = m.end()
-        seg = sk[prev:k]
-        depth += seg.count("(") + seg.count("[") + seg.count("{")
-        depth -= seg.count(")") + seg.count("]") + seg.count("}")
+        depth += count("(", prev, k) + count("[", prev, k) + count("{", prev, k)
+        depth -= count(")", prev, k) + count("]", prev, k) + count("}", prev, k)
         prev = k
-        if depth != 0 or (k >= 2 and sk[m.start() - 1] == "\\"):
-            continue
-        width = len(m.group(1))
-        if indent < 0:
-            indent = width
-            if indent == 0:
-                return None
-        if width != indent:
-            if width < indent:
-                return None  # a dedent inside the region: not a class body as read here
+        if depth != 0 or sk[m.start() - 1] == "\\":
             continue
         if _CONTINUES.match(sk, k):
             continue  # ``else:`` and the like: the same statement

@@ -530,11 +530,27 @@ def _scan_scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tup
     statement of a class body is kept; a class whose every statement is
     such a method is kept whole. Read by the scan's readers only
     (``scan_scope``): the libcst check reads the classes whole."""
+    factories = tuple(options.get("SHD201", {}).get("factory-methods", _DEFAULT_FACTORIES))
+    seen, got = _SCAN_SCOPE[0]
+    if seen is not None and seen[0] is text and seen[1] == factories:
+        return got  # (the gate and the collector of one text ask in turn)
+    got = _scan_scope_of(text, options, factories)
+    _SCAN_SCOPE[0] = ((text, factories), got)
+    return got
+
+
+# the last text's scan scope: ((text, factories), spans), replaced whole
+_SCAN_SCOPE: list[tuple[Any, Any]] = [(None, None)]
+
+
+def _scan_scope_of(
+    text: str, options: Mapping[str, Mapping[str, Any]], factories: tuple[str, ...]
+) -> list[tuple[int, int]] | None:
     spans = _scope(text, options)
     if spans is None:
         return None
     sk = skeleton_to(text, len(text))
-    words = ("import", "__init__", "__post_init__", "__new__", *options.get("SHD201", {}).get("factory-methods", _DEFAULT_FACTORIES))
+    words = ("import", "__init__", "__post_init__", "__new__", *factories)
     out: list[tuple[int, int]] = []
     for a, b in spans:
         got = class_members(sk, a, b) if sk.startswith(("class", "@"), a) else None

@@ -741,6 +741,36 @@ def test_the_scan_scope_leaves_out_methods_without_a_site_and_reads_the_same() -
     assert left_out >= 10, "the corpus must hold methods the scan scope leaves out"
 
 
+def test_the_scan_scope_keeps_a_method_that_calls_a_configured_factory() -> None:
+    """A method is kept for the configured ``factory-methods`` names it
+    calls; asked again about the same text with other names, the scan scope
+    answers for those names (its memo is keyed by them)."""
+    from checks.unresolved_sentinel_reaches_impl import _scan_scope
+
+    text = textwrap.dedent(
+        """
+        class Runner:
+            def __init__(self):
+                self.n = 1
+
+            def build(self):
+                impl = self.backend.make_worker()
+                return impl
+
+            def log(self):
+                return self.n
+        """
+    ).lstrip("\n")
+
+    def kept(options: dict) -> list[str]:
+        return [text[a:b].strip().split("\n")[0] for a, b in _scan_scope(text, options) or ()]
+
+    assert kept({}) == ["class Runner:", "def __init__(self):"]
+    custom = {"SHD201": {"factory-methods": ["make_worker"]}}
+    assert kept(custom) == ["class Runner:", "def __init__(self):", "def build(self):"]
+    assert kept({}) == ["class Runner:", "def __init__(self):"]
+
+
 def test_configured_factory_methods_widen_the_scope() -> None:
     from checks.unresolved_sentinel_reaches_impl import _scope
 
