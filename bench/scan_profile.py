@@ -11,7 +11,8 @@ compile of the files some gate or collector needs an ``ast`` for, and the
 facts hashes. Below the table: how many files pass each step and, per
 consumer, the lines compiled because of it (``solo``: compiled for it alone;
 the lines outside the statements every reader of a file scopes itself to,
-``Rule.ast_scope``, are blanked before the compile)
+``Rule.ast_scope``, or ``scan_scope`` where a reader narrows it inside
+classes, are blanked before the compile)
 — a whole file is compiled when any consumer needs it, so the compiled
 lines of the loosest needle are what a tighter one can save.
 """

@@ -528,8 +528,8 @@ def _functions_passing(text: str) -> tuple[list[tuple[int, int]], bool] | None:
 # whose every ``return`` is a power of two), and every import
 # (``_qualified``). A class body is never analysed. So the gate reads the
 # top-level statements that hold such a function or an ``import``, every
-# statement that is not a definition, and the functions named in what it
-# reads (and so on): the other lines are blanked before the file is
+# statement that is not a definition, and the functions called by name in
+# what it reads (and so on): the other lines are blanked before the file is
 # compiled (the engine's scopes, ``Rule.ast_scope``). The check parses the
 # whole file (its fix may add an import).
 _DEF_HEAD = re.compile(r"(?:async[ \t]+)?def[ \t]+(\w+)").match
@@ -545,6 +545,25 @@ def _holds_word(sk: str, word: str, a: int, b: int) -> bool:
         if not (before.isalnum() or before == "_" or before == ".") and not (after.isalnum() or after == "_"):
             return True
         i = sk.find(word, i + 1, b)
+    return False
+
+
+def _holds_call(sk: str, name: str, a: int, b: int) -> bool:
+    """Whether ``sk[a:b]`` calls ``name`` as a bare name: the whole word
+    (not an attribute) followed by ``(`` past blanks and backslashes."""
+    n = len(name)
+    i = sk.find(name, a, b)
+    while i >= 0:
+        before = sk[i - 1] if i else " "
+        j = i + n
+        if not (before.isalnum() or before == "_" or before == ".") and not (
+            j < len(sk) and (sk[j].isalnum() or sk[j] == "_")
+        ):
+            while j < b and sk[j] in " \t\n\\":
+                j += 1
+            if j < b and sk[j] == "(":
+                return True
+        i = sk.find(name, i + 1, b)
     return False
 
 
@@ -587,10 +606,11 @@ def _scope(text: str) -> list[tuple[int, int]] | None:
             defs[k] = m.group(1)
         elif not (head.startswith("class") and not (head[5:6].isalnum() or head[5:6] == "_")):
             keep.add(k)  # a statement of the module's own (a binding, a block)
-    # the module's functions named in what is read, until none is added
+    # the module's functions called by name in what is read (``_fn_pow2``
+    # evaluates only those), until none is added
     read = "\n".join(sk[a:b] for k, (a, b) in enumerate(regions) if k in keep)
     while defs:
-        named = [k for k, name in defs.items() if _holds_word(read, name, 0, len(read))]
+        named = [k for k, name in defs.items() if _holds_call(read, name, 0, len(read))]
         if not named:
             break
         for k in named:

@@ -62,7 +62,8 @@ class FactCollector:
     def ast_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> Sequence[tuple[int, int]] | None:
         """The top-level statements ``collect`` reads, as ``Rule.ast_scope``
         (``options``: the effective options of every rule, by code; a code
-        missing means its defaults): None (the default) for all."""
+        missing means its defaults): None (the default) for all. A
+        ``scan_scope`` may narrow it inside classes (see ``Rule.ast_scope``)."""
         return None
 
     @classmethod

@@ -200,7 +200,12 @@ class Rule:
         gate is then handed a tree of those statements alone
         (``linter.facts.scoped_tree``), and when every reader of a file's
         ``ast`` gives a scope, only their union is compiled (the other lines
-        blanked, positions kept)."""
+        blanked, positions kept). A rule may also define ``scan_scope``
+        (same signature) for the scan's readers alone, which may hold a
+        class's header and only some statements of its body
+        (``checks._textfunctions.class_members``): the gate then sees the
+        class with those statements alone; the libcst check keeps
+        ``ast_scope``."""
         return None
 
     @classmethod

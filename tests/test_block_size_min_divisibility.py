@@ -1449,10 +1449,11 @@ def _offset(text: str, node: ast.stmt) -> int:
 def test_the_scope_keeps_what_the_replay_may_read() -> None:
     """A class whose method may leave a finding, a class or function with an
     import (``_qualified`` reads every import of the module), every
-    statement that is not a definition, and the module's functions named in
-    what is read (and those they name: ``_fn_pow2`` reads their returns)
-    are read; a class or a function whose ``min(`` cannot leave anything is
-    blanked."""
+    statement that is not a definition, and the module's functions called
+    by name in what is read (and those they call: ``_fn_pow2`` reads their
+    returns) are read; a class or a function whose ``min(`` cannot leave
+    anything is blanked, and so is a function only named, not called
+    (``_fn_pow2`` is asked about calls alone)."""
     text = textwrap.dedent(
         """
         import triton
@@ -1463,7 +1464,8 @@ def test_the_scope_keeps_what_the_replay_may_read() -> None:
 
 
         def pow2_cap(n):
-            return round_pow2(n)
+            return round_pow2  (  # a call over two lines
+                n)
 
 
         def round_pow2(n):
@@ -1472,6 +1474,13 @@ def test_the_scope_keeps_what_the_replay_may_read() -> None:
 
         def unused_kernel(x):
             return x
+
+
+        def named_only(x):
+            return x
+
+
+        TABLE = {"f": named_only}
 
 
         class Fires:
@@ -1501,7 +1510,7 @@ def test_the_scope_keeps_what_the_replay_may_read() -> None:
     kept = [text[a:b] for a, b in spans]
     for name in ("import triton", "WIDTH", "CAP", "def pow2_cap", "def round_pow2", "class Fires", "class Imports"):
         assert any(name in k for k in kept), name
-    for name in ("def unused_kernel", "class Quiet", "quiet_too"):
+    for name in ("def unused_kernel", "def named_only", "class Quiet", "quiet_too"):
         assert not any(name in k for k in kept), name
     # tabs or a lone carriage return: the regions cannot be told, all is read
     assert bsmd._scope(text.replace("    blk", "\tblk")) is None
