@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -366,6 +366,30 @@ def class_members(sk: str, a: int, b: int) -> tuple[int, list[tuple[int, int, bo
         return None
     ends = [s for s, _, _ in members[1:]] + [b]
     return members[0][0], [(s, e, bool(d)) for (s, d, _), e in zip(members, ends)]
+
+
+def narrow_classes(
+    sk: str, spans: Sequence[tuple[int, int]], needed: Callable[[int, int], bool]
+) -> list[tuple[int, int]]:
+    """``spans`` (top-level regions of the skeleton ``sk``) with each class
+    among them narrowed to its header and the statements of its body a
+    reader needs: every statement but a method, and the methods whose
+    ``(start, end)`` ``needed`` accepts (a class that would keep no
+    statement, or all of them, stays whole). For a ``scan_scope``."""
+    out: list[tuple[int, int]] = []
+    for a, b in spans:
+        got = class_members(sk, a, b) if sk.startswith(("class", "@"), a) else None
+        if got is None:
+            out.append((a, b))
+            continue
+        first, members = got
+        keep = [(s, e) for s, e, is_def in members if not is_def or needed(s, e)]
+        if not keep or len(keep) == len(members):
+            out.append((a, b))
+            continue
+        out.append((a, first))
+        out.extend(keep)
+    return out
 
 
 def regions_at(regions: Sequence[tuple[int, int]], offsets: Iterable[int]) -> set[int]:

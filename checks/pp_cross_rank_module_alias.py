@@ -24,7 +24,7 @@ from checks._helpers import (
     walk,
     walk_no_nested,
 )
-from checks._textfunctions import regions_naming
+from checks._textfunctions import glob_words, narrow_classes, regions_naming, skeleton_to
 from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, Rule
@@ -782,6 +782,36 @@ def _scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[in
     return regions_naming(text, _SCOPE_WORDS, names)
 
 
+def _scan_scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+    """``_scope``, and in its classes only the statements the scan's readers
+    can take something from: a method records an alias only where its code
+    names a rank-placed module (the words ``_scope`` looks for; a function
+    nested in it counts as its code), and the class's guards come from the
+    ``if`` tests that ``raise`` anywhere in it; a method holding neither
+    adds nothing (see ``narrow_classes``). The libcst check reads the
+    classes whole (``ast_scope``)."""
+    spans = _scope(text, options)
+    if spans is None:
+        return None
+    own = options.get("SHD302", {})
+    names = [*own.get("first-rank-modules", DEFAULT_FIRST_RANK), *own.get("last-rank-modules", DEFAULT_LAST_RANK)]
+    seen, got = _SCAN_SCOPE[0]
+    key = (text, tuple(names))
+    if seen is not None and seen[0] is text and seen[1] == key[1]:
+        return got  # (the gate and the collector of one text ask in turn)
+    sk = skeleton_to(text, len(text))
+    low = ascii_lower(text)
+    # (``_scope`` read these words on the lower-cased text: so do the methods)
+    words = (*_SCOPE_WORDS, *(glob_words(names) or ()), "raise", "\u0130", "\u212a")
+    got = narrow_classes(sk, spans, lambda a, b: any(low.find(w, a, b) >= 0 for w in words))
+    _SCAN_SCOPE[0] = (key, got)
+    return got
+
+
+# the last text's scan scope: ((text, names), spans), replaced whole
+_SCAN_SCOPE: list[tuple[Any, Any]] = [(None, None)]
+
+
 class PpAliasShapes(FactCollector):
     """Per module, what the SHD302 facts gate matches against the options
     (see :func:`alias_shapes`). Read only by the gate."""
@@ -795,6 +825,10 @@ class PpAliasShapes(FactCollector):
     @classmethod
     def ast_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
         return _scope(text, options)
+
+    @classmethod
+    def scan_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+        return _scan_scope(text, options)
 
     @classmethod
     def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
@@ -1148,6 +1182,10 @@ class PpCrossRankModuleAlias(Rule):
     @classmethod
     def ast_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
         return _scope(text, options)
+
+    @classmethod
+    def scan_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+        return _scan_scope(text, options)
 
     @classmethod
     def candidate_tree(cls, tree: ast.Module, text: str) -> bool:

@@ -22,7 +22,7 @@ from checks._helpers import (
 )
 from checks._imports import imports_from_ast, imports_from_cst, qualify
 from checks._sentinels import ClassRef, Resolver, SentinelIndex
-from checks._textfunctions import class_members, regions_at, regions_holding, skeleton_to, top_level_regions
+from checks._textfunctions import narrow_classes, regions_at, regions_holding, skeleton_to, top_level_regions
 from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, Rule
@@ -551,26 +551,11 @@ def _scan_scope_of(
         return None
     sk = skeleton_to(text, len(text))
     words = ("import", "__init__", "__post_init__", "__new__", *factories)
-    out: list[tuple[int, int]] = []
-    for a, b in spans:
-        got = class_members(sk, a, b) if sk.startswith(("class", "@"), a) else None
-        if got is None:
-            out.append((a, b))
-            continue
-        first, members = got
-        keep = [
-            (s, e)
-            for s, e, is_def in members
-            if not is_def
-            or any(sk.find(w, s, e) >= 0 for w in words)
-            or next(_ASSIGNED_CAPITAL(sk, s, e), None) is not None
-        ]
-        if not keep or len(keep) == len(members):
-            out.append((a, b))
-            continue
-        out.append((a, first))
-        out.extend(keep)
-    return out
+    return narrow_classes(
+        sk,
+        spans,
+        lambda s, e: any(sk.find(w, s, e) >= 0 for w in words) or next(_ASSIGNED_CAPITAL(sk, s, e), None) is not None,
+    )
 
 
 class SentinelSiteFacts(FactCollector):

@@ -117,9 +117,12 @@ def decode_source(data: bytes, relpath: str) -> tuple[str | None, Diagnostic | N
     return text, None
 
 
-def read_source(path: Path, relpath: str) -> tuple[str | None, Diagnostic | None]:
+def read_source(path: Path | str, relpath: str) -> tuple[str | None, Diagnostic | None]:
     try:
-        data = path.read_bytes()
+        # (unbuffered: one read of the whole file, half the CPU of
+        # ``Path.read_bytes`` over a tree's small files)
+        with open(path, "rb", buffering=0) as fh:
+            data = fh.readall()
     except OSError as exc:
         return None, shd000(relpath, 1, 0, f"cannot read the file: {exc.strerror or exc}")
     return decode_source(data, relpath)
@@ -798,7 +801,7 @@ _SCANNED = [0]
 def _scan_job(job: tuple[str, str, bool]) -> ScanResult:
     path, relpath, checked = job
     engine: Engine = _W["engine"]
-    text, err = read_source(Path(path), relpath)
+    text, err = read_source(path, relpath)
     if text is None:
         return ScanResult(relpath, error=err if checked else None)
     res = engine.scan_one(text, relpath, checked)
@@ -817,7 +820,7 @@ def _scan_job(job: tuple[str, str, bool]) -> ScanResult:
 def _check_job(job: tuple[str, str, list[str]]) -> CheckOutcome:
     path, relpath, codes = job
     engine: Engine = _W["engine"]
-    text, err = read_source(Path(path), relpath)
+    text, err = read_source(path, relpath)
     if text is None:
         return CheckOutcome([err] if err else [])
     facts = engine._facts

@@ -1390,3 +1390,51 @@ def test_an_engine_that_reads_the_flag_refuses_unclaimed_classes_so_they_are_not
     assert [d.severity for d in run(tmp_path, "SHD301", **{"capability-flags": ["relays_taps"]})] == [
         Severity.WARNING
     ]
+
+
+def test_shd302s_scan_scope_leaves_out_methods_and_reads_the_same() -> None:
+    """SHD302's scan readers (its ast gate, ``pp_alias_shapes``) also leave
+    out the methods of a kept class whose text names no rank-placed module
+    (no literal part of a configured glob, no default word) and holds no
+    ``raise`` (``scan_scope``). On every corpus file, with the default and
+    with a fork's names, whether the text is compiled masked to the scan
+    scope or whole (``scoped_tree``): the functions recorded are the
+    top-level scope's, less only functions none of whose alias sources
+    names a rank-placed module under those names (what the facts gate
+    needs to let a function fire: ``resolve``); the guards are the same."""
+    from corpus_harness import parsed_corpus_files
+
+    from checks.pp_cross_rank_module_alias import (
+        DEFAULT_FIRST_RANK,
+        DEFAULT_LAST_RANK,
+        PAIR,
+        PpAliasShapes,
+        _scan_scope,
+        _scope,
+    )
+    from linter.facts import mask_text, scoped_tree
+
+    def may_fire(func: dict, globs: list[str]) -> bool:
+        return any(
+            src[0] == PAIR or any(name_matches(seg.removesuffix("()"), globs) for seg in src[1:])
+            for _, _, src in func["a"]
+        )
+
+    fork = {"SHD302": {"first-rank-modules": ["tok_emb*"], "last-rank-modules": ["*out_proj"]}}
+    left_out = 0
+    for path, text, tree in parsed_corpus_files():
+        for options in ({}, fork):
+            own = options.get("SHD302", {})
+            globs = [*own.get("first-rank-modules", DEFAULT_FIRST_RANK), *own.get("last-rank-modules", DEFAULT_LAST_RANK)]
+            spans, nested = _scope(text, options), _scan_scope(text, options)
+            if spans is None:
+                assert nested is None
+                continue
+            want = PpAliasShapes.collect(scoped_tree(tree, text, spans), text, "pkg.m", "pkg/m.py")["funcs"]
+            masked = scoped_tree(ast.parse(mask_text(text, nested)), text, nested)
+            for view in (masked, scoped_tree(tree, text, nested)):
+                got = PpAliasShapes.collect(view, text, "pkg.m", "pkg/m.py")["funcs"]
+                assert all(f in want for f in got), path.name
+                assert [f for f in want if may_fire(f, globs)] == [f for f in got if may_fire(f, globs)], path.name
+            left_out += len(nested) - len(spans)
+    assert left_out >= 5, "the corpus must hold classes the scan scope narrows"
