@@ -25,7 +25,7 @@ from checks._helpers import (
     name_matches,
     walk_fast,
 )
-from checks._textfunctions import delimit, regions_at, top_level_regions
+from checks._textfunctions import delimit, narrow_classes, regions_at, skeleton_to, top_level_regions
 from linter.facts import FactCollector, ProjectFacts
 from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule, RuleContext
@@ -786,6 +786,22 @@ def _scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[in
     return [regions[k] for k in sorted(regions_at(regions, (a for a, _ in spans)))]
 
 
+def _scan_scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+    """``_scope``, and in its classes only the methods holding a function
+    the text test passes (with every statement of the class body that is
+    no method): the readers summarise each function alone, and a function
+    the test passes over holds no finding under the default names (see
+    ``narrow_classes``). The libcst check reads the classes whole."""
+    spans = _scope(text, options)
+    if not spans:
+        return spans
+    passing = sorted(a for a, _ in _functions_passing(text) or ())
+    if not passing:
+        return spans
+    sk = skeleton_to(text, len(text))
+    return narrow_classes(sk, spans, lambda a, b: bisect_left(passing, a) < bisect_left(passing, b))
+
+
 class BudgetDivisionShapes(FactCollector):
     """Per module, the functions that could hold a SHD401 finding, with the
     names the facts gate matches against the effective options. Read only
@@ -799,6 +815,10 @@ class BudgetDivisionShapes(FactCollector):
     @classmethod
     def ast_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
         return _scope(text, options)
+
+    @classmethod
+    def scan_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+        return _scan_scope(text, options)
 
     @classmethod
     def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
@@ -941,6 +961,10 @@ class RepeatedBudgetDivision(Rule):
     @classmethod
     def ast_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
         return _scope(text, options)
+
+    @classmethod
+    def scan_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+        return _scan_scope(text, options)
 
     @classmethod
     def candidate_tree(cls, tree: ast.Module, text: str) -> bool:

@@ -1329,3 +1329,34 @@ def test_budget_scope_keeps_a_split_injected_into_every_corpus_function() -> Non
         diags, _ = check_text(injected, "m.py", "m", [RepeatedBudgetDivision], config, ProjectFacts())
         assert at + 1 in {d.span.line for d in diags}, (path.name, fn.name)
     assert tried > 300
+
+
+def test_budget_scan_scope_keeps_the_methods_the_text_test_passes() -> None:
+    """SHD401's scan readers read, of a class they keep, only the methods
+    holding a function its text test passes (a nested one included) and
+    every statement that is no method; the gate still passes the file."""
+    from checks.repeated_budget_division import _scan_scope
+
+    text = textwrap.dedent(
+        """
+        class Runner:
+            chunk = 4
+
+            def split(self, cfg):
+                per_dp = cfg.num_blocks // cfg.dp_size
+                return per_dp // cfg.ep_size
+
+            def quiet(self, n):
+                return n // 2
+
+            def outer(self, cfg):
+                def inner():
+                    return cfg.max_num_tokens // cfg.dp_size // cfg.ep_size
+                return inner
+        """
+    ).lstrip("\n")
+    spans = _scan_scope(text, {})
+    assert spans is not None
+    kept = [text[a:b].strip().split("\n")[0] for a, b in spans]
+    assert kept == ["class Runner:", "chunk = 4", "def split(self, cfg):", "def outer(self, cfg):"]
+    assert _gates_pass(RepeatedBudgetDivision, text, "m.py", {}) is None
