@@ -28,7 +28,7 @@ from checks._helpers import (
     walk,
     walk_no_nested,
 )
-from checks._textfunctions import regions_naming
+from checks._textfunctions import glob_words, narrow_classes, regions_naming, skeleton_to
 from linter.facts import FactCollector, ProjectFacts, scoped_tree
 from linter.needles import Needles
 from linter.rule import Option, Rule
@@ -148,6 +148,11 @@ class PpReceiverFacts(FactCollector):
     def ast_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
         # (a class spanning a factory call holds the factory's name)
         return _scope(text, options)
+
+    @classmethod
+    def scan_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+        # (so does the method holding the call)
+        return _scan_scope(text, options)
 
     @classmethod
     def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
@@ -788,6 +793,46 @@ def _scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[in
     return regions_naming(text, _SCOPE_WORDS, names)
 
 
+def _scan_scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+    """``_scope``, and in its classes only the statements the scan's readers
+    can take something from: every statement that is no method, and the
+    methods whose text holds a word ``_scope`` looks for or a configured
+    ``receiver-factories``/``receiver-methods`` name (see
+    ``narrow_classes``). A method holding none returns no payload the rule
+    can report (a payload call or a last-rank test names one), captures
+    nothing, and neither allocates nor is a receiver the options name: its
+    absence from what the readers record (the class's ``recv`` lists every
+    function and list-led call) changes no answer of the facts gate. The
+    libcst check reads the classes whole (``ast_scope``)."""
+    spans = _scope(text, options)
+    if spans is None:
+        return None
+    own = options.get("SHD301", {})
+    names = (
+        *own.get("payload-classes", DEFAULT_PAYLOAD_CLASSES),
+        *own.get("last-rank-accessors", DEFAULT_LAST_RANK),
+        *own.get("receiver-factories", DEFAULT_RECEIVER_FACTORIES),
+        *own.get("receiver-methods", DEFAULT_RECEIVER_METHODS),
+    )
+    seen, got = _SCAN_SCOPE[0]
+    if seen is not None and seen[0] is text and seen[1] == names:
+        return got  # (the gate and the collectors of one text ask in turn)
+    more = glob_words(names)
+    if more is None:
+        got = spans  # (a glob with no literal part: the classes whole)
+    else:
+        sk = skeleton_to(text, len(text))
+        low = ascii_lower(text)
+        words = (*_SCOPE_WORDS, *more, "\u0130", "\u212a")
+        got = narrow_classes(sk, spans, lambda a, b: any(low.find(w, a, b) >= 0 for w in words))
+    _SCAN_SCOPE[0] = ((text, names), got)
+    return got
+
+
+# the last text's scan scope: ((text, names), spans), replaced whole
+_SCAN_SCOPE: list[tuple[Any, Any]] = [(None, None)]
+
+
 _TEXT_NEEDLES = _PayloadNeedles(
     any_of=(("IntermediateTensors", "PPProxyTensors", *_LAST_RANK_WORDS),),
     regex=f"{_PAYLOAD_CALL}|{_LAST_RANK_TEST}",
@@ -913,6 +958,10 @@ class PpPayloadShapes(FactCollector):
     @classmethod
     def ast_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
         return _scope(text, options)
+
+    @classmethod
+    def scan_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+        return _scan_scope(text, options)
 
     @classmethod
     def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
@@ -1346,6 +1395,10 @@ class PpPayloadDropsTensors(Rule):
     @classmethod
     def ast_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
         return _scope(text, options)
+
+    @classmethod
+    def scan_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
+        return _scan_scope(text, options)
 
     @classmethod
     def candidate_tree(cls, tree: ast.Module, text: str) -> bool:

@@ -1438,3 +1438,98 @@ def test_shd302s_scan_scope_leaves_out_methods_and_reads_the_same() -> None:
                 assert [f for f in want if may_fire(f, globs)] == [f for f in got if may_fire(f, globs)], path.name
             left_out += len(nested) - len(spans)
     assert left_out >= 5, "the corpus must hold classes the scan scope narrows"
+
+
+def test_shd301s_scan_scope_leaves_out_methods_and_reads_the_same() -> None:
+    """SHD301's scan readers (its ast gate, ``pp_payload_shapes``,
+    ``pp_receivers``) also leave out the methods of a kept class whose text
+    holds no word its scope looks for and no configured receiver factory or
+    method (``scan_scope``). On every corpus file, with the default and with
+    a fork's names, whether the text is compiled masked to the scan scope or
+    whole: the methods that may drop taps or return a keyed payload under
+    those names, with their classes' bases, own flags and receiver layouts,
+    the capture setters and the receivers recorded are the top-level
+    scope's. (A method left out may have been recorded, for a context the
+    record cannot enumerate: the gate erred towards a finding there, which
+    the rule, reading payload calls and last-rank tests by name, cannot
+    make without one of the words.)"""
+    from corpus_harness import parsed_corpus_files
+
+    from linter.facts import mask_text, scoped_tree
+
+    fork = {
+        "SHD301": {
+            "payload-classes": ["StageHandoff"],
+            "last-rank-accessors": ["is_tail_stage"],
+            "receiver-methods": ["alloc_handoff"],
+        }
+    }
+
+    def read(view: ast.Module, text: str, options: dict) -> tuple:
+        """What the facts gate asks of the facts under these options: per
+        class with a method that may drop taps or return a keyed payload,
+        its bases, own flags, those methods and its receiver's layouts."""
+        opts = {k: o.default for k, o in PpPayloadDropsTensors.options.items()}
+        opts.update(options.get("SHD301", {}))
+        shapes = payload_mod.PpPayloadShapes.collect(view, text, "pkg.m", "pkg/m.py")
+        classes = []
+        for c in shapes["classes"]:
+            live = [m for m in c["methods"] if payload_mod._may_drop(m, opts) or payload_mod._payload_keys(m, opts)]
+            if live:
+                layouts = payload_mod._own_layouts(c["recv"], opts) if "recv" in c else None
+                classes.append((c["bases"], c["own"], live, layouts))
+        receivers = payload_mod.PpReceiverFacts.collect(view, text, "pkg.m", "pkg/m.py")
+        return classes, shapes.get("cs"), receivers
+
+    narrowed = 0
+    for path, text, tree in parsed_corpus_files():
+        for options in ({}, fork):
+            spans, nested = payload_mod._scope(text, options), payload_mod._scan_scope(text, options)
+            if spans is None:
+                assert nested is None
+                continue
+            want = read(scoped_tree(tree, text, spans), text, options)
+            masked = scoped_tree(ast.parse(mask_text(text, nested)), text, nested)
+            for view in (masked, scoped_tree(tree, text, nested)):
+                assert read(view, text, options) == want, path.name
+            narrowed += len(nested) - len(spans)
+    assert narrowed >= 5, "the corpus must hold classes the scan scope narrows"
+
+
+def test_shd301s_scan_scope_keeps_a_configured_receiver_method() -> None:
+    """A method named by ``receiver-methods`` holds no payload word and is
+    still read: its returns tell the class's receiver (here opaque, so no
+    key mismatch can be claimed), which the facts gate compares."""
+    from linter.facts import mask_text, scoped_tree
+
+    text = textwrap.dedent(
+        """
+        class Stage:
+            def forward(self, x):
+                if not self.pp.is_tail_stage:
+                    return StageHandoff({"hidden": x, "residual": x})
+                return x
+
+            def alloc_handoff(self, batch):
+                return self.buffers[batch]
+
+            def unrelated(self):
+                return 1
+        """
+    ).lstrip("\n")
+    fork = {
+        "SHD301": {
+            "payload-classes": ["StageHandoff"],
+            "last-rank-accessors": ["is_tail_stage"],
+            "receiver-methods": ["alloc_handoff"],
+        }
+    }
+    nested = payload_mod._scan_scope(text, fork)
+    assert nested is not None
+    kept = [text[a:b].strip().split("\n")[0] for a, b in nested]
+    assert kept == ["class Stage:", "def forward(self, x):", "def alloc_handoff(self, batch):"]
+    opts = {k: o.default for k, o in PpPayloadDropsTensors.options.items()}
+    opts.update(fork["SHD301"])
+    view = scoped_tree(ast.parse(mask_text(text, nested)), text, nested)
+    [shape] = payload_mod.PpPayloadShapes.collect(view, text, "pkg.m", "pkg/m.py")["classes"]
+    assert payload_mod._own_layouts(shape["recv"], opts) == []  # opaque: the receiver is read
