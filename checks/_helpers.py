@@ -289,6 +289,29 @@ def memo_last_text(fn: Callable[[str], T]) -> Callable[[str], T]:
     return wrapper
 
 
+def memo_last_text_under(key_of: Callable[[Any], Any]) -> Callable[[Callable[[str, Any], T]], Callable[[str, Any], T]]:
+    """``memo_last_text`` for ``fn(text, options)``: the last text's answer,
+    kept while ``key_of(options)`` (what of the options ``fn`` reads) stays
+    equal (a rule's gate and its collectors ask in turn, under one
+    configuration)."""
+
+    def decorate(fn: Callable[[str, Any], T]) -> Callable[[str, Any], T]:
+        last: list[tuple[Any, Any, Any]] = [(None, None, None)]
+
+        @functools.wraps(fn)
+        def wrapper(text: str, options: Any) -> T:
+            key = key_of(options)
+            seen, seen_key, answer = last[0]
+            if seen is not text or seen_key != key:
+                answer = fn(text, options)
+                last[0] = (text, key, answer)
+            return answer  # type: ignore[no-any-return]
+
+        return wrapper
+
+    return decorate
+
+
 @memo_last_text
 def reversed_text(text: str) -> str:
     """``text[::-1]`` (the sentinel outline and the SHD501 text gate both

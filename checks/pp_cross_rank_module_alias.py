@@ -19,6 +19,7 @@ from checks._helpers import (
     call_name,
     dotted,
     last_name,
+    memo_last_text_under,
     memo_on_tree,
     name_matches,
     walk,
@@ -782,6 +783,12 @@ def _scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[in
     return regions_naming(text, _SCOPE_WORDS, names)
 
 
+def _module_names(options: Mapping[str, Mapping[str, Any]]) -> tuple[str, ...]:
+    own = options.get("SHD302", {})
+    return (*own.get("first-rank-modules", DEFAULT_FIRST_RANK), *own.get("last-rank-modules", DEFAULT_LAST_RANK))
+
+
+@memo_last_text_under(_module_names)
 def _scan_scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
     """``_scope``, and in its classes only the statements the scan's readers
     can take something from: a method records an alias only where its code
@@ -789,27 +796,16 @@ def _scan_scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tup
     nested in it counts as its code), and the class's guards come from the
     ``if`` tests that ``raise`` anywhere in it; a method holding neither
     adds nothing (see ``narrow_classes``). The libcst check reads the
-    classes whole (``ast_scope``)."""
+    classes whole (``ast_scope``). (The gate and the collector of one text
+    ask in turn: the answer is kept.)"""
     spans = _scope(text, options)
     if spans is None:
         return None
-    own = options.get("SHD302", {})
-    names = [*own.get("first-rank-modules", DEFAULT_FIRST_RANK), *own.get("last-rank-modules", DEFAULT_LAST_RANK)]
-    seen, got = _SCAN_SCOPE[0]
-    key = (text, tuple(names))
-    if seen is not None and seen[0] is text and seen[1] == key[1]:
-        return got  # (the gate and the collector of one text ask in turn)
     sk = skeleton_to(text, len(text))
     low = ascii_lower(text)
     # (``_scope`` read these words on the lower-cased text: so do the methods)
-    words = (*_SCOPE_WORDS, *(glob_words(names) or ()), "raise", "\u0130", "\u212a")
-    got = narrow_classes(sk, spans, lambda a, b: any(low.find(w, a, b) >= 0 for w in words))
-    _SCAN_SCOPE[0] = (key, got)
-    return got
-
-
-# the last text's scan scope: ((text, names), spans), replaced whole
-_SCAN_SCOPE: list[tuple[Any, Any]] = [(None, None)]
+    words = (*_SCOPE_WORDS, *(glob_words(_module_names(options)) or ()), "raise", "\u0130", "\u212a")
+    return narrow_classes(sk, spans, lambda a, b: any(low.find(w, a, b) >= 0 for w in words))
 
 
 class PpAliasShapes(FactCollector):
@@ -1148,6 +1144,8 @@ class PpCrossRankModuleAlias(Rule):
     configured `first-rank-modules`/`last-rank-modules` glob, in any case
     (a glob without one, or outside ASCII, makes them read every
     statement): only those are compiled where no other rule needs more.
+    Of those classes, the `ast` gate reads only the methods holding one of
+    these words or a `raise`.
     """
 
     # (per file: whether the project has no pipeline layout, see _without_pipeline)

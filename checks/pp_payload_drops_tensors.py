@@ -23,6 +23,7 @@ from checks._helpers import (
     call_name,
     dotted,
     last_name,
+    memo_last_text_under,
     memo_on_tree,
     name_matches,
     walk,
@@ -793,6 +794,18 @@ def _scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[in
     return regions_naming(text, _SCOPE_WORDS, names)
 
 
+def _scan_names(options: Mapping[str, Mapping[str, Any]]) -> tuple[str, ...]:
+    """The configured names the scan scope keeps a method for."""
+    own = options.get("SHD301", {})
+    return (
+        *own.get("payload-classes", DEFAULT_PAYLOAD_CLASSES),
+        *own.get("last-rank-accessors", DEFAULT_LAST_RANK),
+        *own.get("receiver-factories", DEFAULT_RECEIVER_FACTORIES),
+        *own.get("receiver-methods", DEFAULT_RECEIVER_METHODS),
+    )
+
+
+@memo_last_text_under(_scan_names)
 def _scan_scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
     """``_scope``, and in its classes only the statements the scan's readers
     can take something from: every statement that is no method, and the
@@ -803,34 +816,18 @@ def _scan_scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tup
     nothing, and neither allocates nor is a receiver the options name: its
     absence from what the readers record (the class's ``recv`` lists every
     function and list-led call) changes no answer of the facts gate. The
-    libcst check reads the classes whole (``ast_scope``)."""
+    libcst check reads the classes whole (``ast_scope``). (The gate and
+    the collectors of one text ask in turn: the answer is kept.)"""
     spans = _scope(text, options)
     if spans is None:
         return None
-    own = options.get("SHD301", {})
-    names = (
-        *own.get("payload-classes", DEFAULT_PAYLOAD_CLASSES),
-        *own.get("last-rank-accessors", DEFAULT_LAST_RANK),
-        *own.get("receiver-factories", DEFAULT_RECEIVER_FACTORIES),
-        *own.get("receiver-methods", DEFAULT_RECEIVER_METHODS),
-    )
-    seen, got = _SCAN_SCOPE[0]
-    if seen is not None and seen[0] is text and seen[1] == names:
-        return got  # (the gate and the collectors of one text ask in turn)
-    more = glob_words(names)
+    more = glob_words(_scan_names(options))
     if more is None:
-        got = spans  # (a glob with no literal part: the classes whole)
-    else:
-        sk = skeleton_to(text, len(text))
-        low = ascii_lower(text)
-        words = (*_SCOPE_WORDS, *more, "\u0130", "\u212a")
-        got = narrow_classes(sk, spans, lambda a, b: any(low.find(w, a, b) >= 0 for w in words))
-    _SCAN_SCOPE[0] = ((text, names), got)
-    return got
-
-
-# the last text's scan scope: ((text, names), spans), replaced whole
-_SCAN_SCOPE: list[tuple[Any, Any]] = [(None, None)]
+        return spans  # (a glob with no literal part: the classes whole)
+    sk = skeleton_to(text, len(text))
+    low = ascii_lower(text)
+    words = (*_SCOPE_WORDS, *more, "\u0130", "\u212a")
+    return narrow_classes(sk, spans, lambda a, b: any(low.find(w, a, b) >= 0 for w in words))
 
 
 _TEXT_NEEDLES = _PayloadNeedles(
@@ -1368,7 +1365,9 @@ class PpPayloadDropsTensors(Rule):
     name outside ASCII, makes them read every statement), one of the
     default strings above, `captur` or the receiver factory's name, in any
     case: the other statements are not compiled (a file's syntax error is
-    still reported when the rule checks it).
+    still reported when the rule checks it). Of those classes, step 2 reads
+    only the methods holding one of these words or a configured
+    `receiver-factories`/`receiver-methods` name.
     """
 
     # (per file: capture turned on for the last rank only, see _capture_gated)

@@ -892,7 +892,8 @@ class RepeatedBudgetDivision(Rule):
     words. Under the default names a finding is made within one function
     that passes this test, so the `ast` and facts prefilters and the check
     then read only the top-level statements (a class, a function) holding
-    such a function; with configured names they read the whole file.
+    such a function (the `ast` prefilters, of such a class, only the
+    methods holding one); with configured names they read the whole file.
     """
 
     code = "SHD401"

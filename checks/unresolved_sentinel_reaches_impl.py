@@ -16,6 +16,7 @@ from checks._helpers import (
     ast_stmt_fields,
     call_name,
     dotted,
+    memo_last_text_under,
     memo_on_tree,
     name_matches,
     walk_no_nested,
@@ -518,6 +519,11 @@ def _scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[in
     return sorted(kept)
 
 
+def _factories(options: Mapping[str, Mapping[str, Any]]) -> tuple[str, ...]:
+    return tuple(options.get("SHD201", {}).get("factory-methods", _DEFAULT_FACTORIES))
+
+
+@memo_last_text_under(_factories)
 def _scan_scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
     """``_scope``, and in its classes only the statements ``sentinel_sites``
     can take something from: what :func:`sentinel_sites` reads of a method
@@ -529,28 +535,13 @@ def _scan_scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tup
     file compiled with them the class without them too). Every other
     statement of a class body is kept; a class whose every statement is
     such a method is kept whole. Read by the scan's readers only
-    (``scan_scope``): the libcst check reads the classes whole."""
-    factories = tuple(options.get("SHD201", {}).get("factory-methods", _DEFAULT_FACTORIES))
-    seen, got = _SCAN_SCOPE[0]
-    if seen is not None and seen[0] is text and seen[1] == factories:
-        return got  # (the gate and the collector of one text ask in turn)
-    got = _scan_scope_of(text, options, factories)
-    _SCAN_SCOPE[0] = ((text, factories), got)
-    return got
-
-
-# the last text's scan scope: ((text, factories), spans), replaced whole
-_SCAN_SCOPE: list[tuple[Any, Any]] = [(None, None)]
-
-
-def _scan_scope_of(
-    text: str, options: Mapping[str, Mapping[str, Any]], factories: tuple[str, ...]
-) -> list[tuple[int, int]] | None:
+    (``scan_scope``): the libcst check reads the classes whole. (The gate
+    and the collector of one text ask in turn: the answer is kept.)"""
     spans = _scope(text, options)
     if spans is None:
         return None
     sk = skeleton_to(text, len(text))
-    words = ("import", "__init__", "__post_init__", "__new__", *factories)
+    words = ("import", "__init__", "__post_init__", "__new__", *_factories(options))
     return narrow_classes(
         sk,
         spans,
