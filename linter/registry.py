@@ -139,8 +139,10 @@ def load_registry() -> Registry:
 
     rules: dict[str, Any] = {UnparsableFile.code: UnparsableFile, UnusedNoqa.code: UnusedNoqa}
     collectors: dict[str, Any] = {}
-    for info in sorted(pkgutil.iter_modules(checks.__path__), key=lambda i: i.name):
-        mod = importlib.import_module(f"checks.{info.name}")
+    # every module under ``checks`` (a rule's folder, its private modules,
+    # the shared facts package); a class counts where it is defined
+    for info in sorted(pkgutil.walk_packages(checks.__path__, "checks."), key=lambda i: i.name):
+        mod = importlib.import_module(info.name)
         for obj in vars(mod).values():
             if not isinstance(obj, type) or obj.__module__ != mod.__name__:
                 continue
@@ -169,13 +171,17 @@ def _snapshot_path() -> tuple[str, str] | None:
     parts = [__version__]
     for loc in spec.submodule_search_locations:
         try:
-            names = sorted(os.listdir(loc))
+            found = sorted(
+                os.path.join(d, n)
+                for d, _, names in os.walk(loc)
+                for n in names
+                if n.endswith(".py")
+            )
+            for f in found:
+                st = os.stat(f)
+                parts.append(f"{f}:{st.st_size}:{st.st_mtime_ns}")
         except OSError:
             return None
-        for n in names:
-            if n.endswith(".py"):
-                st = os.stat(os.path.join(loc, n))
-                parts.append(f"{loc}/{n}:{st.st_size}:{st.st_mtime_ns}")
     here = os.path.dirname(os.path.abspath(__file__))
     for n in ("registry.py", "builtin_rules.py", "rule.py", "options.py"):
         st = os.stat(os.path.join(here, n))

@@ -107,7 +107,15 @@ class Rule:
     severity: ClassVar[Severity] = Severity.ERROR
     fixable: ClassVar[Fixability] = Fixability.NEVER
     default_enabled: ClassVar[bool] = True
+    #: the file gate: what a file's text must hold for the rule to find anything in it
     needles: ClassVar[Needles] = Needles()
+    #: co-occurrence within one top-level definition: when set, the engine
+    #: hands the libcst check only the top-level ``def``/``class`` statements
+    #: whose own text matches (every other top-level statement -- imports,
+    #: constants, ``if``/``try`` blocks -- is always kept), and skips the file
+    #: when none matches. Sound only when every finding, and everything the
+    #: rule reads to make it, lies in one such definition or outside all of them.
+    definition_needles: ClassVar[Needles | None] = None
     options: ClassVar[Mapping[str, Option]] = {}
     facts: ClassVar[tuple[str, ...]] = ()
     tags: ClassVar[tuple[str, ...]] = ()
