@@ -152,6 +152,13 @@ def entry() -> None:
 @click.option("--show-suppressed", is_flag=True, help="Also list findings suppressed by noqa.")
 @click.option("--verbose", "-v", is_flag=True,
               help="Print run statistics on stderr: files, parsed with libcst, skipped by the prefilter, cached, time.")
+@click.option("--write-baseline", type=click.Path(path_type=Path, dir_okay=False),
+              help="Record today's findings in this baseline file (JSON lines) and exit 0.")
+@click.option("--baseline", "baseline_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="Report only findings this baseline does not record; entries no finding "
+                   "matches any more are listed as fixed.")
+@click.option("--update-baseline", is_flag=True,
+              help="With --baseline: remove the fixed entries from the file (never adds any).")
 def check(
     paths: tuple[Path, ...],
     config_file: Path | None,
@@ -175,6 +182,9 @@ def check(
     cache_dir: Path | None,
     show_suppressed: bool,
     verbose: bool,
+    write_baseline: Path | None = None,
+    baseline_file: Path | None = None,
+    update_baseline: bool = False,
 ) -> None:
     """Lint PATHS (files or folders; default: the current folder; '-' reads
     standard input). Prints findings and exits 1 if there are any.
@@ -201,6 +211,11 @@ def check(
     targets = [Path(stdin_filename)] if use_stdin and stdin_filename else (
         [Path.cwd()] if use_stdin else (list(paths) or [Path(".")])
     )
+    baseline_problem = baseline_usage_error(
+        write_baseline, baseline_file, update_baseline, stdin=use_stdin, fixing=fix or diff
+    )
+    if baseline_problem:
+        _fail(baseline_problem)
     if not use_stdin:
         missing = [str(p) for p in targets if not p.exists()]
         if missing:
@@ -275,6 +290,17 @@ def check(
         return
     for e in result.errors:
         click.echo(f"shardlint: {internal_error_line(e)}", err=True)
+    if write_baseline is not None or baseline_file is not None:
+        from linter.baseline import BaselineError, apply_baseline
+
+        try:
+            result, done = apply_baseline(result, engine.config, targets, write_baseline, baseline_file,
+                                          update_baseline, quiet)
+        except BaselineError as exc:
+            _fail(str(exc))
+            return
+        if done:
+            sys.exit(EXIT_ERROR if result.errors else EXIT_CLEAN)
     if verbose:
         st = result.stats
         click.echo(
@@ -288,6 +314,23 @@ def check(
     if diff:
         sys.exit(EXIT_ERROR if result.errors else (EXIT_FINDINGS if changes and not exit_zero else EXIT_CLEAN))
     sys.exit(_exit_code(result, exit_zero))
+
+
+def baseline_usage_error(
+    write: Path | None, use: Path | None, update: bool, stdin: bool, fixing: bool
+) -> str | None:
+    """Why these baseline flags cannot go together, or None."""
+    if write is None and use is None and not update:
+        return None
+    if update and use is None:
+        return "--update-baseline needs --baseline FILE (the file it prunes)"
+    if write is not None and use is not None:
+        return "give either --write-baseline or --baseline, not both"
+    if stdin:
+        return "baselines work on files and folders, not on standard input"
+    if fixing:
+        return "baselines cannot be combined with --fix or --diff"
+    return None
 
 
 def _progress_bar():  # type: ignore[no-untyped-def]
