@@ -71,9 +71,7 @@ class FactCollector:
         return per_module
 
 
-def run_collector(
-    collector: Any, text: str, module: str, path: str, options: Mapping[str, Mapping[str, Any]] | None = None
-) -> Any:
+def run_collector(collector: Any, text: str, module: str, path: str) -> Any:
     """One collector's facts of one text, as the scan computes them: None
     when its needles do not match, nor when it needs an ``ast`` and the
     text does not compile, nor when it fails."""
@@ -85,7 +83,6 @@ def run_collector(
             tree = compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
-        tree = scoped_tree(tree, text, scope_of(collector, text, options or {}, scan=True))
     try:
         return collector.collect(tree, text, module, path)
     except Exception:  # a broken collector must not stop the run
@@ -216,7 +213,7 @@ class FileLoader:
         self.relpaths = relpaths
 
     def __call__(self, module: str) -> Any:
-        from linter.engine import read_source
+        from linter.source import read_source
 
         collector = self.registry.real().collectors[self.name]
         value = None

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from linter.engine import Engine, read_source
+from linter.engine import Engine
+from linter.source import read_source
 from linter.files import discover
 from linter.fixes import apply_fixes, fixable, write_atomic
 from linter.types import Diagnostic, InternalError, RunResult

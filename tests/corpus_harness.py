@@ -66,10 +66,10 @@ def parsed_corpus_files() -> Iterator[tuple[Path, str, ast.Module]]:
         yield path, text, tree
 
 
-_cache: dict[Path, dict[Path, list[Diagnostic]]] = {}
+_cache: dict[tuple[Path, bool], dict[Path, list[Diagnostic]]] = {}
 
 
-def run_project(root: Path, exclude_subprojects: list[Path]) -> dict[Path, list[Diagnostic]]:
+def run_project(root: Path, exclude_subprojects: list[Path], gates: bool = True) -> dict[Path, list[Diagnostic]]:
     registry = load_registry()
     if (root / "pyproject.toml").is_file():
         config = load_config([root], registry)
@@ -82,7 +82,7 @@ def run_project(root: Path, exclude_subprojects: list[Path]) -> dict[Path, list[
         extend_select=tuple(config.extend_select) + extra,
         extend_exclude=tuple(config.extend_exclude) + rel_ex,
     )
-    engine = Engine(config, registry, jobs=1)
+    engine = Engine(config, registry, jobs=1, gates=gates)
     result = engine.run([root])
     assert not result.errors, result.errors
     out: dict[Path, list[Diagnostic]] = defaultdict(list)
@@ -92,13 +92,14 @@ def run_project(root: Path, exclude_subprojects: list[Path]) -> dict[Path, list[
     return out
 
 
-def diagnostics_for(d: Path) -> dict[Path, list[Diagnostic]]:
-    """All diagnostics of a rule's corpus folder, by absolute file path."""
-    if d not in _cache:
+def diagnostics_for(d: Path, gates: bool = True) -> dict[Path, list[Diagnostic]]:
+    """All diagnostics of a rule's corpus folder, by absolute file path
+    (with ``gates`` off: every rule on every whole file, no prefilter)."""
+    if (d, gates) not in _cache:
         roots = project_roots(d)
         merged: dict[Path, list[Diagnostic]] = {}
         for r in roots:
             subs = [s for s in roots if s != r and r in s.parents]
-            merged.update(run_project(r, subs))
-        _cache[d] = merged
-    return _cache[d]
+            merged.update(run_project(r, subs, gates))
+        _cache[d, gates] = merged
+    return _cache[d, gates]

@@ -73,27 +73,6 @@ def test_fixed_matches_and_converges(rule_dir: Path) -> None:
     assert again.applied == 0 and again.text == out.text
 
 
-@pytest.mark.parametrize("rule_dir", rule_dirs(), ids=[d.name for d in rule_dirs()])
-def test_prefilter_gates_are_sound(rule_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """With every gate open (text, ast and facts), the findings are the same:
-    the prefilter only ever skips files where nothing could fire."""
-    import corpus_harness
-
-    import linter.engine as engine
-
-    gated = corpus_harness.diagnostics_for(rule_dir)
-    monkeypatch.setattr(engine, "_has_tree_gate", lambda r: False)
-    monkeypatch.setattr(engine, "_has_facts_gate", lambda r: False)
-    for rule in load_registry().checkers:
-        monkeypatch.setattr(rule, "candidate", classmethod(lambda cls, text: True))
-    monkeypatch.setattr(corpus_harness, "_cache", {})
-    open_gates = corpus_harness.diagnostics_for(rule_dir)
-    key = lambda d: (d.path, d.span, d.code, d.message)  # noqa: E731
-    assert sorted(map(key, (d for v in gated.values() for d in v))) == sorted(
-        map(key, (d for v in open_gates.values() for d in v))
-    )
-
-
 @pytest.mark.parametrize("rule_dir", rule_dirs(), ids=lambda p: p.name)
 def test_every_message_fits_on_one_line(rule_dir: Path) -> None:
     """One finding, one output line (flake8-style consumers, CI annotations),

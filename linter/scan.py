@@ -1,0 +1,235 @@
+"""Phase 1, the scan: hash a file, collect its facts, and decide which rules
+need to see it, from what the rules declare (``Rule.needles``,
+``Rule.definition_needles``) -- never from a rule's own code.
+
+The gates are the engine's, derived generically:
+
+1. the file gate: a rule whose ``needles`` the text does not match cannot
+   fire in the file;
+2. the definition gate, for a rule that declares ``definition_needles``:
+   the file is cut (with CPython's ``ast``) into its top-level ``def`` and
+   ``class`` statements and the rest of the module, and the rule needs the
+   file only when one of those regions matches. The check then parses with
+   libcst only the regions some admitted rule's needles match, the other
+   lines blanked (positions kept): see :func:`check_source`.
+
+A property test (``tests/test_gates.py``) holds the gates sound: with them
+closed (every rule on every whole file) the findings are the same.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from linter.facts import FactCollector
+from linter.source import shd000
+from linter.types import Diagnostic
+
+if TYPE_CHECKING:
+    from linter.rule import Rule
+
+
+@dataclass
+class ScanResult:
+    relpath: str
+    digest: str = ""
+    error: Diagnostic | None = None
+    # None: in the cache, not read (see ``fh``)
+    facts: dict[str, Any] | None = field(default_factory=dict)
+    # for checked files: the rules whose gates passed
+    rules: list[str] | None = None
+    noqa: bool = False
+    # per collector, a hash of this file's facts (what check results depend on)
+    fh: dict[str, str] = field(default_factory=dict)
+
+
+def facts_hash(data: Any) -> str:
+    blob = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+def compile_tree(text: str, relpath: str) -> ast.Module:
+    """CPython's ``ast`` of ``text`` (raises as ``compile`` does)."""
+    return compile(text, relpath, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+
+
+def admits_text(rule: type[Rule], text: str) -> bool:
+    """The file gate: whether ``text`` holds what ``rule`` declares any
+    match needs (a broken declaration lets the file through)."""
+    try:
+        return bool(rule.needles.match(text))
+    except Exception:
+        return True
+
+
+@dataclass(frozen=True)
+class Regions:
+    """A module cut into its top-level definitions and the rest: ``defs`` are
+    (start, end) offsets of the whole lines of each top-level ``def`` or
+    ``class`` (decorators included), in order; the rest of the text is the
+    module-level code."""
+
+    text: str
+    defs: tuple[tuple[int, int], ...]
+
+    def rest(self) -> str:
+        """The module-level code: the text less every definition's lines."""
+        parts, pos = [], 0
+        for a, b in self.defs:
+            parts.append(self.text[pos:a])
+            pos = b
+        parts.append(self.text[pos:])
+        return "".join(parts)
+
+    def kept(self, rules: Sequence[type[Rule]]) -> list[tuple[int, int]] | None:
+        """The spans the libcst check of ``rules`` must see: the module-level
+        code and the definitions one of the rules' ``definition_needles``
+        matches; None (everything) when a rule declares none."""
+        if any(r.definition_needles is None for r in rules):
+            return None
+        keep, pos = [], 0
+        for a, b in self.defs:
+            if any(_matches(r, self.text[a:b]) for r in rules):
+                continue
+            if a > pos:
+                keep.append((pos, a))
+            pos = b
+        keep.append((pos, len(self.text)))
+        return keep
+
+    def admits(self, rule: type[Rule]) -> bool:
+        """The definition gate: whether one definition, or the module-level
+        code, matches ``rule``'s ``definition_needles``."""
+        if rule.definition_needles is None:
+            return True
+        return _matches(rule, self.rest()) or any(_matches(rule, self.text[a:b]) for a, b in self.defs)
+
+
+def _matches(rule: type[Rule], text: str) -> bool:
+    try:
+        return bool(rule.definition_needles.match(text))  # type: ignore[union-attr]
+    except Exception:  # a broken declaration reads everything
+        return True
+
+
+def regions_of(tree: ast.Module, text: str) -> Regions | None:
+    """``text`` cut at its top-level definitions (``tree`` is its ``ast``);
+    None when lines cannot be told the way CPython counts them (a lone
+    carriage return ends a line for CPython, not for the offsets here)."""
+    if "\r" in text:
+        return None
+    starts = [0]
+    find = text.find
+    i = find("\n")
+    while i >= 0:
+        starts.append(i + 1)
+        i = find("\n", i + 1)
+    n = len(starts)
+    defs = []
+    for s in tree.body:
+        if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        first = min([s.lineno, *(d.lineno for d in s.decorator_list)])
+        last = s.end_lineno or s.lineno
+        defs.append((starts[first - 1], starts[last] if last < n else len(text)))
+    return Regions(text, tuple(defs))
+
+
+def mask_text(text: str, spans: Sequence[tuple[int, int]]) -> str:
+    """``text`` with every line outside ``spans`` (sorted (start, end)
+    offsets of whole lines) blanked: the line breaks are kept, so every
+    position in it is the text's."""
+    out: list[str] = []
+    pos = 0
+    for a, b in spans:
+        if b <= pos:
+            continue
+        a = max(a, pos)
+        if a > pos:
+            out.append("\n" * text.count("\n", pos, a))
+        out.append(text[a:b])
+        pos = b
+    if pos < len(text):
+        out.append("\n" * text.count("\n", pos))
+    return "".join(out)
+
+
+def scan_text(
+    text: str,
+    relpath: str,
+    module: str,
+    collectors: Sequence[type[FactCollector]],
+    rules: Sequence[type[Rule]] | None = None,
+    syntax: bool = False,
+    hashes: bool = True,
+    gates: bool = True,
+) -> ScanResult:
+    """Hash the text, run the fact collectors whose needles match and, for a
+    file being checked (``rules`` given), decide which rules need to see it
+    (the gates above; with ``gates`` off, all of them). The ``ast`` is built
+    at most once and only when something needs it (or, with ``syntax``, for
+    every checked file); a syntax error it meets in a checked file is
+    SHD000. A file never compiled that a rule admits is parsed by libcst in
+    the check phase, which reports SHD000 in turn. Without ``hashes`` (a run
+    with no cache) the content digest and the facts hashes are left empty;
+    ``fh`` still names the collectors with facts."""
+    res = ScanResult(relpath, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() if hashes else "")
+    wanted = [c for c in collectors if c.needles.match(text)]
+    if rules is None:
+        cands: list[type[Rule]] = []
+    elif gates:
+        cands = [r for r in rules if admits_text(r, text)]
+    else:
+        cands = list(rules)
+    by_definition = [r for r in cands if r.definition_needles is not None] if gates else []
+    tree = None
+    if (syntax and rules is not None) or by_definition or any(c.needs_ast for c in wanted):
+        try:
+            tree = compile_tree(text, relpath)
+        except SyntaxError as exc:
+            if rules is not None:
+                line, col = exc.lineno or 1, max((exc.offset or 1) - 1, 0)
+                res.error = shd000(relpath, line, col, f"syntax error: {exc.msg}")
+        except (ValueError, RecursionError, MemoryError) as exc:
+            if rules is not None:
+                res.error = shd000(relpath, 1, 0, f"cannot parse the file: {type(exc).__name__}")
+        if tree is None:
+            wanted = [c for c in wanted if not c.needs_ast]
+    if rules is not None:
+        regions = regions_of(tree, text) if tree is not None and by_definition else None
+        res.rules = [r.code for r in cands if regions is None or regions.admits(r)]
+    for c in wanted:
+        try:
+            # a text collector always reads the text, even when an ast exists
+            # for others: its facts must not depend on which gates ran
+            data = c.collect(tree if c.needs_ast else None, text, module, relpath)  # type: ignore[arg-type]
+        except Exception:  # a broken collector must not stop the run
+            data = None
+        if data is not None:
+            res.facts[c.name] = data  # type: ignore[index]
+            res.fh[c.name] = facts_hash(data) if hashes else ""
+    return res
+
+
+def check_source(text: str, relpath: str, rules: Sequence[type[Rule]]) -> str:
+    """What libcst parses to check ``rules``: ``text`` with the top-level
+    definitions none of their ``definition_needles`` match blanked (the
+    module-level code always kept), provided the whole text compiles (a
+    syntax error anywhere is still reported); else ``text``. Positions are
+    the same."""
+    if not rules or any(r.definition_needles is None for r in rules):
+        return text
+    try:
+        tree = compile_tree(text, relpath)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return text
+    regions = regions_of(tree, text)
+    spans = regions.kept(rules) if regions is not None else None
+    if spans is None or spans == [(0, len(text))]:
+        return text
+    return mask_text(text, spans)

@@ -1,0 +1,183 @@
+"""The prefilter is the engine's, derived from what each rule declares
+(``Rule.needles``, ``Rule.definition_needles``); it must be sound: with every
+gate closed -- every rule on every whole file, no facts gate -- the findings
+are the same, on the corpus and on mutated corpus files."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from corpus_harness import CORPUS, diagnostics_for, rule_dirs
+from linter.config import Config
+from linter.engine import Engine
+from linter.registry import load_registry
+from linter.scan import Regions, check_source, regions_of
+
+
+def _keys(found: dict[Path, list]) -> list[tuple]:
+    return sorted(
+        (d.path, d.span, d.code, d.message, d.fingerprint) for diags in found.values() for d in diags
+    )
+
+
+@pytest.mark.parametrize("rule_dir", rule_dirs(), ids=lambda p: p.name)
+def test_corpus_findings_are_the_same_with_the_gates_closed(rule_dir: Path) -> None:
+    assert _keys(diagnostics_for(rule_dir)) == _keys(diagnostics_for(rule_dir, gates=False))
+
+
+# -- mutated corpus files -------------------------------------------------------
+
+_FILES = sorted(
+    p for p in CORPUS.rglob("*.py") if p.stat().st_size and not (p.parent / "pyproject.toml").is_file()
+)
+
+
+def _statements(text: str) -> list[tuple[int, int]]:
+    """(first line, last line) of each top-level statement, 1-based."""
+    tree = ast.parse(text)
+    return [
+        (min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))]), s.end_lineno or s.lineno)
+        for s in tree.body
+    ]
+
+
+def _mutate(text: str, ops: list[tuple[str, int, int]]) -> str:
+    """Apply structural mutations that keep the file valid Python: drop a
+    top-level statement, duplicate one, swap two, or wrap one in a class or a
+    function (moving code between definitions and module level)."""
+    for op, i, j in ops:
+        lines = text.splitlines(keepends=True)
+        stmts = _statements(text)
+        if not stmts:
+            return text
+        a, b = stmts[i % len(stmts)]
+        c, d = stmts[j % len(stmts)]
+        chunk = "".join(lines[a - 1 : b])
+        if not chunk.endswith("\n"):
+            chunk += "\n"
+        if op == "drop" and len(stmts) > 1:
+            new = lines[: a - 1] + lines[b:]
+        elif op == "dup":
+            new = lines[:b] + [chunk] + lines[b:]
+        elif op == "swap" and (a, b) != (c, d):
+            (a, b), (c, d) = sorted([(a, b), (c, d)])
+            other = "".join(lines[c - 1 : d])
+            new = lines[: a - 1] + [other if other.endswith("\n") else other + "\n"] + lines[b : c - 1] + [chunk] + lines[d:]
+        elif op in ("in_class", "in_function"):
+            head = "class Wrapped%d:\n" % i if op == "in_class" else "def wrapped_%d(self, x):\n" % i
+            new = lines[: a - 1] + [head, textwrap.indent(chunk, "    ")] + lines[b:]
+        else:
+            continue
+        candidate = "".join(new)
+        try:
+            ast.parse(candidate)
+        except (SyntaxError, ValueError):
+            continue
+        text = candidate
+    return text
+
+
+_OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["drop", "dup", "swap", "in_class", "in_function"]),
+        st.integers(0, 400),
+        st.integers(0, 400),
+    ),
+    min_size=1,
+    max_size=4,
+)
+
+
+def _engine(root: Path, gates: bool) -> Engine:
+    registry = load_registry()
+    return Engine(Config(root=root, select=tuple(r.code for r in registry.checkers)), registry, jobs=1, gates=gates)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(index=st.integers(0, len(_FILES) - 1), ops=_OPS)
+def test_mutated_corpus_files_find_the_same_with_the_gates_closed(index: int, ops: list) -> None:
+    path = _FILES[index]
+    try:
+        text = _mutate(path.read_text(encoding="utf-8"), ops)
+    except (SyntaxError, ValueError):
+        return  # a corpus file that does not parse on purpose
+    root = path.parent
+    keys = []
+    for gates in (True, False):
+        diags, errors = _engine(root, gates).lint_text(text, path)
+        assert not errors
+        keys.append(sorted((d.span, d.code, d.message, d.fingerprint) for d in diags))
+    assert keys[0] == keys[1], path
+
+
+# -- the definition gate's cut ----------------------------------------------------
+
+_MODULE = '''\
+"""doc"""
+import os
+
+BLOCK = 128
+
+
+@decorator
+def first(x):
+    return min(x, BLOCK)
+
+
+class Second:
+    def method(self):
+        return "min("
+
+
+if os:
+    def third():
+        pass
+x = 1; y = 2
+'''
+
+
+def test_regions_are_the_top_level_definitions_with_their_decorators() -> None:
+    regions = regions_of(ast.parse(_MODULE), _MODULE)
+    assert regions is not None
+    got = [_MODULE[a:b] for a, b in regions.defs]
+    assert got[0].startswith("@decorator\ndef first") and got[0].endswith("BLOCK)\n")
+    assert got[1].startswith("class Second") and got[1].endswith('"min("\n')
+    assert len(got) == 2  # the def inside ``if`` is module-level code
+    assert "def third" in regions.rest() and "import os" in regions.rest()
+
+
+def test_a_lone_carriage_return_reads_the_whole_file() -> None:
+    text = "def f():\r    return 1\rx = 1\n"
+    assert regions_of(ast.parse(text), text) is None
+
+
+def test_the_check_sees_the_matching_definitions_and_the_module_code() -> None:
+    from linter.needles import Needles
+    from linter.rule import Rule
+
+    class Mins(Rule):
+        code, name = "SHD999", "mins"
+        needles = Needles(all_of=("min(",))
+        definition_needles = Needles(all_of=("min(",))
+
+    source = check_source(_MODULE, "m.py", [Mins])
+    assert source.count("\n") == _MODULE.count("\n")  # positions kept
+    assert "def first" in source and "class Second" in source  # both hold "min("
+    assert "import os" in source and "def third" in source
+    ast.parse(source)
+
+    class Methods(Rule):
+        code, name = "SHD998", "methods"
+        needles = Needles(all_of=("def",))
+        definition_needles = Needles(all_of=("self",))
+
+    source = check_source(_MODULE, "m.py", [Methods])
+    assert "def first" not in source and "class Second" in source and "BLOCK = 128" in source
+    ast.parse(source)
+    assert Regions(_MODULE, ()).kept([Methods]) == [(0, len(_MODULE))]
