@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 from linter import __version__
+from linter.audit.command import audit
 from linter.config import Config, ConfigError, check_selector, load_config
 from linter.registry import Registry, load_registry
 from linter.report import DESCRIPTIONS, FORMATS, KEEPS_SUPPRESSED, ReportContext, get_renderer
@@ -513,3 +514,5 @@ def clean(path: Path | None, cache_dir: Path | None) -> None:
     else:
         click.echo(f"No cache at {where}", err=True)
 
+
+main.add_command(audit)
