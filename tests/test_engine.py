@@ -251,33 +251,17 @@ def test_cache_rechecks_a_file_when_a_fact_it_depends_on_changes_elsewhere(tmp_p
     assert "stages/variant.py" not in {d.path for d in flipped.diagnostics}
 
 
-@pytest.mark.parametrize("jobs,prefetch", [(1, False), (2, False), (2, True)])
-def test_sentinel_facts_read_lazily_still_invalidate_cached_results(
-    tmp_path: Path, jobs: int, prefetch: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_sentinel_facts_read_lazily_still_invalidate_cached_results(tmp_path: Path, jobs: int) -> None:
     """SHD201's facts are read module by module: the sentinel lives in
     ``common.py``, the resolver in ``wrapper.py``, the constructions in
     ``model.py``. Changing the sentinel (a module the check read) or
     removing the resolver (a name in the eager outline) changes the cached
-    result; a comment changes nothing and parses nothing. Also when the
-    gate's first reads are computed in the pool beforehand (``prefetch``)."""
-    from linter import engine as engine_mod
+    result; a comment changes nothing and parses nothing."""
     from linter.registry import load_registry
 
     root, cfg = _corpus_project(tmp_path, "unresolved_sentinel_reaches_impl", "backend_pkg", "SHD201")
     reg = load_registry()
-    preloaded: list[str] = []
-    if prefetch:
-        # (a tiny project: the thresholds a big tree passes, lowered)
-        monkeypatch.setattr(engine_mod, "PREFETCH_MIN_FILES", 1)
-        monkeypatch.setattr(engine_mod, "PREFETCH_MIN_PAIRS", 1)
-        real = engine_mod._Checks.take_prefetched
-
-        def spy(self, prefetched):  # type: ignore[no-untyped-def]
-            preloaded.extend(m for batch, _ in prefetched for _, m in batch)
-            return real(self, prefetched)
-
-        monkeypatch.setattr(engine_mod._Checks, "take_prefetched", spy)
 
     def run_cached():
         return Engine(cfg, reg, jobs=jobs, cache=Cache(root / ".c")).run([root])
@@ -285,8 +269,6 @@ def test_sentinel_facts_read_lazily_still_invalidate_cached_results(
     first = run_cached()
     fired = sorted((d.path, d.span.line) for d in first.diagnostics)
     assert ("backend_pkg/model.py", 15) in fired
-    if prefetch:
-        assert "backend_pkg.common" in preloaded or "backend_pkg.model" in preloaded
     common = root / "backend_pkg" / "common.py"
     common.write_text(common.read_text() + "\n# a comment changes no fact\n")
     again = run_cached()
@@ -322,42 +304,6 @@ def test_a_class_added_where_the_outline_said_none_was_invalidates_the_cached_re
     assert ("backend_pkg/model.py", 15) not in fired()
     common.write_text(text)
     assert ("backend_pkg/model.py", 15) in fired()
-
-
-def test_prefetched_sentinel_facts_give_the_same_findings_and_recorded_reads(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A gate that finds its lazy facts computed beforehand in the pool
-    reports the same and records the same reads in each cached result as one
-    that reads them itself (serial run): whether the scan's workers, kept
-    for it, compute them (a scan in a pool) or the check pool does."""
-    from linter import engine as engine_mod
-    from linter.registry import load_registry
-
-    reg = load_registry()
-    monkeypatch.setattr(engine_mod, "PREFETCH_MIN_FILES", 1)
-    monkeypatch.setattr(engine_mod, "PREFETCH_MIN_PAIRS", 1)
-    where: list[bool] = []
-    prefetch = engine_mod._Checks.prefetch
-
-    def spy(self, pairs):  # type: ignore[no-untyped-def]
-        where.append(self.engine._scan_pool is not None)
-        return prefetch(self, pairs)
-
-    monkeypatch.setattr(engine_mod._Checks, "prefetch", spy)
-    runs = []
-    for jobs, scan_pool in ((1, False), (2, False), (2, True)):
-        monkeypatch.setattr(engine_mod, "POOL_MIN_FILES", 1 if scan_pool else 10_000)
-        root, cfg = _corpus_project(tmp_path / f"{jobs}{scan_pool}", "unresolved_sentinel_reaches_impl", "cast_project", "SHD201")
-        cache = Cache(root / ".c")
-        engine = Engine(cfg, reg, jobs=jobs, cache=cache)
-        result = engine.run([root])
-        assert engine._scan_pool is None  # shut down by the end of the run
-        entries = cache.entries(Engine(cfg, reg, jobs=1).cache_key())
-        reads = {rel: (e.check or {}).get("ld") for rel, e in sorted(entries.items())}
-        runs.append(([(d.path, d.span.line, d.message) for d in result.diagnostics], reads))
-    assert runs[0][0] and runs[0] == runs[1] == runs[2]
-    assert where == [False, True]  # (a serial run prefetches nothing)
 
 
 def _corpus_project(tmp_path: Path, rule_dir: str, sub: str, code: str) -> tuple[Path, Config]:
@@ -597,7 +543,7 @@ _PIECES = [b"x = 1", b"\n", b"\r", b"\r\n", b"# coding: latin-1", b"# -*- coding
 def test_source_decodes_as_python_reads_it(parts: list[bytes]) -> None:
     # the UTF-8 fast path (no BOM, no cookie in the first two lines) must
     # give exactly what the PEP 263 / BOM / universal-newline path gives
-    from linter.engine import decode_source
+    from linter.source import decode_source
 
     data = b"".join(parts)
     text, err = decode_source(data, "m.py")
@@ -669,7 +615,7 @@ def test_definition_only_visitors_walk_statements_but_see_every_definition() -> 
     visited, and the engine's scope callbacks see every definition."""
     import libcst as cst
 
-    from linter.engine import fast_visit_batched, parse_module_unvalidated
+    from linter.check import fast_visit_batched, parse_module_unvalidated
 
     class Definitions(cst.BatchableCSTVisitor):
         def __init__(self, log: list[tuple[str, str]]) -> None:
@@ -865,7 +811,7 @@ def test_a_fix_edit_beyond_the_reported_statement_gets_its_position(tmp_path: Pa
     and the finding's scope is the function it sits in."""
     import libcst as cst
 
-    from linter.engine import check_text
+    from linter.check import check_text
     from linter.facts import ProjectFacts
     from linter.needles import Needles
     from linter.rule import PendingFix, Rule

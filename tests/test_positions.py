@@ -54,7 +54,7 @@ def test_corpus_files_match_position_provider() -> None:
 def test_parsing_without_node_validation_builds_the_same_tree() -> None:
     from libcst._nodes.base import CSTNode
 
-    from linter.engine import parse_module_unvalidated
+    from linter.check import parse_module_unvalidated
 
     files = sorted(CORPUS.rglob("*.py"))
     for p in files:
