@@ -1,0 +1,285 @@
+"""SHD101's pieces of one function: the ``min(X, C)`` sites, what consumes
+a block (host code, kernel launches), the guards that silence a site, and
+the texts a finding shows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from checks._helpers import call_name, walk
+from checks.facts.kernels import KernelFacts, Need
+from checks.block_size_min_divisibility.values import Env, Values, code, is_pow2
+from linter.types import Note, Span
+
+# Ceiling-division helpers: a grid computed with them covers the tail, so an
+# ``X // B`` count next to one is remainder-aware code, not an assumption.
+CDIV_NAMES = frozenset({"cdiv", "ceil_div", "ceildiv", "div_up", "round_up", "triton.cdiv"})
+
+
+@dataclass
+class Scope:
+    """What one function (or the module) holds that this rule looks at,
+    gathered during the single batched traversal."""
+
+    node: cst.CSTNode
+    params: frozenset[str]
+    knobs: frozenset[str] = frozenset()
+    bindings: dict[str, list[object]] = field(default_factory=dict)
+    # comparisons that must hold (assert: True) or must fail (``if ...:
+    # raise``: False) for the code to go on
+    pins: list[tuple[cst.Comparison, bool]] = field(default_factory=list)
+    has_min: bool = False
+    ops: list[tuple[cst.BinaryOperation, str]] = field(default_factory=list)
+    cdiv_calls: list[cst.Call] = field(default_factory=list)
+    launches: list[cst.Call] = field(default_factory=list)
+    loops: list[cst.For] = field(default_factory=list)
+    pow2_checks: list[cst.CSTNode] = field(default_factory=list)
+
+
+@dataclass
+class MinSite:
+    """One ``min(X, C)`` that may be used as a block size."""
+
+    call: cst.Call
+    x: cst.BaseExpression
+    c: cst.BaseExpression
+    c_value: int | None
+    c_pow2: bool
+    name: str  # the bound name, or the launch keyword for an inline min
+    family: set[str] = field(default_factory=set)
+    inline: bool = False
+
+
+@dataclass
+class Consumer:
+    kind: str  # "div" or "pow2"
+    where: str  # what the user sees: the code or the kernel parameter
+    note: Note | None = None
+    host: bool = True
+    floor: bool = False
+
+
+def raise_only(block: cst.BaseSuite) -> bool:
+    """``if X % B: raise ...``: as hard a requirement as an assert."""
+    body = block.body if isinstance(block, cst.IndentedBlock) else [block]
+    return (
+        len(body) == 1
+        and isinstance(body[0], (cst.SimpleStatementLine, cst.SimpleStatementSuite))
+        and any(isinstance(s, cst.Raise) for s in body[0].body)
+    )
+
+
+def has_offset_arith(e: cst.CSTNode) -> bool:
+    """``min(off + B, n)``, ``min(B, n - start)``: an end index or a remainder,
+    not a block size."""
+    return any(isinstance(n, cst.BinaryOperation) and isinstance(n.operator, (cst.Add, cst.Subtract)) for n in walk(e))
+
+
+def cap_side(va: int | None, vb: int | None, pa: bool, pb: bool, ca: bool, cb: bool) -> int | None:
+    """Which argument of ``min(a, b)`` is the cap ``C`` (0 or 1; None: no
+    block size to judge), from their constant values, whether each is
+    provably a power of two and whether each is constant-like (an
+    UPPER_CASE name). A literal is the cap; then a constant-like name facing
+    a runtime value (``min(MAX_FUSED_SIZE, triton.next_power_of_2(n))``:
+    the imported cap, whose value is not visible here, is not the width);
+    then a power of two facing something that is not one."""
+    if va is not None:
+        return 0
+    if vb is not None:
+        return 1
+    if ca and not cb:
+        return 0
+    if cb and not ca:
+        return 1
+    if pa and not pb:
+        return 0
+    if pb and not pa:
+        return 1
+    return None
+
+
+def names_block(e: cst.CSTNode, family: set[str]) -> bool:
+    return isinstance(e, cst.Name) and e.value in family
+
+
+def family_of(name: str, local: Mapping[str, list[object]]) -> set[str]:
+    """``name`` and every name bound only to a member (``tile = BLOCK``)."""
+    fam = {name}
+    changed = True
+    while changed:
+        changed = False
+        for n, binds in local.items():
+            if n in fam or not binds:
+                continue
+            if all(isinstance(b, cst.Name) and b.value in fam for b in binds):
+                fam.add(n)
+                changed = True
+    return fam
+
+
+class SameX:
+    """Whether an expression denotes the same width as the ``min`` argument:
+    equal code, or a name bound once to it (``h = x.shape[1]``)."""
+
+    def __init__(self, x: cst.BaseExpression, env: Env) -> None:
+        self.env = env
+        self.target = self._canon(x)
+
+    def _canon(self, e: cst.CSTNode, depth: int = 0) -> str:
+        if isinstance(e, cst.Name) and depth < 4:
+            binds = self.env.local.get(e.value)
+            if binds and len(binds) == 1 and isinstance(binds[0], cst.BaseExpression):
+                b = binds[0]
+                if isinstance(b, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)) and not (
+                    isinstance(b, cst.Call) and call_name(b) == "min"
+                ):
+                    return self._canon(b, depth + 1)
+        if isinstance(e, cst.Call) and call_name(e) == "int" and len(e.args) == 1:
+            return self._canon(e.args[0].value, depth)
+        return code(e)
+
+    def __call__(self, e: cst.CSTNode) -> bool:
+        return self._canon(e) == self.target
+
+
+def pinned(site: MinSite, scope: Scope, env: Env, values: Values) -> bool:
+    """``assert D == 256`` or ``if n not in (64, 128): raise`` in the same
+    function: the width is fixed, ``min`` of it is a constant."""
+    same_x = SameX(site.x, env)
+    for cmp, holds in scope.pins:
+        if len(cmp.comparisons) != 1:
+            continue
+        op = cmp.comparisons[0].operator
+        left, right = cmp.left, cmp.comparisons[0].comparator
+        if not isinstance(op, (cst.Equal, cst.In) if holds else (cst.NotEqual, cst.NotIn)):
+            continue
+        for a, b in ((left, right), (right, left)):
+            if not same_x(a):
+                continue
+            if isinstance(op, (cst.Equal, cst.NotEqual)) and values.const(b) is not None:
+                return True
+            if (
+                isinstance(op, (cst.In, cst.NotIn))
+                and b is right
+                and isinstance(b, (cst.Tuple, cst.List, cst.Set))
+                and b.elements
+                and all(values.const(el.value) is not None for el in b.elements)
+            ):
+                return True
+    return False
+
+
+def guards(site: MinSite, scope: Scope) -> tuple[bool, bool, bool]:
+    """(divisibility guard, ceil-division present, power-of-two guard)."""
+    # ``if X % B``, ``EVEN_K = X % B == 0``, ``rem = X % B``, a halving loop's
+    # ``while X % B``: the remainder is looked at, so the code knows it can be
+    # non-zero. Only the asserted form is a requirement.
+    div_guard = any(
+        isinstance(n.operator, cst.Modulo) and where not in ("check", "raise") and names_block(n.right, site.family)
+        for n, where in scope.ops
+    )
+    cdiv = any(any(names_block(a.value, site.family) for a in c.args) for c in scope.cdiv_calls)
+    pow2_guard = any(
+        any(isinstance(n, cst.Name) and n.value in site.family for n in walk(chk)) for chk in scope.pow2_checks
+    )
+    # The width itself tested for a power of two (``if not is_pow2(n):
+    # return ...``): with a cap that is one too, or whose value is not
+    # visible here, ``min(n, C)`` is a power of two dividing ``n`` on the
+    # path that reaches the use (the test's polarity is not checked, as
+    # for the block's own test above).
+    x = site.x.value if isinstance(site.x, cst.Name) else None
+    if (
+        x is not None
+        and (site.c_pow2 or site.c_value is None)
+        and any(any(isinstance(n, cst.Name) and n.value == x for n in walk(chk)) for chk in scope.pow2_checks)
+    ):
+        return True, cdiv, True
+    return div_guard, cdiv, pow2_guard
+
+
+def loop_handles_tail(loop: cst.For) -> bool:
+    """A loop body that clips (``min``/``max``), slices (Python slices clip),
+    compares (a mask) or branches is taken to handle the last partial block."""
+    for n in walk(loop.body):
+        if isinstance(n, (cst.Slice, cst.Comparison, cst.If, cst.IfExp)):
+            return True
+        if isinstance(n, cst.Call) and call_name(n) in ("min", "max"):
+            return True
+        if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo):
+            return True
+    return False
+
+
+def launch_args(call: cst.Call, params: Sequence[str]) -> Iterator[tuple[str, cst.BaseExpression]]:
+    """(kernel parameter, argument) pairs of a launch; positional arguments
+    are mapped until the first ``*args``."""
+    i = 0
+    positional = True
+    for a in call.args:
+        if a.keyword is not None:
+            yield a.keyword.value, a.value
+        elif a.star:
+            positional = False
+        elif positional:
+            if i < len(params):
+                yield params[i], a.value
+            i += 1
+
+
+def inline_mins(call: cst.Call) -> list[tuple[str, cst.Call]]:
+    """The ``KEYWORD=min(...)`` arguments of a launch."""
+    return [
+        (a.keyword.value, a.value)
+        for a in call.args
+        if a.keyword is not None and isinstance(a.value, cst.Call) and call_name(a.value) == "min"
+    ]
+
+
+# -- what a finding says ---------------------------------------------------------
+
+
+def short(text: str, limit: int = 70) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def call_text(call: cst.Call) -> str:
+    """The call as written, without comments or line breaks."""
+    return f"min({', '.join(code(a.value) for a in call.args)})"
+
+
+def kernel_consumer(kname: str, param: str, need: Need, facts: KernelFacts) -> Consumer:
+    """The consumer a kernel parameter's need makes of the block passed to it."""
+    if need.kind == "pow2":
+        where = f"`{kname}` uses it as `{param}` in `{need.op}`, which needs a power of two"
+        note = f"`{kname}` needs `{param}` to be a power of two: it is a block shape in `{need.op}`"
+    else:
+        where = f"`{kname}` requires it as `{param}` in `{need.op}(... % {param} == 0)`"
+        note = f"`{kname}` requires its input to be divisible by `{param}` (`{need.op}`)"
+    return Consumer(need.kind, where, Note(note, path=facts.path, span=Span(*need.span)), host=False)
+
+
+def div_example(x: str, b: str, c: str, cv: int | None) -> str:
+    if cv is None:
+        return f"any `{x}` above `{c}` that is not a multiple of it leaves a remainder"
+    # A realistic width: for a power-of-two cap, 1.5 * C is a multiple of C/2
+    # (so still "aligned" to a large power of two, as real widths are) but
+    # not of C; for any other cap the next power of two above it, which no
+    # such cap divides (and which a width tested for a power of two can be).
+    xv = cv * 3 // 2 if is_pow2(cv) else 1 << cv.bit_length()
+    return f"{x}={xv} → {b}={cv}, {xv} % {cv} = {xv % cv}"
+
+
+def pow2_example(x: str, b: str, c: str, cv: int | None, c_pow2: bool) -> str:
+    if cv is None:
+        return f"any `{x}` below `{c}` that is not a power of two passes through unchanged"
+    if not is_pow2(cv):
+        # every X at or above the cap yields the cap itself
+        xv = 1 << cv.bit_length()
+        return f"{x}={xv} → {b}={cv}, not a power of two"
+    # 3/4 of a power-of-two cap lies between C/2 and C and is three times a
+    # power of two: the kind of width real models have (768, 384, 96).
+    xv = cv * 3 // 4
+    return f"{x}={xv} → {b}={xv}, not a power of two"

@@ -1,0 +1,355 @@
+"""What SHD101 knows of a name's value: the bindings of one function (or of
+the module) and the module's constants, integer folding, and proofs that an
+expression is a power of two."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+
+from checks._helpers import call_name, dotted, function_params, int_literal, walk_no_nested
+
+MAX_DEPTH = 12
+OTHER = object()  # a binding that is not a plain ``name = expr`` (loop target, ``+=``, unpacking)
+KNOB = object()  # the incoming value of a knob parameter: taken to be a power of two
+
+# the integer operators block-size arithmetic uses
+_FOLD = {
+    cst.Add: lambda a, b: a + b,
+    cst.Subtract: lambda a, b: a - b,
+    cst.Multiply: lambda a, b: a * b,
+    cst.FloorDivide: lambda a, b: a // b if b else None,
+    cst.LeftShift: lambda a, b: a << b if 0 <= b < 64 else None,
+    cst.Power: lambda a, b: a**b if 0 <= b < 64 else None,
+}
+
+
+def fold(op: cst.BaseBinaryOp, a: int, b: int) -> int | None:
+    """``a op b`` for the operators block-size arithmetic uses, None for any
+    other (or a result too big to be a size)."""
+    f = _FOLD.get(type(op))
+    if f is None:
+        return None
+    try:
+        return f(a, b)
+    except (ValueError, OverflowError):
+        return None
+
+
+def is_pow2(v: int) -> bool:
+    return v > 0 and v & (v - 1) == 0
+
+
+def matches(name: str | None, patterns: Iterable[str]) -> bool:
+    """``name`` is one of ``patterns`` or ends with ``.pattern``: ``jit``
+    matches ``triton.jit``; ``triton.jit`` does not match ``jax.jit``."""
+    if not name:
+        return False
+    return any(name == p or name.endswith("." + p) for p in patterns)
+
+
+def code(node: cst.CSTNode) -> str:
+    """The node's code on one line."""
+    return " ".join(cst.Module(body=[]).code_for_node(node).split())
+
+
+@dataclass
+class Env:
+    """Names bound in one function (or at module level) and in the module."""
+
+    local: dict[str, list[object]]
+    params: frozenset[str]
+    module: dict[str, list[object]]
+    is_module: bool = False
+    # parameters defaulting to a power-of-two literal or an UPPER_CASE
+    # constant (``chunk_size: int = CHUNK``): tuning knobs, not model shapes
+    knobs: frozenset[str] = frozenset()
+
+    def bindings(self, name: str) -> tuple[list[object] | None, bool]:
+        """The bindings of ``name`` and whether they live at module level;
+        ``None`` for a name bound nowhere in this file. A parameter's incoming
+        value counts as one unknown binding (``OTHER``)."""
+        if name in self.local:
+            binds = self.local[name]
+            if name in self.params:
+                binds = [KNOB if name in self.knobs else OTHER, *binds]
+            return binds, self.is_module
+        if name in self.params:
+            return [KNOB if name in self.knobs else OTHER], False
+        if name in self.module:
+            return self.module[name], True
+        return None, False
+
+    def at_module(self) -> Env:
+        return Env(self.module, frozenset(), self.module, True)
+
+
+def bind(out: dict[str, list[object]], target: cst.BaseExpression, value: object) -> None:
+    """Record that ``target`` is bound to ``value`` (``OTHER`` for each name
+    an unpacking binds)."""
+    if isinstance(target, cst.Name):
+        out.setdefault(target.value, []).append(value)
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            bind(out, el.value, OTHER)
+    elif isinstance(target, cst.StarredElement):
+        bind(out, target.value, OTHER)
+
+
+def bind_assignment(out: dict[str, list[object]], small: cst.CSTNode) -> bool:
+    """Record what an assignment binds; False for anything else."""
+    if isinstance(small, cst.Assign):
+        for t in small.targets:
+            bind(out, t.target, small.value)
+    elif isinstance(small, cst.AnnAssign) and small.value is not None:
+        bind(out, small.target, small.value)
+    elif isinstance(small, cst.AugAssign):
+        bind(out, small.target, OTHER)
+    else:
+        return False
+    return True
+
+
+def top_level_bindings(module: cst.Module) -> dict[str, list[object]]:
+    """Module constants: assignments directly in the module body or under a
+    top-level ``if``/``try`` (enough for ``BLOCK = 1024``; cheap, no walk)."""
+    out: dict[str, list[object]] = {}
+    stack: list[cst.CSTNode] = list(module.body)
+    while stack:
+        st = stack.pop()
+        if isinstance(st, cst.SimpleStatementLine):
+            for small in st.body:
+                bind_assignment(out, small)
+        elif isinstance(st, (cst.If, cst.Try, cst.Else, cst.ExceptHandler, cst.Finally)):
+            body = st.body
+            if isinstance(body, cst.IndentedBlock):
+                stack.extend(body.body)
+            for attr in ("orelse", "handlers", "finalbody"):
+                more = getattr(st, attr, None)
+                if isinstance(more, (list, tuple)):
+                    stack.extend(more)
+                elif more is not None:
+                    stack.append(more)
+    return out
+
+
+def module_functions(module: cst.Module) -> dict[str, cst.FunctionDef]:
+    """The functions defined directly in the module body (a name defined
+    twice is left out: which one a call reaches depends on the order)."""
+    out: dict[str, cst.FunctionDef] = {}
+    twice: set[str] = set()
+    for st in module.body:
+        if isinstance(st, cst.FunctionDef):
+            name = st.name.value
+            (twice.add(name) if name in out else out.__setitem__(name, st))
+    for name in twice:
+        del out[name]
+    return out
+
+
+def function_env(fn: cst.FunctionDef, module: dict[str, list[object]]) -> tuple[Env, list[object]]:
+    """The environment of a helper function's body and what its ``return``
+    statements return (``OTHER`` for a bare ``return``, a ``yield`` or a
+    body that may end without one)."""
+    local: dict[str, list[object]] = {}
+    returns: list[object] = []
+    body = fn.body
+    for n in walk_no_nested(body):
+        if bind_assignment(local, n):
+            continue
+        if isinstance(n, (cst.For, cst.CompFor)):
+            bind(local, n.target, OTHER)
+        elif isinstance(n, cst.AsName):
+            if isinstance(n.name, (cst.Name, cst.Tuple, cst.List)):
+                bind(local, n.name, OTHER)
+        elif isinstance(n, cst.NamedExpr):
+            bind(local, n.target, OTHER)
+        elif isinstance(n, (cst.FunctionDef, cst.ClassDef)) and n is not fn:
+            bind(local, n.name, OTHER)
+        elif isinstance(n, (cst.Global, cst.Nonlocal)):
+            for item in n.names:
+                bind(local, item.name, OTHER)
+        elif isinstance(n, cst.ImportAlias):
+            name = n.asname.name if n.asname is not None else n.name
+            if isinstance(name, cst.Name):
+                bind(local, name, OTHER)
+        elif isinstance(n, cst.Return):
+            returns.append(n.value if n.value is not None else OTHER)
+        elif isinstance(n, (cst.Yield, cst.Await)):
+            returns.append(OTHER)
+    # the body must end in a return (else it may fall off the end: None)
+    last = body.body[-1] if isinstance(body, cst.IndentedBlock) and body.body else None
+    if not (
+        isinstance(last, cst.SimpleStatementLine) and any(isinstance(x, (cst.Return, cst.Raise)) for x in last.body)
+    ):
+        returns.append(OTHER)
+    return Env(local, frozenset(function_params(fn)), module), returns
+
+
+class Values:
+    """Constant folding and power-of-two proofs over one environment."""
+
+    def __init__(
+        self, env: Env, pow2_functions: Sequence[str], functions: Mapping[str, cst.FunctionDef] | None = None
+    ) -> None:
+        self.env = env
+        self.pow2_functions = pow2_functions
+        # the module's own functions: a call returns a power of two when
+        # every ``return`` of the function does (``def _block(n): return
+        # max(16, triton.next_power_of_2(n))``)
+        self.functions = functions or {}
+        self._fn_pow2: dict[str, bool] = {}
+        # names under evaluation: a self-referential binding such as
+        # ``T = min(512, T)`` keeps the other bindings' power-of-two-ness
+        self._assumed: set[tuple[str, bool]] = set()
+
+    def const(self, e: object, env: Env | None = None, depth: int = 0) -> int | None:
+        env = env or self.env
+        if depth > MAX_DEPTH or not isinstance(e, cst.BaseExpression):
+            return None
+        if isinstance(e, cst.Integer):
+            try:
+                return int(e.value.replace("_", ""), 0)
+            except ValueError:
+                return None
+        if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Minus):
+            v = self.const(e.expression, env, depth + 1)
+            return -v if v is not None else None
+        if isinstance(e, cst.BinaryOperation):
+            a = self.const(e.left, env, depth + 1)
+            b = self.const(e.right, env, depth + 1)
+            if a is None or b is None:
+                return None
+            return fold(e.operator, a, b)
+        if isinstance(e, cst.Call) and call_name(e) in ("int", "min", "max") and e.args:
+            vals = [self.const(a.value, env, depth + 1) for a in e.args]
+            if any(v is None for v in vals) or any(a.keyword or a.star for a in e.args):
+                return None
+            ints = [v for v in vals if v is not None]
+            if call_name(e) == "int":
+                return ints[0] if len(ints) == 1 else None
+            return min(ints) if call_name(e) == "min" else max(ints)
+        if isinstance(e, cst.Name):
+            binds, at_module = env.bindings(e.value)
+            if not binds:
+                return None
+            sub = env.at_module() if at_module else env
+            vals = {self.const(b, sub, depth + 1) for b in binds}
+            if len(vals) == 1:
+                return vals.pop()
+        return None
+
+    def _function_pow2(self, name: str, env: Env, depth: int) -> bool:
+        """Whether a call of the module's own function ``name`` (not
+        shadowed where it is called) is a power of two, every ``return`` of
+        it being one."""
+        fn = self.functions.get(name)
+        if fn is None or name in env.local or name in env.params or name in env.module:
+            return False
+        hit = self._fn_pow2.get(name)
+        if hit is None:
+            self._fn_pow2[name] = False  # (recursion: not proved)
+            fenv, returns = function_env(fn, env.module)
+            hit = bool(returns) and all(r is not OTHER and self.pow2(r, fenv, depth + 1) for r in returns)
+            self._fn_pow2[name] = hit
+        return hit
+
+    def pow2(self, e: object, env: Env | None = None, depth: int = 0) -> bool:
+        """Provably a power of two: a literal, a power-of-two function,
+        ``1 << k``, ``x & -x``, products and min/max of such, names bound
+        only to such values in this file, and calls of this file's own
+        functions that return only such values."""
+        env = env or self.env
+        if depth > MAX_DEPTH or not isinstance(e, cst.BaseExpression):
+            return False
+        v = self.const(e, env, depth + 1)
+        if v is not None:
+            return is_pow2(v)
+        if isinstance(e, cst.Call):
+            return self._call_pow2(e, env, depth)
+        if isinstance(e, cst.BinaryOperation):
+            op = e.operator
+            if isinstance(op, cst.LeftShift):
+                return self.pow2(e.left, env, depth + 1)
+            if isinstance(op, cst.BitAnd):
+                for a, b in ((e.left, e.right), (e.right, e.left)):
+                    if (
+                        isinstance(b, cst.UnaryOperation)
+                        and isinstance(b.operator, cst.Minus)
+                        and code(b.expression) == code(a)
+                    ):
+                        return True
+                return False
+            if isinstance(op, (cst.Multiply, cst.FloorDivide)):
+                # 65536 // x.element_size(): a quotient of powers of two
+                return self.pow2(e.left, env, depth + 1) and self.pow2(e.right, env, depth + 1)
+            if isinstance(op, cst.Power):
+                return self.pow2(e.left, env, depth + 1)
+            return False
+        if isinstance(e, cst.Attribute) and e.attr.value == "itemsize":
+            return True
+        if isinstance(e, cst.IfExp):
+            return self.pow2(e.body, env, depth + 1) and self.pow2(e.orelse, env, depth + 1)
+        if isinstance(e, cst.Name):
+            key = (e.value, env.is_module)
+            if key in self._assumed:
+                return True
+            binds, at_module = env.bindings(e.value)
+            if not binds or any(b is OTHER for b in binds):
+                return False
+            sub = env.at_module() if at_module else env
+            self._assumed.add(key)
+            try:
+                return all(b is KNOB or self.pow2(b, sub, depth + 1) for b in binds)
+            finally:
+                self._assumed.discard(key)
+        return False
+
+    def _call_pow2(self, e: cst.Call, env: Env, depth: int) -> bool:
+        name = call_name(e)
+        if matches(name, self.pow2_functions):
+            return True
+        if isinstance(e.func, cst.Attribute) and e.func.attr.value == "element_size":
+            return True  # dtype widths are 1, 2, 4 or 8 bytes
+        args = [a.value for a in e.args if not a.keyword and not a.star]
+        if name == "int" and len(args) == 1:
+            return self.pow2(args[0], env, depth + 1)
+        if name in ("min", "max") and len(args) == len(e.args) and args:
+            return all(self.pow2(a, env, depth + 1) for a in args)
+        if isinstance(e.func, cst.Name):
+            return self._function_pow2(e.func.value, env, depth)
+        return False
+
+
+def upper_name(e: cst.BaseExpression) -> bool:
+    """An UPPER_CASE name or attribute (``BLOCK``, ``cfg.MAX_SIZE``)."""
+    name = dotted(e)
+    if not name:
+        return False
+    leaf = name.rsplit(".", 1)[-1]
+    return leaf.isupper() and any(ch.isalpha() for ch in leaf)
+
+
+def constant_like(e: cst.BaseExpression, env: Env) -> bool:
+    """An imported or module-level UPPER_CASE name: a cap chosen by the
+    author, though its value is not visible here."""
+    if not upper_name(e):
+        return False
+    head = (dotted(e) or "").split(".", 1)[0]
+    return head not in env.params and (head not in env.local or env.is_module)
+
+
+def knobs(fn: cst.FunctionDef) -> frozenset[str]:
+    """Parameters defaulting to a power-of-two literal or an UPPER_CASE name."""
+    out = set()
+    p = fn.params
+    for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+        d = param.default
+        if d is None:
+            continue
+        v = int_literal(d)
+        if (v is not None and is_pow2(v)) or (v is None and upper_name(d)):
+            out.add(param.name.value)
+    return frozenset(out)
