@@ -24,9 +24,10 @@ from its options, so everything sentinel-shaped is recorded here: options never
 reach collectors, and facts must not depend on configuration.
 
 The collector is lazy (a module's facts are read when the rule asks); the
-eager ``sentinel_outline`` collector records, per module, the names that
-tell ``SentinelIndex`` which modules to read for a question about the whole
-project (class names, attributes assigned on other objects, factory names).
+eager ``sentinel_outline`` collector records, per module, the names of its
+facts (class names, attributes resolved, factory names): what tells
+``SentinelIndex`` which modules to read for a question about the whole
+project. Both read CPython's ``ast``.
 """
 
 from __future__ import annotations
@@ -34,12 +35,11 @@ from __future__ import annotations
 import ast
 import fnmatch
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from checks._helpers import ast_dotted, reversed_text
+from checks._helpers import ast_dotted
 from checks._imports import follow_reexports, imports_from_ast, qualify
 from linter.facts import FactCollector, RecordedMemo
 from linter.needles import Needles
@@ -62,25 +62,14 @@ def sentinel_repr(node: ast.AST | None) -> str | None:
     return None
 
 
-def _walk_no_nested(node: ast.AST) -> Iterator[ast.AST]:
-    """ast.walk that does not enter nested functions, lambdas or classes."""
-    stack = list(ast.iter_child_nodes(node))
-    while stack:
-        n = stack.pop()
-        yield n
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        stack.extend(ast.iter_child_nodes(n))
-
-
 _STMT_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
-def _stmts_no_nested(node: ast.AST) -> Iterator[ast.AST]:
-    """The statements :func:`_walk_no_nested` yields, in the same order,
-    without visiting expressions (no statement lives inside an expression
-    once lambdas are skipped): the walks below look only for statements,
-    and expression nodes are most of a function's tree."""
+def statements_no_nested(node: ast.AST) -> Iterator[ast.AST]:
+    """The statements under ``node``, nested functions and classes listed
+    but not entered, without visiting expressions (no statement lives
+    inside an expression once lambdas are skipped): the walks below look
+    only for statements, and expression nodes are most of a function's tree."""
     stack = [c for c in ast.iter_child_nodes(node) if isinstance(c, _STMT_HOLDERS)]
     while stack:
         n = stack.pop()
@@ -190,40 +179,30 @@ def _targets(node: ast.AST) -> list[tuple[ast.AST, ast.AST | None]]:
 
 @dataclass
 class _Pos:
-    """Positions of ast nodes in the file. ``lines`` start at line ``first``;
-    ``dl`` is added to every ast line number (a segment of the file parsed
-    on its own, see ``checks._sentinel_scan``: 0 for the whole file)."""
+    """Positions of ast nodes in the file (``lines``: the file's lines as
+    the compiler numbers them)."""
 
     lines: list[str]
-    dl: int = 0
-    first: int = 1
 
     def col(self, line: int, byte_col: int) -> int:
         """ast columns are UTF-8 byte offsets; diagnostics use code points."""
-        if self.first <= line < self.first + len(self.lines):
-            raw = self.lines[line - self.first].encode("utf-8", "surrogatepass")
+        if 1 <= line <= len(self.lines):
+            raw = self.lines[line - 1].encode("utf-8", "surrogatepass")
             return len(raw[:byte_col].decode("utf-8", "replace"))
         return byte_col
 
     def line(self, node: ast.AST) -> int:
-        return getattr(node, "lineno", 1) + self.dl
+        return getattr(node, "lineno", 1)
 
     def span(self, node: ast.AST) -> list[int]:
         line = getattr(node, "lineno", 1)
-        end_line = (getattr(node, "end_lineno", line) or line) + self.dl
-        line += self.dl
+        end_line = getattr(node, "end_lineno", line) or line
         return [
             line,
             self.col(line, getattr(node, "col_offset", 0)),
             end_line,
             self.col(end_line, getattr(node, "end_col_offset", 0) or 0),
         ]
-
-    def source(self, node: ast.AST) -> str:
-        """The lines a statement spans, joined."""
-        a = self.line(node) - self.first
-        b = (getattr(node, "end_lineno", None) or node.lineno) + self.dl - self.first + 1  # type: ignore[attr-defined]
-        return "\n".join(self.lines[max(a, 0) : b])
 
 
 @dataclass
@@ -257,7 +236,7 @@ def _method_events(
 ) -> None:
     args = fn.args.posonlyargs + fn.args.args
     self_name = args[0].arg if args else "self"
-    for node in _stmts_no_nested(fn):
+    for node in statements_no_nested(fn):
         _stmt_events(node, fn.name, self_name, family, events, methods, pos)
 
 
@@ -356,7 +335,7 @@ def _resolvers(func: ast.FunctionDef | ast.AsyncFunctionDef, pos: _Pos) -> list[
     out: list[dict[str, Any]] = []
     args = func.args.posonlyargs + func.args.args
     self_name = args[0].arg if args else None
-    for node in _stmts_no_nested(func):
+    for node in statements_no_nested(func):
         if isinstance(node, ast.If):
             out.extend(if_resolvers(node, self_name, pos))
     return out
@@ -373,7 +352,7 @@ def if_resolvers(node: ast.If, self_name: str | None, pos: _Pos) -> list[dict[st
         return out
     assigned: set[tuple[str, str]] = set()
     for stmt in node.body:
-        for sub in [stmt, *_stmts_no_nested(stmt)]:
+        for sub in [stmt, *statements_no_nested(stmt)]:
             for target, _ in _targets(sub):
                 if isinstance(target, ast.Attribute):
                     obj = ast_dotted(target.value)
@@ -390,11 +369,6 @@ def if_resolvers(node: ast.If, self_name: str | None, pos: _Pos) -> list[dict[st
             if o == obj:
                 out.append({"attr": a, "obj": obj, "test": kind, "span": pos.span(node)})
     return out
-
-
-# A function can only hold a resolver if its text has a sentinel comparison;
-# checking the text first keeps the walk off nearly every function.
-_MAYBE_TEST = re.compile(r"(?:==|\bis|<=?)\s*(?:-\d|None\b|[01]\b)")
 
 
 def _calls(scope: ast.AST, module: str, imports: Mapping[str, str]) -> list[str]:
@@ -474,7 +448,7 @@ def _shallow_imports(tree: ast.Module, module: str, path: str) -> dict[str, str]
 # but with every alternative led by a literal and the word boundary checked
 # behind it (``class(?<!\wclass)`` for ``\bclass``): ``re`` then jumps from
 # one occurrence of the literal to the next instead of trying every position
-# (0.50 s -> 0.03 s over vLLM, same files; see tests/test_sentinel_scan.py).
+# (0.50 s -> 0.03 s over vLLM, same files; see tests/test_facts_sentinels.py).
 _SENTINEL_TAIL = r"[\s\\(]*(?:-[\s\\(]*\d|None\b|[01]\b)"
 _SENTINEL_HEAD = r"[\s\\)]*(?:==|\bis\b|>=?)"
 _FACTS_TEXT = "|".join(
@@ -523,16 +497,6 @@ class Facts:
         if names:
             self.factories.setdefault(key, []).extend(names)
 
-    def merge(self, other: Facts) -> None:
-        """Facts of a later part of the same module (same visit order)."""
-        for k, v in other.classes.items():
-            self.classes[k] = v
-        self.resolvers.extend(other.resolvers)
-        for k, v in other.calls.items():
-            self.calls.setdefault(k, v)
-        for k, names in other.factories.items():
-            self.factories.setdefault(k, []).extend(names)
-
     def to_json(self) -> Any:
         if not (self.classes or self.resolvers or self.factories):
             return None
@@ -561,8 +525,7 @@ def visit(
             visit(stmt.body, qual + ".", stmt, facts, pos)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             qual = f"{prefix}{stmt.name}"
-            seg = pos.source(stmt)
-            found = _resolvers(stmt, pos) if "if " in seg and _MAYBE_TEST.search(seg) else []
+            found = _resolvers(stmt, pos)
             cls_qual = prefix[:-1] if owner is not None else None
             # The "normal path" is the whole class (a wrapper may
             # construct in __init__ and resolve lazily in forward).
@@ -591,18 +554,11 @@ def collect_ast(tree: ast.Module, text: str, module: str, path: str) -> Any:
 
 class SentinelFacts(FactCollector):
     name = "sentinels"
-    # 9: needles now also admit class-less files whose only facts are a
-    # ``< 1``/``<= 0`` resolver or a factory's ``return Cls``
-    # 10: read from the text (same facts; but a file that does not compile
-    # may now have facts, so facts cached by 9 are not reused)
-    # 11: the text reader no longer ends a block at a bracketed continuation
-    # dedented to the block's indentation, nor reads identifiers outside
-    # ASCII as written (the ast reads them in NFKC): facts read by 10 from
-    # such files were wrong; nor does the ast walk count lines with
-    # ``str.splitlines`` (a form feed shifted every line after it)
     # 12: a test of an object named ``self`` or ``cls`` is no resolver;
     # lazy (read per module when the rule asks, see ``SentinelOutline``)
-    version = 12
+    # 13: read from CPython's ``ast`` only (a file that does not compile
+    # has no facts)
+    version = 13
     # Read module by module when the rule asks (one class's bases, one
     # attribute's resolvers, one factory's returns): the questions that span
     # the whole project are answered from ``sentinel_outline``'s names, which
@@ -614,98 +570,31 @@ class SentinelFacts(FactCollector):
     lazy = True
     index_with = ("sentinel_outline",)
     needles = Needles(regex=_FACTS_TEXT)
-    # The text reader of ``checks._sentinel_scan`` gives the same facts as the
-    # ast walk for a fraction of the cost of compiling the file; it parses
-    # only the few statements it cannot read with certainty (and compiles
-    # the whole file in the rare cases it gives up).
-    needs_ast = False
 
     @classmethod
-    def collect(cls, tree: ast.Module | None, text: str, module: str, path: str) -> Any:
-        if tree is not None:
-            return collect_ast(tree, text, module, path)
-        from checks._sentinel_scan import collect_text
-
-        return collect_text(text, module, path)
+    def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
+        return collect_ast(tree, text, module, path)
 
     @classmethod
     def build_index(cls, per_module: Mapping[str, Any], outline: Mapping[str, Any] | None = None) -> SentinelIndex:
         return SentinelIndex(per_module, outline)
 
 
-# What ``SentinelOutline`` reads, with a literal first so that ``re`` skips
-# ahead (a pattern led by a class or a look-behind costs ~30 ns a character
-# here). Class and function names, NFKC-normalised as the ast reads them
-# (a name inside a string or a word like ``subclass Foo`` only adds a name).
-_CLASS_NAME = re.compile(r"class[\s\\]+(?!class\b)(\w+)")
-_DEF_NAME = re.compile(r"def[\s\\]+(?!def\b)(\w+)")
-# (Possessive loops where giving characters back could not make a match:
-# the same matches, without the retries.)
-# Assigned attributes, read on the reversed text from the ``=`` (an
-# aug-assignment's operator and an annotation allowed) back to
-# ``obj.attr``: ``attr`` is kept unless ``obj`` is exactly ``self``/``cls``.
-_REV_ASSIGN = re.compile(
-    r"=(?<![=<>!]=)(?!=)(?:[-+*/%&|^@]|//|>>|<<|\*\*)?(?:[^=\n:]*+:)?[ \t\])\]]*+(?:\n\\[ \t]*+)*+"
-    r"(\w++)[ \t]*+\.(?!(?:fles|slc)(?![\w.]))"
-)
-# a target list (``obj.a, obj.b = ...``): from the ``=`` back to a bracket
-# or the line start, when a comma is on the way; its dotted names
-_REV_LIST = re.compile(r"=(?<![=<>!]=)(?!=)(?:[-+*/%&|^@]|//|>>|<<|\*\*)?(?=[^\n=(\[,]*+,)([^\n=(\[]*+)")
-# a bracketed target list over several lines (black's layout):
-# ``(\n    obj.a,\n    obj.b,\n) = ...``, back to its opening parenthesis
-_REV_PAREN = re.compile(
-    r"=(?<![=<>!]=)(?!=)(?:[-+*/%&|^@]|//|>>|<<|\*\*)?[ \t]*+(?:\n\\[ \t]*+)*+\)([^=()]{0,4000}+)\("
-)
-_REV_DOTTED = re.compile(r"(\w++)[ \t]*+\.(?!(?:fles|slc)(?![\w.]))")
-# what a factory needs: a ``type[...]`` return annotation or a ``return``
-# of a capitalised name
-_TYPE_RETURN = re.compile(r"->[\s\\]*[\"']?[\s\\]*(?:typing[ \t]*\.[ \t]*)?[tT]ype[ \t]*\[")
-_NAME_RETURN = re.compile(
-    r"return[ \t(\\\n]*(?!(?:None|True|False)\b)[^\W\d_a-z][\w. \t]*[ \t)\\]*(?:$|#|;)", re.MULTILINE
-)
-
-
-def _names(found: Iterable[str]) -> list[str]:
-    return sorted({n if n.isascii() else unicodedata.normalize("NFKC", n) for n in found})
-
-
-def outline_text(text: str) -> dict[str, list[str]]:
-    """The names ``SentinelIndex`` looks modules up by, read from raw text
-    and never fewer than the module's ``sentinels`` facts hold: ``c`` the
-    class names, ``r`` the attributes assigned on an object other than
-    ``self``/``cls`` (what a resolver assigns), ``f`` the function names
-    when a function could be a factory."""
-    out: dict[str, list[str]] = {"c": _names(_CLASS_NAME.findall(text))}
-    rev = reversed_text(text)
-    r = set(_REV_ASSIGN.findall(rev))
-    # (only the regions holding a dot can hold a dotted name)
-    regions = [g for g in (*_REV_LIST.findall(rev), *_REV_PAREN.findall(rev)) if "." in g]
-    if regions:
-        # one search over the regions joined: no match crosses a line break
-        # (nor does ``_REV_DOTTED``'s look-ahead tell one from the end)
-        r.update(_REV_DOTTED.findall("\n".join(regions)))
-    out["r"] = _names(n[::-1] for n in r)
-    out["f"] = _names(_DEF_NAME.findall(text)) if _TYPE_RETURN.search(text) or _NAME_RETURN.search(text) else []
-    return out
-
-
 class SentinelOutline(FactCollector):
-    """Per module, the names that tell ``SentinelIndex`` which modules'
-    ``sentinels`` facts to read for a question about the whole project:
-    which classes are named so (a bare factory's family, the leaf-name
-    fallback of ``resolve``), which modules may resolve an attribute, which
-    may define a factory. A superset read from raw text in a few regex
-    passes (the facts themselves are read only for the modules named)."""
+    """Per module, the names of its ``sentinels`` facts (``outline_of_facts``):
+    what tells ``SentinelIndex`` which modules' facts to read for a question
+    about the whole project (which classes are named so, which modules
+    resolve an attribute, which define a factory). Eager, and stable under
+    edits that only move lines: a cached check result depends on it whole."""
 
     name = "sentinel_outline"
-    version = 1
+    version = 2  # 2: read from CPython's ``ast`` (the facts' own names)
     needles = Needles(regex=_FACTS_TEXT)
-    needs_ast = False
 
     @classmethod
-    def collect(cls, tree: ast.Module | None, text: str, module: str, path: str) -> Any:
-        got = outline_text(text)
-        return got if any(got.values()) else None
+    def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
+        facts = collect_ast(tree, text, module, path)
+        return outline_of_facts(facts) if facts else None
 
 
 @dataclass(frozen=True)
@@ -828,17 +717,6 @@ class SentinelIndex:
         pats = [p.lower() for p in patterns]
         return [q for leaf in self._by_c if _glob_leaf(leaf, pats) for q in self._named(leaf)]
 
-    def modules_defining(self, function: str) -> Sequence[str]:
-        """The modules the outline says may define a function (or method) of
-        this name: where a factory's returns are read from."""
-        return self._by_f.get(function, ())
-
-    def resolver_attrs(self) -> Iterable[str]:
-        """Every attribute some code may resolve (from the outline: with the
-        text's outline a superset, the attributes assigned on an object
-        other than ``self``/``cls``)."""
-        return self._by_r
-
     # -- queries ------------------------------------------------------------------
     def resolve(self, qualname: str) -> str | None:
         """The defining qualified name of a class named ``qualname`` (an
@@ -915,8 +793,9 @@ class SentinelIndex:
 
 
 def outline_of_facts(facts: Mapping[str, Any]) -> dict[str, list[str]]:
-    """The names ``outline_text`` would give for these facts, exactly (the
-    outline of a module whose facts are at hand)."""
+    """The names ``SentinelIndex`` looks a module up by: ``c`` its class
+    names, ``r`` the attributes its resolvers assign, ``f`` its factories'
+    names."""
     return {
         "c": sorted({q.rsplit(".", 1)[-1] for q in facts.get("classes", {})}),
         "r": sorted({r["attr"] for r in facts.get("resolvers", ())}),

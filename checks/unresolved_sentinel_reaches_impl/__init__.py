@@ -1,0 +1,595 @@
+"""SHD201 unresolved-sentinel-reaches-impl (seed 004): a class constructed
+directly while a size/rank attribute it leaves at a sentinel, which its
+usual wrapper resolves, stays unresolved. The rule and its libcst analysis;
+the messages live in ``notes``, the project's sentinel facts in
+``checks.facts.sentinels``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import libcst as cst
+
+from checks._helpers import call_name, dotted, name_matches, walk_no_nested
+from checks._imports import imports_from_cst, qualify
+from checks.facts.sentinels import Resolver, SentinelIndex
+from checks.unresolved_sentinel_reaches_impl.notes import (
+    Construction,
+    SentinelAttr,
+    construction_message,
+    notes,
+)
+from linter.needles import Needles
+from linter.rule import Option, Rule
+from linter.types import Severity
+
+_INIT_FAMILY = frozenset({"__init__", "__post_init__", "__new__"})
+_DEFAULT_FACTORIES = ("get_impl_cls", "get_impl_class")
+_CAST = frozenset({"cast", "typing.cast", "t.cast"})
+# Calls whose positional arguments are tensor shapes or loop bounds: a
+# sentinel there is a wrong-sized buffer or an empty loop, not an error.
+_SIZE_CALLS = frozenset(
+    {
+        "range",
+        "empty",
+        "zeros",
+        "ones",
+        "full",
+        "randn",
+        "rand",
+        "view",
+        "reshape",
+        "expand",
+        "new_empty",
+        "new_zeros",
+        "new_ones",
+        "new_full",
+        "arange",
+        "split",
+        "chunk",
+    }
+)
+# libcst operator class names
+_ARITH = frozenset(
+    {"Divide", "FloorDivide", "Modulo", "Multiply", "Add", "Subtract", "Power", "LeftShift"}
+)
+
+
+
+def _refs(node: cst.CSTNode) -> Iterator[tuple[str, str, cst.CSTNode]]:
+    """``(object, attr, node)`` for each ``obj.attr`` and
+    ``getattr(obj, "attr", ...)`` below ``node``."""
+    for n in walk_no_nested(node):
+        if isinstance(n, cst.Attribute):
+            obj = dotted(n.value)
+            if obj is not None:
+                yield obj, n.attr.value, n
+        elif isinstance(n, cst.Call) and dotted(n.func) == "getattr" and len(n.args) >= 2:
+            key = n.args[1].value
+            obj = dotted(n.args[0].value)
+            if obj is not None and isinstance(key, cst.SimpleString):
+                yield obj, key.evaluated_value if isinstance(key.evaluated_value, str) else "", n
+
+
+
+class UnresolvedSentinelReachesImpl(Rule):
+    """## What it finds
+    A direct construction of a class that leaves a size or rank attribute
+    (`dcp_world_size`, `sp_rank`, `num_kv_splits`, ...) at a "not resolved
+    yet" sentinel (`-1`, `None`) when the project's normal path (a wrapper
+    that also constructs the class) resolves it right after construction and
+    this construction site does neither. The construction is found by name
+    (through imports, including subclasses in other files that inherit the
+    sentinel) or through an implementation factory
+    (`impl_cls = backend.get_impl_cls(); self.impl = impl_cls(...)`).
+    Also reported: such an attribute of a directly constructed object used as
+    a size (arithmetic, `range`, a shape, a `*_world_size=` keyword) in
+    another method with no comparison against the sentinel, and a class that
+    uses its own sentinel attribute as a size in `__init__` before anything
+    could have resolved it.
+
+    A *resolver* is code that tests `obj.attr` against the sentinel
+    (`== -1`, `is None`, `< 0`) and assigns `obj.attr` in that branch; it is
+    the normal path when its class (or function) also constructs the class
+    or calls the implementation factory. A factory's result cast to a base
+    class (`cast(type[MLAAttentionImpl], backend.get_impl_cls())`) may be any
+    class of the factory below that base: reported when some of them keep
+    the sentinel, even if others resolve it (the seed's Kimi-K3 model).
+    Deliberately left out, for
+    precision: a class that resolves the attribute itself (`__init__`,
+    `__post_init__`, `__new__`, or an `assert attr > 0`); neutral defaults
+    (`1`, `0`); sentinels nobody tests for (`fixed_split_size = -1` meaning
+    "off"); `None` fields that a later phase fills in without constructing
+    the object (metadata and config dataclasses); a factory whose possible
+    classes disagree (some resolve the attribute) unless an annotation or a
+    typed receiver narrows it; constructions that
+    are returned or passed on rather than kept (the caller owns
+    resolution); uses of the attribute on objects of unknown provenance
+    (the impl's own `forward` relies on the wrapper's contract). Any
+    comparison, assertion, assignment, `setattr`, normaliser call or late
+    resolver method (`impl.bind_cp_group(...)`) on the object in the
+    constructing function counts as handling it. Files are only analysed
+    when they mention `get_impl_cl`, `Impl` or `None`, or assign a negative
+    literal (`= -1`, in any layout) (a raw-text gate, blind to options: in a
+    file with none of these, a direct construction of a class named
+    otherwise, a construction through a custom factory, or a subclass sizing
+    with a sentinel it inherits from another file's class is missed). A test of
+    an object named `self` or `cls` is not a resolver (the class settling
+    its own attribute, in a closure of its method: no construction elsewhere
+    can skip it).
+
+    ## Why it breaks
+    The sentinel is a private contract between the implementation and its
+    usual wrapper. A model that builds the implementation itself (to fuse a
+    layer, to skip the wrapper's overhead) inherits the sentinel, and the
+    kernel receives `cp_world_size=-1`: with context parallelism *disabled*
+    the FlashAttention/MLA path is handed invalid CP metadata and crashes or
+    computes garbage, only for that model and only on the platform whose code
+    path constructs directly.
+
+    ## Example
+    ```python
+    impl_cls = self.attn_backend.get_impl_cls()
+    self.impl = impl_cls(num_heads=n, head_size=d, scale=s)   # SHD201
+    ```
+
+    ## Fix
+    Resolve or normalise right after construction, as the wrapper does:
+    ```python
+    self.impl = impl_cls(num_heads=n, head_size=d, scale=s)
+    if getattr(self.impl, "dcp_world_size", -1) < 1:
+        self.impl.dcp_world_size = 1
+        self.impl.dcp_rank = 0
+    ```
+    or construct through the wrapper, or make the class resolve the attribute
+    itself (in `__init__`/`__new__`, then no construction site can forget).
+
+    ## Options
+    - `attribute-patterns` (list of globs, default `["*world_size", "*rank",
+      "*_size", "num_*"]`): attribute names that count as sizes and ranks.
+    - `sentinel-values` (list of strings, default `["-1", "None"]`): literal
+      values that mean "not resolved yet". Negative integers and `None` are
+      the values the fact collector records.
+    - `factory-methods` (list of names, default `["get_impl_cls",
+      "get_impl_class"]`): methods that return the implementation class to
+      construct.
+    - `impl-class-patterns` (list of globs, default `["*Impl", "*ImplBase"]`):
+      when the project has no `type[...]` return or `return X` for a factory,
+      the classes a factory may return are those whose name matches.
+    - `normalizer-calls` (list of globs, default `["max", "*resolve*",
+      "*normali[sz]e*"]`): calls that normalise an attribute passed to them
+      (`max(impl.cp_size, 1)`) or resolve an object passed to them
+      (`resolve_cp(impl)`).
+    - `resolver-scope` (`"paired"`, `"any"` or `"none"`, default
+      `"paired"`): which evidence makes a sentinel "resolved by the normal
+      path": a resolver in a class or function that also constructs the class
+      (default), any resolver in the project, or no resolver needed.
+
+    Only the raw-text gate (see above) is blind to these: with custom
+    `factory-methods` or `impl-class-patterns`, a file is analysed only when
+    it also mentions `get_impl_cl`, `Impl` or `None`, or assigns `-N`.
+    """
+
+    code = "SHD201"
+    name = "unresolved-sentinel-reaches-impl"
+    summary = "A class is constructed directly while a sentinel size/rank attribute its wrapper resolves stays unresolved"
+    severity = Severity.ERROR
+    facts = ("sentinels", "sentinel_outline")
+    tags = ("correctness", "context-parallel")
+    # What a finding needs under the default options: a factory call
+    # (``get_impl_cls``), a call of an ``*Impl``/``*ImplBase`` class, or a
+    # size/rank attribute set to a sentinel in this file (``= None``, ``= -1``
+    # with brackets, comments or line continuations before the ``-``) for
+    # the class-local checks. A capitalised call alone would send every
+    # file to libcst.
+    needles = Needles(regex=r"get_impl_cl|Impl|None|=(?:[ \t\r\n\\(]|#[^\n]*\n)*-")
+    options = {
+        "attribute-patterns": Option(
+            ("*world_size", "*rank", "*_size", "num_*"), "list[str]", "Size/rank attribute names"
+        ),
+        "sentinel-values": Option(("-1", "None"), "list[str]", "Literals meaning 'not resolved yet'"),
+        "factory-methods": Option(
+            _DEFAULT_FACTORIES, "list[str]", "Methods returning the class to construct"
+        ),
+        "impl-class-patterns": Option(
+            ("*Impl", "*ImplBase"), "list[str]", "Classes a factory may return when nothing else says"
+        ),
+        "normalizer-calls": Option(
+            ("max", "*resolve*", "*normali[sz]e*"), "list[str]", "Calls that normalise or resolve"
+        ),
+        "resolver-scope": Option("paired", "str", "paired | any | none"),
+    }
+
+
+    def __init__(self, ctx: Any, options: Mapping[str, Any] | None = None) -> None:
+        super().__init__(ctx, options)
+        if self.opts["resolver-scope"] not in ("paired", "any", "none"):
+            raise ValueError(
+                f"resolver-scope must be 'paired', 'any' or 'none', got {self.opts['resolver-scope']!r}"
+            )
+        self.index: SentinelIndex = ctx.facts.index("sentinels")
+        self._imports: dict[str, str] | None = None
+        self._eff: dict[str, dict[str, SentinelAttr]] = {}
+        self._real: dict[str, set[str]] = {}
+        self._params: dict[str, str] = {}
+        # per class being visited: self.<x> -> constructions stored there
+        self._stored: list[dict[str, Construction]] = []
+        # narrowings that came from a cast to a base class (see _factory_of)
+        self._cast_families: set[tuple[str, ...]] = set()
+        self._methods: list[list[cst.FunctionDef]] = []
+        self._func_name = ""
+
+    # -- facts -------------------------------------------------------------------
+    @property
+    def imports(self) -> dict[str, str]:
+        if self._imports is None:
+            self._imports = imports_from_cst(self.ctx.module, self.ctx.module_name, self.ctx.path)
+        return self._imports
+
+    def _qualify(self, name: str) -> str:
+        return qualify(name, self.ctx.module_name, self.imports)
+
+    def _is_sentinel(self, value: str) -> bool:
+        return value in self.opts["sentinel-values"]
+
+    def effective(self, qualname: str) -> dict[str, SentinelAttr]:
+        """Sentinel attributes an instance of ``qualname`` starts with and the
+        normal path resolves (per ``resolver-scope``)."""
+        q = self.index.resolve(qualname)
+        if q is None:
+            return {}
+        if q in self._eff:
+            return self._eff[q]
+        mro = self.index.mro(q)
+        decided: dict[str, SentinelAttr | None] = {}
+        late: dict[str, list[str]] = {}
+        for cname in mro:
+            ref = self.index.classes[cname]
+            data = ref.data
+            for attr, methods in data.get("methods", {}).items():
+                late.setdefault(attr, []).extend(methods)
+            for attr in data.get("real", ()):
+                decided.setdefault(attr, None)
+            for attr, (value, span, where) in data.get("sentinel", {}).items():
+                if attr in decided:
+                    continue
+                if not (self._is_sentinel(value) and name_matches(attr, self.opts["attribute-patterns"])):
+                    decided[attr] = None
+                    continue
+                decided[attr] = SentinelAttr(attr, value, ref, tuple(span), where, (), ())
+        self._real[q] = {a for a, sa in decided.items() if sa is None}
+        out: dict[str, SentinelAttr] = {}
+        for attr, sa in decided.items():
+            if sa is None:
+                continue
+            resolvers = tuple(
+                r for r in self.index.resolvers.get(attr, ()) if self._counts(r, mro, sa.value)
+            )
+            if not resolvers and self.opts["resolver-scope"] != "none":
+                continue
+            out[attr] = SentinelAttr(
+                attr, sa.value, sa.origin, sa.init_span, sa.init_where, resolvers, tuple(late.get(attr, ()))
+            )
+        self._eff[q] = out
+        return out
+
+    def _counts(self, r: Resolver, mro: Sequence[str], value: str) -> bool:
+        """Whether resolver ``r`` is the normal path for a class with ``mro``
+        whose attribute starts at ``value``."""
+        # The class's own alternative constructors (a ``create_from_handle``
+        # staticmethod building ``Cls.__new__(Cls)``) give another role, not
+        # a resolution that other constructions skip.
+        if f"{r.module}.{r.scope}" in mro or r.scope in mro:
+            return False
+        # An unconditional assignment after construction fills an optional
+        # None field (metadata dataclasses do this constantly); only a test
+        # against None says "None means unresolved".
+        if not r.test and value == "None":
+            return False
+        scope = self.opts["resolver-scope"]
+        if scope != "paired":
+            return True
+        factories = {"." + f for f in self.opts["factory-methods"]}
+        for call in r.calls:
+            if call in factories:
+                return True
+            if call.startswith("."):
+                continue
+            target = self.index.resolve(call)
+            if target is not None and any(c in mro for c in self.index.mro(target)):
+                return True
+        return False
+
+    def family(self, factory: str) -> list[str]:
+        """Classes a factory method of this name may hand out."""
+        named = [q for q in (self.index.resolve(n) for n in self.index.factories.get(factory, ())) if q]
+        if named:
+            return sorted(set(named))
+        pats = self.opts["impl-class-patterns"]
+        return sorted({q for q in self.index.classes_named(pats) if self.effective(q)})
+
+    # -- traversal ---------------------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._stored.append({})
+        self._methods.append([])
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        stored = self._stored.pop()
+        methods = self._methods.pop()
+        if stored:
+            for fn in methods:
+                self._check_uses(fn, stored, exclude_fn=True)
+        self._check_own_init(original_node, methods)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        nodes = self.ctx.scope_nodes
+        in_class = len(nodes) >= 2 and isinstance(nodes[-2], cst.ClassDef) and nodes[-1] is original_node
+        if in_class and self._methods:
+            self._methods[-1].append(original_node)
+        scope = ".".join(self.ctx.scope_names[:-1]) if in_class else ".".join(self.ctx.scope_names)
+        self._func_name = original_node.name.value
+        constructions = self._constructions(original_node)
+        for c in constructions:
+            unhandled = self._unhandled(original_node, c, scope)
+            if unhandled:
+                c.attrs = unhandled
+                self._report_construction(c)
+                if in_class and c.target.startswith("self.") and self._stored:
+                    self._stored[-1][c.target] = c
+
+    # -- constructions -------------------------------------------------------------
+    def _type_name(self, expr: cst.BaseExpression | None) -> str | None:
+        """The class named by ``C``, ``"C"``, ``type[C]`` or ``Optional[C]``."""
+        if isinstance(expr, cst.Subscript) and expr.slice:
+            inner = expr.slice[0].slice
+            return self._type_name(inner.value) if isinstance(inner, cst.Index) else None
+        if isinstance(expr, cst.SimpleString) and isinstance(expr.evaluated_value, str):
+            return self._qualify(expr.evaluated_value)
+        name = dotted(expr) if expr is not None else None
+        return self._qualify(name) if name else None
+
+    def _factory_of(self, expr: cst.BaseExpression) -> tuple[str, tuple[str, ...] | None] | None:
+        """``(factory, classes)`` when ``expr`` is ``x.<factory>()`` or
+        ``cast(type[C], x.<factory>())``; ``classes`` is what the cast or the
+        receiver's type says it returns, None when nothing narrows it."""
+        narrowed: tuple[str, ...] | None = None
+        cast_to: str | None = None
+        if isinstance(expr, cst.Call) and call_name(expr) in _CAST and len(expr.args) == 2:
+            c = self._type_name(expr.args[0].value)
+            if c and self.index.resolve(c):
+                cast_to = c
+            expr = expr.args[1].value
+        if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)):
+            return None
+        factory = expr.func.attr.value
+        if factory not in self.opts["factory-methods"]:
+            return None
+        if cast_to is not None:
+            # ``cast(type[Base], x.get_impl_cls())`` says "some subclass of
+            # Base": the factory's classes below it (Base itself when none is)
+            base = self.index.resolve(cast_to)
+            below = sorted({q for q in self.family(factory) if base in self.index.mro(q)})
+            narrowed = tuple(below) if below else (cast_to,)
+            self._cast_families.add(narrowed)
+        if narrowed is None:
+            recv = dotted(expr.func.value)
+            owner = self._params.get(recv) if recv else None
+            if owner is None and recv and recv[:1].isupper() or (recv and "." in recv and recv.rsplit(".", 1)[1][:1].isupper()):
+                owner = self._qualify(recv)
+            if owner and self.index.resolve(owner):
+                names = self.index.factory_of(self.index.resolve(owner) or owner, factory)
+                found = tuple(sorted({q for q in (self.index.resolve(n) for n in names) if q}))
+                narrowed = found or None
+        return factory, narrowed
+
+    def _constructions(self, fn: cst.FunctionDef) -> list[Construction]:
+        factory_vars: dict[str, tuple[str, tuple[str, ...] | None]] = {}
+        out: list[Construction] = []
+        p = fn.params
+        self._params = {}
+        for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+            if param.annotation is not None:
+                t = self._type_name(param.annotation.annotation)
+                if t:
+                    self._params[param.name.value] = t
+        for node in walk_no_nested(fn.body):
+            if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
+                targets = (
+                    [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                )
+                names = [n for n in (dotted(t) for t in targets) if n]
+                fac = self._factory_of(node.value)
+                if fac is not None:
+                    for n in names:
+                        factory_vars[n] = fac
+                    continue
+                if not isinstance(node.value, cst.Call) or not names:
+                    continue
+                ann = self._type_name(node.annotation.annotation) if isinstance(node, cst.AnnAssign) else None
+                c = self._construction(node.value, names[0], factory_vars, ann)
+                if c is not None:
+                    out.append(c)
+        return out
+
+    def _construction(
+        self,
+        call: cst.Call,
+        target: str,
+        factory_vars: Mapping[str, tuple[str, tuple[str, ...] | None]],
+        annotation: str | None,
+    ) -> Construction | None:
+        callee = dotted(call.func)
+        fac = factory_vars.get(callee) if callee else None
+        if fac is None:
+            fac = self._factory_of(call.func)
+        if fac is not None:
+            factory, narrowed = fac
+            cast = False
+            if annotation and self.index.resolve(annotation):
+                classes = [annotation]
+            elif narrowed is not None:
+                classes = list(narrowed)
+                cast = narrowed in self._cast_families
+            else:
+                classes = self.family(factory)
+            return Construction(call, target, tuple(classes), f"{factory}()", self._func_name, cast=cast)
+        if callee is None or not callee.rsplit(".", 1)[-1][:1].isupper():
+            return None
+        q = self.index.resolve(self._qualify(callee))
+        if q is None:
+            return None
+        return Construction(call, target, (q,), callee, self._func_name)
+
+    def _unhandled(self, fn: cst.FunctionDef, c: Construction, scope: str) -> dict[str, SentinelAttr]:
+        attrs: dict[str, SentinelAttr] = {}
+        for q in c.classes:
+            for attr, sa in self.effective(q).items():
+                attrs.setdefault(attr, sa)
+        # A family where some member gives the attribute a real value is
+        # mixed: which class arrives is decided at run time, so stay silent
+        # unless a cast or a typed receiver narrows it. A cast to a base
+        # class says "any class below it": the members keeping the sentinel
+        # are reason enough (the seed's Kimi-K3 construction).
+        if not c.cast:
+            for q in c.classes:
+                real = self._real.get(self.index.resolve(q) or q, set())
+                for attr in real & set(attrs):
+                    del attrs[attr]
+        if not attrs:
+            return {}
+        # The normal path itself: a class/function holding a resolver for the
+        # object's sentinels owns the contract.
+        mod = self.ctx.module_name
+        if any(r.module == mod and r.scope == scope for sa in attrs.values() for r in sa.resolvers):
+            return {}
+        aliases = {c.target}
+        for node in walk_no_nested(fn.body):
+            if isinstance(node, cst.Assign) and len(node.targets) == 1:
+                src, dst = dotted(node.value), dotted(node.targets[0].target)
+                if src and dst and (src in aliases or dst in aliases):
+                    aliases |= {src, dst}
+        handled = self._handled(fn, aliases, attrs)
+        return {a: sa for a, sa in attrs.items() if a not in handled}
+
+    def _handled(
+        self, fn: cst.FunctionDef, aliases: set[str], attrs: Mapping[str, SentinelAttr]
+    ) -> set[str]:
+        """Attributes of ``aliases`` this function compares, asserts, assigns,
+        normalises or resolves (``"*"`` = the whole object was resolved)."""
+        out: set[str] = set()
+        norm = self.opts["normalizer-calls"]
+        for node in walk_no_nested(fn.body):
+            if isinstance(node, (cst.Comparison, cst.Assert)):
+                out |= {a for o, a, _ in _refs(node) if o in aliases}
+            elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+                targets = (
+                    [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                )
+                for t in targets:
+                    elems = [e.value for e in t.elements] if isinstance(t, (cst.Tuple, cst.List)) else [t]
+                    for e in elems:
+                        if isinstance(e, cst.Attribute) and dotted(e.value) in aliases:
+                            out.add(e.attr.value)
+            elif isinstance(node, cst.Call):
+                name = call_name(node) or ""
+                args = [a.value for a in node.args]
+                if name == "setattr" and len(args) >= 2 and dotted(args[0]) in aliases:
+                    key = args[1]
+                    if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
+                        out.add(key.evaluated_value)
+                elif name and name_matches(name, norm):
+                    for a in args:
+                        if dotted(a) in aliases:
+                            out.add("*")
+                        out |= {x for o, x, _ in _refs(a) if o in aliases}
+                elif isinstance(node.func, cst.Attribute) and dotted(node.func.value) in aliases:
+                    meth = node.func.attr.value
+                    out |= {a for a, sa in attrs.items() if meth in sa.late_methods}
+        if "*" in out:
+            return set(attrs)
+        return out
+
+    # -- uses ------------------------------------------------------------------
+    def _size_uses(self, fn: cst.FunctionDef, obj: str, attrs: Mapping[str, SentinelAttr]) -> Iterator[tuple[cst.CSTNode, str, str]]:
+        """``(node, attr, how)`` where ``obj.attr`` is used as a size in
+        ``fn`` and ``fn`` never compares it."""
+        compared: set[str] = set()
+        for node in walk_no_nested(fn.body):
+            if isinstance(node, (cst.Comparison, cst.Assert)):
+                compared |= {a for o, a, _ in _refs(node) if o == obj}
+            elif isinstance(node, cst.Call) and name_matches(call_name(node), self.opts["normalizer-calls"]):
+                for arg in node.args:
+                    compared |= {a for o, a, _ in _refs(arg.value) if o == obj}
+
+        def hit(expr: cst.CSTNode) -> str | None:
+            if isinstance(expr, cst.Attribute) and dotted(expr.value) == obj:
+                a = expr.attr.value
+                if a in attrs and a not in compared:
+                    return a
+            return None
+
+        for node in walk_no_nested(fn.body):
+            if isinstance(node, cst.BinaryOperation) and type(node.operator).__name__ in _ARITH:
+                for side in (node.left, node.right):
+                    a = hit(side)
+                    if a:
+                        yield side, a, "arithmetic"
+            elif isinstance(node, cst.Call):
+                leaf = (call_name(node) or "").rsplit(".", 1)[-1]
+                for arg in node.args:
+                    kw = arg.keyword.value if arg.keyword is not None else None
+                    if kw is not None and name_matches(kw, self.opts["attribute-patterns"]):
+                        a = hit(arg.value)
+                        if a:
+                            yield arg.value, a, f"keyword {kw}="
+                    elif kw is None and leaf in _SIZE_CALLS:
+                        elems = (
+                            [e.value for e in arg.value.elements]
+                            if isinstance(arg.value, (cst.Tuple, cst.List))
+                            else [arg.value]
+                        )
+                        for e in elems:
+                            a = hit(e)
+                            if a:
+                                yield e, a, f"{leaf}() size"
+
+    def _check_uses(self, fn: cst.FunctionDef, stored: Mapping[str, Construction], exclude_fn: bool) -> None:
+        for target, c in stored.items():
+            if exclude_fn and any(n is c.call for n in walk_no_nested(fn.body)):
+                continue
+            for node, attr, how in self._size_uses(fn, target, c.attrs):
+                sa = c.attrs[attr]
+                self.report(
+                    node,
+                    f"`{target}.{attr}` is used as a size ({how}) in `{fn.name.value}` but may still be "
+                    f"the sentinel {sa.value}: `{target}` is constructed directly in `{c.func}` "
+                    f"and nothing resolves `{attr}`",
+                    notes=notes(target, {attr: sa}),
+                )
+
+    def _check_own_init(self, cls: cst.ClassDef, methods: Sequence[cst.FunctionDef]) -> None:
+        """A class using its own sentinel attribute as a size in ``__init__``
+        (nothing outside can have resolved it yet)."""
+        qual = ".".join([*self.ctx.scope_names[:-1], cls.name.value]) if self.ctx.scope_names else cls.name.value
+        qname = f"{self.ctx.module_name}.{qual}" if self.ctx.module_name else qual
+        eff = self.effective(qname)
+        if not eff:
+            return
+        for fn in methods:
+            if fn.name.value not in _INIT_FAMILY:
+                continue
+            params = fn.params.params
+            self_name = params[0].name.value if params else "self"
+            for node, attr, how in self._size_uses(fn, self_name, eff):
+                sa = eff[attr]
+                self.report(
+                    node,
+                    f"`{self_name}.{attr}` is used as a size ({how}) in `{cls.name.value}.{fn.name.value}` "
+                    f"while it still holds the sentinel {sa.value}; it is only resolved later, outside the class",
+                    notes=notes(self_name, {attr: sa}),
+                )
+
+
+    def _report_construction(self, c: Construction) -> None:
+        self.report(c.call, construction_message(c), notes=notes(c.target, c.attrs))

@@ -1,0 +1,410 @@
+"""SHD201 unresolved-sentinel-reaches-impl: findings, messages, options,
+cross-file inheritance, and the text gate admitting every file a finding
+needs (the sentinel facts themselves: tests/test_facts_sentinels.py)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from checks.facts.sentinels import SentinelFacts
+from checks.unresolved_sentinel_reaches_impl import UnresolvedSentinelReachesImpl
+from linter.config import Config, load_config
+from linter.engine import Engine
+from linter.registry import load_registry
+from linter.types import Diagnostic
+
+CORPUS_DIR = Path(__file__).resolve().parent.parent / "corpus"
+
+BASE = '''
+from engine.parallel import get_cp_group
+
+
+class ContextImplBase:
+    cp_rank: int = -1
+
+    def __init__(self, heads: int) -> None:
+        self.heads = heads
+        self.cp_world_size = -1
+        self.block_size = 16
+
+
+class SelfResolving(ContextImplBase):
+    def __init__(self, heads: int) -> None:
+        super().__init__(heads)
+        self.cp_world_size = get_cp_group().world_size
+        self.cp_rank = get_cp_group().rank_in_group
+'''
+
+WRAPPER = '''
+from engine.parallel import get_cp_group
+
+
+class ContextLayer:
+    def __init__(self, backend, heads: int) -> None:
+        impl_cls = backend.get_impl_cls()
+        self.impl = impl_cls(heads)
+        if self.impl.cp_world_size == -1:
+            self.impl.cp_world_size = get_cp_group().world_size
+            self.impl.cp_rank = get_cp_group().rank_in_group
+'''
+
+SUB = '''
+from pkg.base import ContextImplBase
+
+
+class FastContextImpl(ContextImplBase):
+    def decode(self, q):
+        return q
+'''
+
+MODEL = '''
+from pkg.sub import FastContextImpl
+from pkg.base import SelfResolving
+
+
+class ToyAttention:
+    def __init__(self, heads: int) -> None:
+        self.impl = FastContextImpl(heads)
+        self.ok = SelfResolving(heads)
+'''
+
+
+def write_project(root: Path, files: dict[str, str], pyproject: str | None = None) -> None:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text), encoding="utf-8")
+    if pyproject is not None:
+        (root / "pyproject.toml").write_text(pyproject, encoding="utf-8")
+
+
+def run(root: Path) -> list[Diagnostic]:
+    registry = load_registry()
+    if (root / "pyproject.toml").is_file():
+        config = load_config([root], registry)
+    else:
+        config = Config(root=root)
+    config = config.with_overrides(select=("SHD201",))
+    result = Engine(config, registry, jobs=1).run([root])
+    assert not result.errors, result.errors
+    return [d for d in result.diagnostics if d.code == "SHD201"]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    write_project(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/base.py": BASE,
+            "pkg/wrapper.py": WRAPPER,
+            "pkg/sub.py": SUB,
+            "pkg/model.py": MODEL,
+        },
+    )
+    return tmp_path
+
+
+def test_facts_record_unresolved_sentinels_bases_and_resolvers() -> None:
+    text = textwrap.dedent(BASE)
+    facts = SentinelFacts.collect(ast.parse(text), text, "pkg.base", "pkg/base.py")
+    base = facts["classes"]["ContextImplBase"]
+    assert base["sentinel"]["cp_world_size"][0] == "-1"
+    assert base["sentinel"]["cp_world_size"][2] == "__init__"
+    assert base["sentinel"]["cp_rank"][2] == "class body"
+    # 16 is a real value, not a sentinel
+    assert "block_size" not in base["sentinel"] and "block_size" in base["real"]
+    sub = facts["classes"]["SelfResolving"]
+    assert sub["bases"] == ["pkg.base.ContextImplBase"]
+    assert "sentinel" not in sub and {"cp_world_size", "cp_rank"} <= set(sub["real"])
+
+    text = textwrap.dedent(WRAPPER)
+    facts = SentinelFacts.collect(ast.parse(text), text, "pkg.wrapper", "pkg/wrapper.py")
+    got = {(r["attr"], r["obj"], r["test"], r["func"], r["span"][0]) for r in facts["resolvers"]}
+    assert got == {
+        ("cp_world_size", "self.impl", "-1", "ContextLayer.__init__", 9),
+        ("cp_rank", "self.impl", "-1", "ContextLayer.__init__", 9),
+    }
+    assert ".get_impl_cls" in facts["calls"]["ContextLayer"]
+
+
+def test_subclass_in_another_file_inherits_sentinel_and_message_names_resolver(project: Path) -> None:
+    diags = run(project)
+    assert [(d.path, d.span.line) for d in diags] == [("pkg/model.py", 8)]
+    d = diags[0]
+    assert "`self.impl`" in d.message and "FastContextImpl" in d.message
+    assert "`cp_rank`" in d.message and "`cp_world_size`" in d.message
+    assert "ContextLayer.__init__ (pkg/wrapper.py:9)" in d.message
+    related = {(n.path, n.span.line) for n in d.notes if n.path is not None and n.span is not None}
+    assert ("pkg/base.py", 10) in related  # self.cp_world_size = -1
+    assert ("pkg/base.py", 6) in related  # cp_rank: int = -1
+    assert ("pkg/wrapper.py", 9) in related  # the resolver
+    assert any("self.impl.cp_world_size = 1" in n.message for n in d.notes)
+
+
+def test_checking_one_file_still_sees_facts_of_the_project(project: Path) -> None:
+    registry = load_registry()
+    engine = Engine(Config(root=project, select=("SHD201",)), registry, jobs=1)
+    diags, _ = engine.lint_text((project / "pkg/model.py").read_text(), project / "pkg/model.py")
+    assert [d.span.line for d in diags if d.code == "SHD201"] == [8]
+
+
+def test_normalising_after_construction_silences(project: Path) -> None:
+    (project / "pkg/model.py").write_text(
+        textwrap.dedent(MODEL)
+        + "        if getattr(self.impl, 'cp_world_size', -1) < 1:\n"
+        + "            self.impl.cp_world_size = 1\n"
+        + "            self.impl.cp_rank = 0\n"
+    )
+    assert run(project) == []
+
+
+def test_without_a_paired_resolver_nothing_fires(project: Path) -> None:
+    (project / "pkg/wrapper.py").unlink()
+    assert run(project) == []
+
+
+def test_option_resolver_scope_none_fires_without_resolver(project: Path) -> None:
+    (project / "pkg/wrapper.py").unlink()
+    (project / "pyproject.toml").write_text('[tool.shardlint.rules.SHD201]\nresolver-scope = "none"\n')
+    diags = run(project)
+    assert [(d.path, d.span.line) for d in diags] == [("pkg/model.py", 8)]
+    assert "normal path" not in diags[0].message
+
+
+def test_option_attribute_patterns_and_sentinel_values(project: Path) -> None:
+    (project / "pyproject.toml").write_text(
+        '[tool.shardlint.rules.SHD201]\nattribute-patterns = ["cp_rank"]\n'
+    )
+    diags = run(project)
+    assert len(diags) == 1 and "`cp_rank`" in diags[0].message and "cp_world_size" not in diags[0].message
+    (project / "pyproject.toml").write_text('[tool.shardlint.rules.SHD201]\nsentinel-values = ["None"]\n')
+    assert run(project) == []
+
+
+def test_option_factory_methods(tmp_path: Path) -> None:
+    files = {
+        "impl.py": """
+            class KernelImpl:
+                def __init__(self):
+                    self.sp_world_size = -1
+
+            class Backend:
+                @staticmethod
+                def build_cls() -> type[KernelImpl]:
+                    return KernelImpl
+
+            class Wrapper:
+                def __init__(self, b: Backend):
+                    self.k = b.build_cls()()
+                    if self.k.sp_world_size == -1:
+                        self.k.sp_world_size = 2
+
+            class Direct:
+                def __init__(self, b: Backend):
+                    cls_ = b.build_cls()
+                    self.k = cls_()
+            """,
+    }
+    write_project(tmp_path, files)
+    assert run(tmp_path) == []
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.shardlint.rules.SHD201]\nfactory-methods = ["build_cls"]\n'
+    )
+    diags = run(tmp_path)
+    assert [d.span.line for d in diags] == [20]
+    assert "via `build_cls()`" in diags[0].message
+
+
+def test_bad_resolver_scope_value_is_reported(project: Path) -> None:
+    (project / "pyproject.toml").write_text('[tool.shardlint.rules.SHD201]\nresolver-scope = "sometimes"\n')
+    registry = load_registry()
+    config = load_config([project], registry).with_overrides(select=("SHD201",))
+    result = Engine(config, registry, jobs=1).run([project])
+    assert any("resolver-scope" in e.message for e in result.errors)
+
+
+# -- findings that need the project's facts ----------------------------------------
+
+
+def test_only_constructions_of_sentinel_classes_are_reported(project: Path) -> None:
+    # every module of the project passes the text gate (``Impl``, ``= -``);
+    # only the model constructs a class keeping a resolved sentinel
+    assert [d.path for d in run(project)] == ["pkg/model.py"]
+    (project / "pkg/wrapper.py").unlink()  # no normal path: nothing fires
+    assert run(project) == []
+
+
+def test_the_configured_factory_is_followed(tmp_path: Path) -> None:
+    write_project(
+        tmp_path,
+        {
+            "impl.py": """
+                class KernelImpl:
+                    def __init__(self):
+                        self.sp_world_size = -1
+
+                class Wrapper:
+                    def __init__(self, b):
+                        self.k = b.build_cls()()
+                        if self.k.sp_world_size == -1:
+                            self.k.sp_world_size = 2
+
+                class Direct:
+                    def __init__(self, b):
+                        cls_ = b.build_cls()
+                        self.k = cls_()
+            """,
+        },
+    )
+    # ``build_cls`` is not a factory by default
+    assert run(tmp_path) == []
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.shardlint.rules.SHD201]\nfactory-methods = ["build_cls"]\n'
+    )
+    assert [d.span.line for d in run(tmp_path)] == [15]
+
+
+# -- the text gate: every sentinel the facts record passes it -----------------------
+# The own-init check needs a size/rank attribute the ``sentinels`` facts record
+# as a sentinel (``-N``, or ``None`` set in the init family); the raw-text gate
+# looks for the assignment in any layout. The reference is the ast walk.
+
+_SITE_TARGETS = [
+    "self.cp_world_size",
+    "self.CP_RANK",
+    "self.num_kv_splits",
+    "this.tp_rank",  # the first parameter, whatever its name
+    "cp_world_size",  # a class attribute
+    "scan_rank: int",
+    "num_slots: Annotated[int, Field(ge=0)]",
+    "slot_size: Optional[\n        int\n    ]",
+    "self.other = self.sp_rank",
+]
+_SITE_VALUES = ["-1", "- 2", "-(1)", "(-1)", "(\n        -1\n    )", "\\\n        -1", "None", "(None)"]
+_SITE_PLACES = ["init", "init_if", "post_init", "class", "class_if", "semicolon"]
+
+
+def _site_snippet(target: str, value: str, place: str) -> str:
+    first = "this" if target.startswith("this.") else "self"
+    stmt = f"{target} = {value}"
+    if place == "class":
+        body = [f"    {stmt}", "    def __init__(self):", "        pass"]
+    elif place == "class_if":
+        body = ["    if HAVE_CP:", f"        {stmt}", "    def __init__(self):", "        pass"]
+    elif place == "semicolon":
+        body = [f"    def __init__({first}, n):", f"        {first}.n = n; {stmt}"]
+    else:
+        name = "__post_init__" if place == "post_init" else "__init__"
+        body = [f"    def {name}({first}, n):", '        """Set up."""']
+        body += [f"        if n:\n            {stmt}"] if place == "init_if" else [f"        {stmt}"]
+    return "\n".join(["class Kernel:", *body]) + "\n"
+
+
+def _records_a_sentinel(text: str) -> bool:
+    """Whether the facts hold a size/rank attribute (the default patterns)
+    at ``-N``, or at ``None`` in the ``__init__`` family."""
+    from checks._helpers import name_matches
+
+    facts = SentinelFacts.collect(ast.parse(text), text, "m", "m.py") or {}
+    for data in facts.get("classes", {}).values():
+        for attr, (value, _span, where) in data.get("sentinel", {}).items():
+            if not name_matches(attr, ("*world_size", "*rank", "*_size", "num_*")):
+                continue
+            if value != "None" or where != "class body":
+                return True
+    return False
+
+
+def test_text_gate_admits_every_recorded_sentinel() -> None:
+    import itertools
+
+    recorded = 0
+    for target, value, place in itertools.product(_SITE_TARGETS, _SITE_VALUES, _SITE_PLACES):
+        if place.startswith("class") and target.startswith(("self.", "this.")):
+            continue  # not a class attribute
+        text = _site_snippet(target, value, place)
+        if _records_a_sentinel(text):
+            recorded += 1
+            assert UnresolvedSentinelReachesImpl.needles.match(text), text
+            assert UnresolvedSentinelReachesImpl.needles.match(text.replace("\n", "\r\n")), text
+    assert recorded > 100  # (the shapes do hold sentinels)
+
+
+def test_text_gate_explicit_cases() -> None:
+    admitted = [
+        _site_snippet("self.cp_world_size", "\\\n        -1", "init"),
+        _site_snippet("self.cp_world_size", "(\n        -1\n    )", "init"),
+        _site_snippet("self.cp_world_size", "- 1", "init"),
+        _site_snippet("self.CP_RANK", "None", "init"),
+        _site_snippet("cp_world_size", "-1", "class"),
+        _site_snippet("num_slots: Annotated[int, Field(ge=0)]", "-1", "class"),
+        _site_snippet("this.tp_rank", "None", "init_if"),
+        "impl = FlashImpl \\\n    (heads)\n",
+        "impl = (FlashImpl)(heads)\n",
+        "cls_ = backend.get_impl_class()\n",
+        "class Kernel: cp_rank = -1\n",
+        "x = ( # the sentinel\n    -1)\n",
+    ]
+    for text in admitted:
+        assert UnresolvedSentinelReachesImpl.needles.match(text), text
+    # nothing constructed, no factory, no sentinel set: nothing can fire
+    dropped = [
+        "out = torch.cat([a, b], dim=1)\n",
+        "def f(world_size: int = 1):\n    return world_size - 1\n",
+        "# a comment\nx = y\n",
+    ]
+    for text in dropped:
+        assert not UnresolvedSentinelReachesImpl.needles.match(text), text
+
+
+def test_text_gate_on_the_corpus() -> None:
+    for p in sorted(CORPUS_DIR.rglob("*.py")):
+        text = p.read_text(encoding="utf-8")
+        if _records_a_sentinel(text):
+            assert UnresolvedSentinelReachesImpl.needles.match(text), p
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        ["kernel_cls = backend.get_impl_cls()", "k: DecodeKernel = kernel_cls(heads)"],
+        ["kernel_cls = cast(type[DecodeKernel], backend.get_impl_cls())", "k = kernel_cls(heads)"],
+    ],
+)
+def test_a_factory_result_typed_as_a_class_outside_the_family_is_reported(tmp_path: Path, body: list[str]) -> None:
+    """The bare factory's family holds no class keeping the sentinel (no
+    ``*Impl`` here, no factory returning one): only the annotation or the
+    cast names ``DecodeKernel``. The facts gate must let the file through
+    (it asks the family and the classes the file's casts and annotations
+    name), and the rule reports the construction."""
+    write_project(
+        tmp_path,
+        {
+            "eng/kernel.py": """
+                class DecodeKernel:
+                    def __init__(self, heads):
+                        self.heads = heads
+                        self.cp_world_size = -1
+            """,
+            "eng/layer.py": """
+                from eng.kernel import DecodeKernel
+
+
+                class Layer:
+                    def __init__(self, heads):
+                        self.k = DecodeKernel(heads)
+                        if self.k.cp_world_size == -1:
+                            self.k.cp_world_size = 1
+            """,
+            "eng/model.py": "from typing import cast\n\nfrom eng.kernel import DecodeKernel\n\n\n"
+            + "def build(backend, heads):\n"
+            + "".join(f"    {line}\n" for line in [*body, "return k.heads // k.cp_world_size"]),
+        },
+    )
+    diags = run(tmp_path)
+    assert [(d.path, "DecodeKernel" in d.message) for d in diags] == [("eng/model.py", True)]
