@@ -260,14 +260,40 @@ def _calls(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[tuple[str, in
                     yield name, node.lineno
 
 
+def _literal(value: str | None) -> bool:
+    if value is None:
+        return False
+    try:
+        ast.literal_eval(value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def _flag_change(before: str | None, after: str | None) -> bool:
+    """A change of a class's declared value, not of a field's wiring: both
+    sides literal constants (``True`` -> ``False``, ``8`` -> ``16``), or a
+    boolean flag appearing or vanishing (``supports_pp = True``). A default
+    that became an expression, or a new dataclass field with a default,
+    changes no behaviour the subclass relied on."""
+    if before is not None and after is not None:
+        return _literal(before) and _literal(after)
+    present = before if before is not None else after
+    return present in ("True", "False")
+
+
 def _renamed(old: Signature, old_names: set[str], new: dict[str, Signature]) -> str:
+    """The likely new name of a vanished function: the one new name with the
+    same body, else the one new name with the same parameters (two or more
+    of them, besides self: an empty list tells nothing)."""
     candidates = {n: s for n, s in new.items() if n not in old_names}
-    for n, s in sorted(candidates.items()):
-        if s.body == old.body:
-            return n
-    for n, s in sorted(candidates.items()):
-        if s.params == old.params:
-            return n
+    same_body = [n for n, s in candidates.items() if s.body == old.body]
+    if len(same_body) == 1:
+        return same_body[0]
+    if len([p for p in old.params if p not in ("self", "cls")]) >= 2:
+        same_params = [n for n, s in candidates.items() if s.params == old.params]
+        if len(same_params) == 1:
+            return same_params[0]
     return ""
 
 
@@ -327,7 +353,7 @@ class DriftFinder:
         where = f"{cls.name}"
         for attr in sorted(set(old.attrs) | set(new.attrs)):
             a, b = old.attrs.get(attr), new.attrs.get(attr)
-            if a == b or attr.startswith("__"):
+            if a == b or attr.startswith("__") or not _flag_change(a, b):
                 continue
             before = "unset" if a is None else f"`{a}`"
             after = "unset" if b is None else f"`{b}`"
