@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -71,7 +72,21 @@ def _parse_reports(values: Sequence[str], output_file: Path | None = None) -> li
 _FORMAT_HELP = "; ".join(f"{name}: {desc}" for name, desc in DESCRIPTIONS.items())
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The command group; a rule package that cannot be loaded (or two rules
+    with one code) is a usage error on one line, exit 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from linter.registry import RegistryError
+
+        try:
+            return super().invoke(ctx)
+        except RegistryError as exc:
+            click.echo(f"shardlint: error: {exc}", err=True)
+            ctx.exit(2)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="shardlint")
 def main() -> None:
     """shardlint: find the bugs in LLM inference-engine code (vLLM, SGLang and
@@ -459,20 +474,25 @@ def _unified(before: str, after: str, name: str) -> str:
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--all", "show_all", is_flag=True, help="Also list built-in codes (SHD000, SHD900).")
 def rules(output_format: str, show_all: bool) -> None:
-    """List the rules: code, name, whether a fix exists, whether it is on by default."""
+    """List the rules: code, name, whether a fix exists, whether it is on by
+    default, and where it comes from (shardlint, or the package whose
+    ``shardlint.rules`` entry point provides it)."""
     registry = load_registry()
     items = [r for r in registry.rules.values() if show_all or not getattr(r, "builtin", False)]
     if output_format == "json":
         click.echo(json.dumps([
             {"code": r.code, "name": r.name, "summary": r.summary, "severity": r.severity.value,
-             "fix": r.fixable.value, "default_enabled": r.default_enabled}
+             "fix": r.fixable.value, "default_enabled": r.default_enabled, "origin": r.origin}
             for r in items
         ], indent=2))
         return
     w = max(len(r.name) for r in items)
-    click.echo(f"{'code':<7} {'name':<{w}}  {'fix':<9} {'default':<7} summary")
+    c = max(len(r.code) for r in items)
+    o = max(len(r.origin) for r in items)
+    click.echo(f"{'code':<{c}} {'name':<{w}}  {'fix':<9} {'default':<7} {'from':<{o}}  summary")
     for r in items:
-        click.echo(f"{r.code:<7} {r.name:<{w}}  {r.fixable.value:<9} {'on' if r.default_enabled else 'off':<7} {r.summary}")
+        on = "on" if r.default_enabled else "off"
+        click.echo(f"{r.code:<{c}} {r.name:<{w}}  {r.fixable.value:<9} {on:<7} {r.origin:<{o}}  {r.summary}")
 
 
 @main.command()
@@ -513,6 +533,22 @@ def clean(path: Path | None, cache_dir: Path | None) -> None:
         click.echo(f"Removed {where}", err=True)
     else:
         click.echo(f"No cache at {where}", err=True)
+
+
+
+@main.command()
+@click.option("--tcp", "tcp_port", type=click.IntRange(1, 65535), metavar="PORT",
+              help="Listen on this TCP port (localhost) instead of talking over stdin/stdout.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="With --tcp: the address to listen on.")
+def server(tcp_port: int | None, host: str) -> None:
+    """Run the language server for editors (stdio by default). Needs the lsp
+    extra: pip install 'shardlint[lsp]'. Setup per editor: docs/editors.md."""
+    from linter.lsp import EXTRA_HINT, missing_dependency, run
+
+    missing = missing_dependency()
+    if missing is not None:
+        _fail(f"{EXTRA_HINT} ({missing} is not installed)")
+    run(tcp_port, host)
 
 
 main.add_command(audit)

@@ -55,6 +55,7 @@ from linter.config import Config, load_config
 from linter.engine import Engine, internal_error_line
 from linter.files import relpath_of
 from linter.registry import Registry, load_registry
+from linter.scan import admits_text
 from linter.types import Diagnostic
 
 try:  # flake8's own regex, so that "would flake8 hide it" is decided as flake8 does
@@ -178,7 +179,7 @@ class Flake8Plugin:
         # The prefilter: nothing can fire here unless a rule's needles match
         # or there is a noqa comment for SHD900 to judge.
         noqa_rule = "SHD900" in engine.enabled and "noqa" in text.lower()
-        if not noqa_rule and not any(r.candidate(text) for r in engine.rules_for(relpath)):
+        if not noqa_rule and not any(admits_text(r, text) for r in engine.rules_for(relpath)):
             return []
         project.prepare_facts()
         diags, errors = engine.lint_text(text, path)

@@ -1,6 +1,8 @@
 """Rule and fact-collector discovery: every ``Rule`` subclass with a code and
-every ``FactCollector`` with a name in the modules of the ``checks`` package.
-Nothing is listed by hand.
+every ``FactCollector`` with a name in the modules of the ``checks`` package,
+and those of installed packages that declare an entry point in the
+``shardlint.rules`` group (see docs/writing-rules.md). Nothing is listed by
+hand; two rules with one code are an error naming both origins.
 
 Importing the rules imports libcst (≈ 0.3 s). The warm path (everything
 cached) must not pay that, so :func:`load_registry_fast` returns metadata
@@ -44,6 +46,7 @@ class RuleMeta:
     tags: tuple[str, ...]
     precision: str
     builtin: bool
+    origin: str = "shardlint"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -53,11 +56,12 @@ class RuleMeta:
             "severity": self.severity.value,
             "fixable": self.fixable.value,
             "default_enabled": self.default_enabled,
-            "options": {k: [o.default, o.kind, o.doc] for k, o in self.options.items()},
+            "options": {k: [o.default, o.kind, o.doc, list(o.choices)] for k, o in self.options.items()},
             "facts": list(self.facts),
             "tags": list(self.tags),
             "precision": self.precision,
             "builtin": self.builtin,
+            "origin": self.origin,
         }
 
     @staticmethod
@@ -70,13 +74,14 @@ class RuleMeta:
             fixable=Fixability(d["fixable"]),
             default_enabled=d["default_enabled"],
             options={
-                k: Option(tuple(v[0]) if isinstance(v[0], list) else v[0], v[1], v[2])
+                k: Option(tuple(v[0]) if isinstance(v[0], list) else v[0], v[1], v[2], tuple(v[3]))
                 for k, v in d["options"].items()
             },
             facts=tuple(d["facts"]),
             tags=tuple(d["tags"]),
             precision=d["precision"],
             builtin=d["builtin"],
+            origin=d.get("origin", "shardlint"),
         )
 
     @staticmethod
@@ -93,6 +98,7 @@ class RuleMeta:
             tags=tuple(rule.tags),
             precision=rule.precision,
             builtin=bool(getattr(rule, "builtin", False)),
+            origin=getattr(rule, "origin", "shardlint"),
         )
 
 
@@ -130,6 +136,34 @@ class Registry:
         return [r for r in self.rules.values() if not getattr(r, "builtin", False)]
 
 
+ENTRY_POINT_GROUP = "shardlint.rules"
+
+
+class RegistryError(RuntimeError):
+    """A rule package that cannot be loaded, or two rules with one code."""
+
+
+def plugin_entry_points() -> list[Any]:
+    """The installed ``shardlint.rules`` entry points, in a stable order."""
+    from importlib.metadata import entry_points
+
+    return sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: (ep.name, ep.value))
+
+
+def _origin(ep: Any) -> str:
+    dist = getattr(ep, "dist", None)
+    return f"{dist.name} {dist.version}" if dist is not None else ep.value
+
+
+def _defined_in(module: Any) -> list[type]:
+    """The classes a module -- and, for a package, each of its modules --
+    defines (not those it imports)."""
+    mods = [module]
+    if hasattr(module, "__path__"):
+        mods += [importlib.import_module(i.name) for i in pkgutil.walk_packages(module.__path__, module.__name__ + ".")]
+    return [o for m in mods for o in vars(m).values() if isinstance(o, type) and o.__module__ == m.__name__]
+
+
 @functools.lru_cache(maxsize=1)
 def load_registry() -> Registry:
     import checks
@@ -139,19 +173,42 @@ def load_registry() -> Registry:
 
     rules: dict[str, Any] = {UnparsableFile.code: UnparsableFile, UnusedNoqa.code: UnusedNoqa}
     collectors: dict[str, Any] = {}
+
+    def add(obj: Any, origin: str) -> None:
+        if isinstance(obj, type) and issubclass(obj, Rule) and obj is not Rule and obj.code:
+            if origin != "shardlint":
+                obj.origin = origin
+            old = rules.get(obj.code)
+            if old is not None and old is not obj:
+                raise RegistryError(
+                    f"rule code {obj.code} is defined twice: {obj.__module__}.{obj.__name__} "
+                    f"({origin}) and {old.__module__}.{old.__name__} ({getattr(old, 'origin', 'shardlint')})"
+                )
+            rules[obj.code] = obj
+        elif isinstance(obj, type) and issubclass(obj, FactCollector) and obj.name:
+            collectors.setdefault(obj.name, obj)
+
     # every module under ``checks`` (a rule's folder, its private modules,
     # the shared facts package); a class counts where it is defined
-    for info in sorted(pkgutil.walk_packages(checks.__path__, "checks."), key=lambda i: i.name):
-        mod = importlib.import_module(info.name)
-        for obj in vars(mod).values():
-            if not isinstance(obj, type) or obj.__module__ != mod.__name__:
-                continue
-            if issubclass(obj, Rule) and obj.code:
-                if obj.code in rules and rules[obj.code] is not obj:
-                    raise RuntimeError(f"duplicate rule code {obj.code}")
-                rules[obj.code] = obj
-            elif issubclass(obj, FactCollector) and obj.name:
-                collectors[obj.name] = obj
+    for obj in _defined_in(checks):
+        add(obj, "shardlint")
+    for ep in plugin_entry_points():
+        origin = _origin(ep)
+        try:
+            obj = ep.load()
+        except Exception as exc:
+            raise RegistryError(f"cannot load the shardlint rules of {origin} ({ep.value}): {exc}") from exc
+        if isinstance(obj, type):
+            members = [obj]
+        elif isinstance(obj, (list, tuple)):
+            members = list(obj)
+        else:  # a module or package
+            members = _defined_in(obj)
+        found = [m for m in members if isinstance(m, type) and issubclass(m, (Rule, FactCollector))]
+        if not found:
+            raise RegistryError(f"the shardlint.rules entry point {ep.name} of {origin} ({ep.value}) holds no rule")
+        for m in found:
+            add(m, origin)
     return Registry(dict(sorted(rules.items())), collectors)
 
 
@@ -163,25 +220,37 @@ def rules_fingerprint() -> str:
     return where[1] if where is not None else __version__
 
 
+def _source_stamps(where: str) -> list[str]:
+    """Path, size and mtime of the Python sources at ``where`` (a file, or
+    a folder and everything below it)."""
+    if os.path.isfile(where):
+        found = [where]
+    else:
+        found = sorted(os.path.join(d, n) for d, _, names in os.walk(where) for n in names if n.endswith(".py"))
+    out = []
+    for f in found:
+        st = os.stat(f)
+        out.append(f"{f}:{st.st_size}:{st.st_mtime_ns}")
+    return out
+
+
 def _snapshot_path() -> tuple[str, str] | None:
     """Where the metadata snapshot lives and the key it must carry."""
     spec = importlib.util.find_spec("checks")
     if spec is None or not spec.submodule_search_locations:
         return None
     parts = [__version__]
-    for loc in spec.submodule_search_locations:
-        try:
-            found = sorted(
-                os.path.join(d, n)
-                for d, _, names in os.walk(loc)
-                for n in names
-                if n.endswith(".py")
-            )
-            for f in found:
-                st = os.stat(f)
-                parts.append(f"{f}:{st.st_size}:{st.st_mtime_ns}")
-        except OSError:
-            return None
+    try:
+        for loc in spec.submodule_search_locations:
+            parts += _source_stamps(loc)
+        for ep in plugin_entry_points():
+            parts.append(f"plugin:{ep.name}={ep.value}:{_origin(ep)}")
+            top = importlib.util.find_spec(ep.module.partition(".")[0])
+            if top is not None and top.origin and os.path.exists(top.origin):
+                package = top.submodule_search_locations
+                parts += _source_stamps(package[0]) if package else _source_stamps(top.origin)
+    except (OSError, ImportError, ValueError):
+        return None
     here = os.path.dirname(os.path.abspath(__file__))
     for n in ("registry.py", "builtin_rules.py", "rule.py", "options.py"):
         st = os.stat(os.path.join(here, n))

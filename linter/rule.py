@@ -3,9 +3,8 @@
 A rule is a libcst batchable visitor: the engine parses a file once and
 runs every enabled rule in one batched traversal. :class:`Rule` speaks
 libcst's ``BatchableCSTVisitor`` protocol (``get_visitors``, metadata
-dependencies) without inheriting from it, so that the rule modules, which
-also hold the scan-phase gates, import without loading libcst (see
-``linter._lazy``). A rule reports nodes; the
+dependencies) without inheriting from it, so that the rule modules import
+without loading libcst until a file is parsed (see ``linter._lazy``). A rule reports nodes; the
 engine turns reports into :class:`~linter.types.Diagnostic` after the traversal
 (positions are resolved only when something was reported).
 """
@@ -14,7 +13,7 @@ from __future__ import annotations
 
 import ast
 import inspect
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar
@@ -94,11 +93,13 @@ class Rule:
     """Base class of every rule in ``checks/``.
 
     Class attributes a rule sets: ``code`` (``SHD101``), ``name`` (kebab-case,
-    equal to the module name with dashes), ``summary`` (one line), the
+    equal to its folder's name with dashes), ``summary`` (one line), the
     docstring (the user documentation: What it finds / Why it breaks / Example /
     Fix / Options), ``severity``, ``fixable``, ``default_enabled``, ``needles``
-    (the raw-text prefilter), ``options`` and ``facts`` (names of the fact
-    collectors it reads). Override :meth:`candidate` for a sharper prefilter.
+    and ``definition_needles`` (what its text must hold: the engine derives
+    the prefilter from them, see :mod:`linter.scan`), ``options`` and
+    ``facts`` (names of the fact collectors it reads). Its analysis is its
+    visitor methods, written once.
     """
 
     code: ClassVar[str] = ""
@@ -120,21 +121,10 @@ class Rule:
     facts: ClassVar[tuple[str, ...]] = ()
     tags: ClassVar[tuple[str, ...]] = ()
     precision: ClassVar[str] = "high"
-    #: the relative cost of the facts gate (``candidate_facts``); the engine
-    #: runs the cheap gates first, so that the files they admit start their
-    #: libcst check while the costly gates still run (0: cheap)
-    gate_cost: ClassVar[int] = 0
-
-    @classmethod
-    def prefetch(
-        cls, module: str, path: str, facts: Any, options: Mapping[str, Any]
-    ) -> Iterable[tuple[str, str]]:
-        """The (lazy collector, module) pairs the facts gate of this file will
-        likely read: the engine may compute them in the check pool while the
-        cheap gates run, so that a costly gate (``gate_cost``) finds them
-        ready. Only a hint: a pair missed is read by the gate itself, one too
-        many is work for nothing."""
-        return ()
+    #: where the rule comes from: "shardlint", or the distribution (name and
+    #: version) whose ``shardlint.rules`` entry point provides it (set by the
+    #: registry)
+    origin: ClassVar[str] = "shardlint"
     #: libcst metadata providers the rule reads with :meth:`get_metadata`
     #: (resolved by the engine only for rules that declare some).
     METADATA_DEPENDENCIES: ClassVar[Collection[Any]] = ()
@@ -195,43 +185,15 @@ class Rule:
         return value() if isinstance(value, LazyValue) else value
 
     @classmethod
-    def candidate(cls, text: str) -> bool:
-        """Whether ``text`` can hold a match at all (cheap; no libcst)."""
-        return cls.needles.match(text)
-
-    @classmethod
-    def ast_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> Sequence[tuple[int, int]] | None:
-        """The top-level statements the ast gate reads, as (start, end)
-        offsets of whole regions (``checks._textfunctions.top_level_regions``),
-        or None (the default) for all. ``options``: the effective options
-        of every rule, by code (a code missing means its defaults). The
-        gate is then handed a tree of those statements alone
-        (``linter.facts.scoped_tree``), and when every reader of a file's
-        ``ast`` gives a scope, only their union is compiled (the other lines
-        blanked, positions kept). A rule may also define ``scan_scope``
-        (same signature) for the scan's readers alone, which may hold a
-        class's header and only some statements of its body
-        (``checks._textfunctions.class_members``): the gate then sees the
-        class with those statements alone; the libcst check keeps
-        ``ast_scope``."""
-        return None
-
-    @classmethod
-    def candidate_tree(cls, tree: ast.Module, text: str) -> bool:
-        """A second, sharper gate on CPython's ``ast`` (several times cheaper
-        than libcst), asked only when :meth:`candidate` passed. The ``ast`` is
-        built once per file and shared by every rule and fact collector that
-        needs it. Must be sound: False only when the rule cannot fire."""
-        return True
-
-    @classmethod
     def candidate_facts(
         cls, module: str, path: str, facts: ProjectFacts, options: Mapping[str, Any]
     ) -> bool:
-        """A third gate, asked after the project's facts are merged and before
-        the file is parsed with libcst: e.g. "does any class in this module
-        inherit the capability flag?". ``options`` are the rule's effective
-        options. Must be sound: False only when the rule cannot fire."""
+        """A gate on the project's facts, asked after they are merged and
+        before the file is parsed with libcst: a plain lookup of the facts the
+        rule declares (``facts``), e.g. "does any class in this module inherit
+        the capability flag?" -- never a replay of the rule's analysis.
+        ``options`` are the rule's effective options. Must be sound: False
+        only when the rule cannot fire."""
         return True
 
     def report(
