@@ -81,7 +81,19 @@ class _Guard:
 def _internal(path: str, code: str | None, exc: BaseException) -> InternalError:
     tb = traceback.extract_tb(exc.__traceback__)
     where = f" ({tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno})" if tb else ""
-    return InternalError(path, code, f"{type(exc).__name__}: {exc}{where}")
+    return InternalError(path, code, f"{type(exc).__name__}: {describe(exc)}{where}")
+
+
+def describe(exc: BaseException) -> str:
+    """An exception's message on one line of at most 300 characters; never
+    raises (``KeyError(node)`` formats the node, whose repr may recurse as
+    deep as the code)."""
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - any failure to format is reported as such
+        return "(message could not be formatted)"
+    text = " ".join(text.split())
+    return text if len(text) <= 300 else text[:297] + "..."
 
 
 def check_text(

@@ -15,6 +15,7 @@ from typing import Any
 import tomli as toml_reader
 
 from linter.registry import Registry
+from linter.safeio import DEFAULT_MAX_FILE_SIZE, MAX_CONFIG_SIZE, UnreadableFile, read_bounded
 
 DEFAULT_EXCLUDE: tuple[str, ...] = (
     ".bzr",
@@ -43,7 +44,8 @@ DEFAULT_EXCLUDE: tuple[str, ...] = (
 _LIST_KEYS = ("select", "ignore", "extend-select", "extend-ignore", "exclude", "extend-exclude")
 _KNOWN_KEYS = frozenset(
     _LIST_KEYS
-    + ("per-file-ignores", "force-exclude", "respect-gitignore", "check-syntax", "cache-dir", "rules")
+    + ("per-file-ignores", "force-exclude", "respect-gitignore", "check-syntax", "cache-dir", "rules",
+       "max-file-size", "extend")
 )
 
 
@@ -69,6 +71,8 @@ class Config:
     # than the rest of a cold run)
     check_syntax: bool = False
     cache_dir: str | None = None
+    # files over this many bytes are skipped with one SHD000 (safeio)
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
     rule_options: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
     _enabled: frozenset[str] | None = field(default=None, compare=False, repr=False)
 
@@ -119,6 +123,7 @@ class Config:
                 "per_file_ignores": self.per_file_ignores,
                 "rule_options": self.rule_options,
                 "check_syntax": self.check_syntax,
+                "max_file_size": self.max_file_size,
             },
             sort_keys=True,
             default=str,
@@ -209,14 +214,34 @@ def load_config(
     return Config(root=root)
 
 
-def _read_table(path: Path, *, require_tool: bool) -> dict[str, Any] | None:
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file as a dict, or a :class:`ConfigError` naming the file:
+    unreadable, a folder, a device that gives no end of bytes, not UTF-8,
+    invalid or nested too deeply to parse. An empty file or ``/dev/null``
+    is an empty table."""
     try:
-        with path.open("rb") as fh:
-            data = toml_reader.load(fh)
+        data = read_bounded(path, MAX_CONFIG_SIZE, devices=True, key=None)
+    except UnreadableFile as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(
+            f"{path}: not UTF-8 (TOML must be): byte 0x{data[exc.start]:02x} on line {line}"
+        ) from None
+    try:
+        return toml_reader.loads(text)
     except toml_reader.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: arrays or tables nested too deeply") from None
+
+
+def _read_table(path: Path, *, require_tool: bool) -> dict[str, Any] | None:
+    data = read_toml(path)
     if require_tool:
         tool = data.get("tool", {})
         return tool.get("shardlint") if isinstance(tool, dict) else None
@@ -268,8 +293,11 @@ def parse_table(table: Mapping[str, Any], source: Path, root: Path, registry: Re
         pfi.append((pattern, tuple(codes)))
 
     cache_dir = table.get("cache-dir")
-    if cache_dir is not None and not isinstance(cache_dir, str):
-        raise ConfigError(f"{where}: 'cache-dir' must be a string, got {cache_dir!r}")
+    if cache_dir is not None and (not isinstance(cache_dir, str) or not cache_dir.strip()):
+        raise ConfigError(f"{where}: 'cache-dir' must be a non-empty string, got {cache_dir!r}")
+    max_file_size = table.get("max-file-size", DEFAULT_MAX_FILE_SIZE)
+    if not isinstance(max_file_size, int) or isinstance(max_file_size, bool) or max_file_size < 1:
+        raise ConfigError(f"{where}: 'max-file-size' must be a positive number of bytes, got {max_file_size!r}")
 
     rule_options = parse_rule_options(table.get("rules", {}), where, registry)
     exclude = strlist("exclude")
@@ -286,6 +314,7 @@ def parse_table(table: Mapping[str, Any], source: Path, root: Path, registry: Re
         respect_gitignore=boolean("respect-gitignore", True),
         check_syntax=boolean("check-syntax", False),
         cache_dir=cache_dir,
+        max_file_size=max_file_size,
         rule_options=rule_options,
     )
 
@@ -311,16 +340,32 @@ def parse_rule_options(
                     f"{where}: unknown option 'rules.{key}.{name}' for {rule.code} (known: {known})"
                 )
             try:
-                items.append((name, option.validate(value)))
+                items.append((name, validate_option(option, value)))
             except ValueError as exc:
                 raise ConfigError(f"{where}: 'rules.{key}.{name}': {exc}") from None
         out.append((rule.code, tuple(sorted(items))))
     return tuple(sorted(out))
 
 
+def validate_option(option: Any, value: Any) -> Any:
+    """An option's value in canonical form, or ``ValueError``: of the
+    option's kind; a list of names holds no empty name (``""`` would match
+    everywhere, or loop a search for it); an option with ``choices`` is one
+    of them."""
+    value = option.validate(value)
+    if option.kind == "list[str]" and any(not v.strip() for v in value):
+        raise ValueError(f"names must not be empty, got {list(value)!r}")
+    choices = getattr(option, "choices", ())
+    if choices and value not in choices:
+        raise ValueError(f"expected one of {', '.join(map(repr, choices))}, got {value!r}")
+    return value
+
+
 def check_selector(sel: str, registry: Registry, where: str) -> None:
     if sel == "ALL":
         return
+    if not sel.strip():
+        raise ConfigError(f"{where}: empty rule selector {sel!r} (it would select every rule)")
     if not any(code.startswith(sel) for code in registry.rules):
         raise ConfigError(f"{where}: unknown rule selector '{sel}'")
 

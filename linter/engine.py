@@ -27,6 +27,7 @@ from linter.facts import FactCollector, FileLoader, LazyModules, ProjectFacts, r
 from linter.files import SourceFile, discover, module_name_of, project_files, relpath_of
 from linter.registry import Registry, load_registry
 from linter.scan import ScanResult, scan_text
+from linter.deep import met_recursion_limit, with_deep_retry
 from linter.source import read_source
 from linter.suppression import apply_suppressions, parse_suppressions, unused_noqa
 from linter.types import Diagnostic, InternalError, RunResult
@@ -111,10 +112,10 @@ _SCANNED = [0]
 def _scan_job(job: tuple[str, str, bool]) -> ScanResult:
     path, relpath, checked = job
     engine: Engine = _W["engine"]
-    text, err = read_source(path, relpath)
+    text, err = read_source(path, relpath, engine.config.max_file_size)
     if text is None:
         return ScanResult(relpath, error=err if checked else None)
-    res = engine.scan_one(text, relpath, checked)
+    res = engine.scan_one_deep(text, relpath, checked)
     if not gc.isenabled():
         # (see _gc_paused) the few reference cycles files leave behind (the
         # stdlib's ast.dump and ast.literal_eval make some; the readers
@@ -130,14 +131,14 @@ def _scan_job(job: tuple[str, str, bool]) -> ScanResult:
 def _check_job(job: tuple[str, str, list[str]]) -> CheckOutcome:
     path, relpath, codes = job
     engine: Engine = _W["engine"]
-    text, err = read_source(path, relpath)
+    text, err = read_source(path, relpath, engine.config.max_file_size)
     if text is None:
         return CheckOutcome([err] if err else [])
     facts = engine._facts
     if facts is None:
-        return engine.check_one(text, relpath, codes=codes)
+        return engine.check_one_deep(text, relpath, codes=codes)
     with facts.recording() as read:
-        out = engine.check_one(text, relpath, codes=codes)
+        out = engine.check_one_deep(text, relpath, codes=codes)
     out.lazy = {f"{n}\0{m}": facts.raw(n).facts_hash(m) for n, m in sorted(read)}  # type: ignore[attr-defined]
     return out
 
@@ -311,6 +312,27 @@ class Engine:
         cols = tuple(sorted({f for r in rules for f in r.facts}))
         return CheckOutcome(diags, errors, parsed, cols)
 
+    def scan_one_deep(self, text: str, relpath: str, checked: bool, syntax: bool | None = None) -> ScanResult:
+        """``scan_one``, done again on a deep stack if the code nests past the
+        recursion limit, or one SHD000 past ``linter.deep.MAX_NESTING``."""
+        return with_deep_retry(
+            lambda: self.scan_one(text, relpath, checked, syntax),
+            lambda res: res.error is not None and met_recursion_limit([res.error]),
+            text, relpath,
+            lambda error: ScanResult(relpath, error=error if checked else None),
+        )
+
+    def check_one_deep(
+        self, text: str, relpath: str, facts: ProjectFacts | None = None, codes: Sequence[str] | None = None
+    ) -> CheckOutcome:
+        """``check_one`` as ``scan_one_deep`` does ``scan_one``."""
+        return with_deep_retry(
+            lambda: self.check_one(text, relpath, facts, codes),
+            lambda out: met_recursion_limit(out.diagnostics, out.errors),
+            text, relpath,
+            lambda error: CheckOutcome(self._finish_file([error], relpath, text)),
+        )
+
     def _ignored(self, relpath: str, code: str) -> bool:
         ignored = self.config.ignored_for(relpath)
         return bool(ignored) and code.startswith(ignored)
@@ -320,7 +342,7 @@ class Engine:
         relpath = relpath_of(Path(path), self.config.root)
         module = module_name_of(relpath)
         # one buffer: compiling it costs milliseconds, so any syntax error shows
-        scan = self.scan_one(text, relpath, True, syntax=True)
+        scan = self.scan_one_deep(text, relpath, True, syntax=True)
         if scan.error is not None:
             return self._finish_file([scan.error], relpath, text), []
         facts = self.project_facts()
@@ -333,7 +355,7 @@ class Engine:
         if any(facts.raw(c.name).get(module) != mine.get(c.name) for c in self.collector_meta):
             facts = facts.with_module(module, mine)
         codes = self.facts_gate(relpath, scan.rules or [], facts)
-        out = self.check_one(text, relpath, facts, codes)
+        out = self.check_one_deep(text, relpath, facts, codes)
         return sorted(out.diagnostics, key=lambda d: d.sort_key), out.errors
 
     def _finish_file(self, diags: list[Diagnostic], relpath: str, text: str | None) -> list[Diagnostic]:
@@ -464,7 +486,7 @@ class Engine:
                 e = entries.get(s.relpath)
                 value = e.facts.get(name) if e is not None else None
                 if value is None:
-                    text, _ = read_source(self.config.root / s.relpath, s.relpath)
+                    text, _ = read_source(self.config.root / s.relpath, s.relpath, self.config.max_file_size)
                     fresh = scan_text(text or "", s.relpath, module_name_of(s.relpath), self.scan_collectors)
                     s.facts, s.fh = fresh.facts, fresh.fh
                     if e is not None and self.cache is not None:
@@ -784,5 +806,5 @@ def _entry(stat: tuple[int, int], res: ScanResult, checked: bool, check: dict[st
 
 def internal_error_line(e: InternalError) -> str:
     rule = f" in {e.code}" if e.code else ""
-    return f"internal error{rule} on {e.path}: {e.message}"
+    return f"internal error{rule} on {e.path}: {' '.join(e.message.split())}"
 

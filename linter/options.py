@@ -16,10 +16,14 @@ class Option:
     default: Any
     kind: str
     doc: str
+    # the values an enum-like option may take (validated at config load)
+    choices: tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in _KINDS:
             raise ValueError(f"unknown option kind {self.kind!r}")
+        if self.choices and self.default not in self.choices:
+            raise ValueError(f"default {self.default!r} is not one of {self.choices!r}")
 
     def validate(self, value: Any) -> Any:
         """Return the value in canonical form or raise ``ValueError`` saying what

@@ -34,7 +34,11 @@ class _Syntactic:
     def __enter__(self) -> None:
         self.line, self.col = self.state.line, self.state.col
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is not None:
+            # unwinding (the recursion limit met deeper down): record
+            # nothing, so that the error itself reaches the caller
+            return
         st = self.state
         pos = st.pos
         if self.start_node is not None:

@@ -10,6 +10,7 @@ import re
 import tokenize
 from pathlib import Path
 
+from linter.safeio import DEFAULT_MAX_FILE_SIZE, UnreadableFile, read_bounded
 from linter.types import Diagnostic, Severity, Span
 
 def shd000(path: str, line: int, col: int, message: str) -> Diagnostic:
@@ -62,12 +63,16 @@ def decode_source(data: bytes, relpath: str) -> tuple[str | None, Diagnostic | N
     return text, None
 
 
-def read_source(path: Path | str, relpath: str) -> tuple[str | None, Diagnostic | None]:
+def read_source(
+    path: Path | str, relpath: str, max_bytes: int = DEFAULT_MAX_FILE_SIZE
+) -> tuple[str | None, Diagnostic | None]:
+    """The text of a regular file of at most ``max_bytes``, or one SHD000:
+    a FIFO, a device or a file over the limit is skipped, never read
+    (:func:`linter.safeio.read_bounded`: no hang, no read without end)."""
     try:
-        # (unbuffered: one read of the whole file, half the CPU of
-        # ``Path.read_bytes`` over a tree's small files)
-        with open(path, "rb", buffering=0) as fh:
-            data = fh.readall()
+        data = read_bounded(path, max_bytes)
+    except UnreadableFile as exc:
+        return None, shd000(relpath, 1, 0, f"not checked: {exc}")
     except OSError as exc:
         return None, shd000(relpath, 1, 0, f"cannot read the file: {exc.strerror or exc}")
     return decode_source(data, relpath)
