@@ -111,9 +111,11 @@ BASE = {
         "    def helper(self, x, scale):\n        return x * scale + 1\n"
     ),
     "pkg/engine.py": "def start(config):\n    return config\n",
+    "pkg/legacy.py": "OLD = 1\n",
 }
 
 FORK_ONLY = {
+    "pkg/legacy.py": "OLD = 2\n",  # patched by the fork, deleted upstream
     # the fork's own code: an added function with a finding (introduced) and a
     # model that subclasses upstream's BaseModel
     "pkg/core.py": BASE["pkg/core.py"] + "\n\ndef fork_tweak(a):\n    return min(a, 9)\n",
@@ -164,7 +166,7 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
 def make_trees(tmp_path: Path) -> tuple[Path, Path, Path]:
     base = write_tree(tmp_path / "base", BASE)
     fork = write_tree(tmp_path / "fork", {**BASE, **FORK_ONLY})
-    upstream_files = {k: v for k, v in BASE.items() if k != "pkg/core.py"}
+    upstream_files = {k: v for k, v in BASE.items() if k not in ("pkg/core.py", "pkg/legacy.py")}
     upstream = write_tree(tmp_path / "upstream", {**upstream_files, **UPSTREAM_CHANGES})
     return fork, base, upstream
 
@@ -205,7 +207,23 @@ def test_fixed_upstream_names_the_upstream_file_and_function(audited: Any) -> No
 
 def test_files_both_sides_changed_need_a_manual_merge(audited: Any) -> None:
     assert audited.manual_merge == ["pkg/core.py"]
-    assert audited.fork_changed == {"pkg/core.py", "pkg/fork_model.py"}
+    assert audited.fork_changed == {"pkg/core.py", "pkg/fork_model.py", "pkg/legacy.py"}
+    assert audited.removed_upstream == ["pkg/legacy.py"]
+
+
+def test_repeated_calls_of_one_removed_function_are_one_drift_item(tmp_path: Path) -> None:
+    from linter.audit.contracts import contract_drift
+
+    base = write_tree(tmp_path / "b", {"pkg/__init__.py": "", "pkg/util.py": "def warn_once(msg):\n    return msg\n"})
+    upstream = write_tree(tmp_path / "u", {"pkg/__init__.py": "", "pkg/util.py": "X = 1\n"})
+    fork = write_tree(tmp_path / "f", {
+        "pkg/__init__.py": "", "pkg/util.py": "def warn_once(msg):\n    return msg\n",
+        "pkg/mine.py": "from pkg.util import warn_once\n\n\ndef f():\n    warn_once(1)\n    warn_once(2)\n",
+    })
+    with ExitStack() as stack:
+        trees = [open_tree(label, str(p), None, stack) for label, p in (("fork", fork), ("base", base), ("upstream", upstream))]
+        (drift,) = contract_drift(*trees, {"pkg/mine.py"})
+    assert (drift.kind, drift.line, drift.upstream_symbol) == ("removed-or-renamed", 5, "pkg.util.warn_once")
 
 
 def drift_of(result: Any, kind: str) -> list[tuple[str, str, str]]:

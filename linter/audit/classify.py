@@ -12,7 +12,7 @@ from pathlib import Path
 from linter.baseline import match
 from linter.config import Config
 from linter.registry import Registry
-from linter.types import Diagnostic, InternalError
+from linter.types import Diagnostic, InternalError, RunStats
 
 from linter.audit.trees import Tree
 
@@ -49,7 +49,7 @@ def lint_tree(
     jobs: int | None,
     only: Sequence[str] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
-) -> tuple[list[Diagnostic], list[InternalError]]:
+) -> tuple[list[Diagnostic], list[InternalError], RunStats]:
     """One engine run over ``tree`` (its whole project read for facts; only
     the files ``only`` names checked, when given). The cache is shared by
     every tree of an audit: a file identical in two trees is scanned and
@@ -60,9 +60,9 @@ def lint_tree(
     engine.progress = progress
     targets = [tree.root / rel for rel in only] if only is not None else [tree.root]
     if only is not None and not targets:
-        return [], []
+        return [], [], RunStats()
     result = engine.run(targets)
-    return [d for d in result.diagnostics if not d.suppressed], list(result.errors)
+    return [d for d in result.diagnostics if not d.suppressed], list(result.errors), result.stats
 
 
 def classify(

@@ -302,10 +302,16 @@ class DriftFinder:
         self.fork = fork
         self.before = TreeFacts(base)
         self.after = TreeFacts(upstream)
-        self.found: set[Drift] = set()
+        # one item per fork symbol, kind, upstream symbol and change: the
+        # first line it shows on (three calls of one removed helper in one
+        # function are one thing to port)
+        self.found: dict[tuple[str, str, str, str, str], Drift] = {}
 
     def add(self, path: str, line: int, kind: str, fork_symbol: str, upstream_symbol: str, detail: str) -> None:
-        self.found.add(Drift(path, line, kind, fork_symbol, upstream_symbol, detail))
+        key = (path, kind, fork_symbol, upstream_symbol, detail)
+        old = self.found.get(key)
+        if old is None or line < old.line:
+            self.found[key] = Drift(path, line, kind, fork_symbol, upstream_symbol, detail)
 
     def run(self, fork_files: set[str]) -> list[Drift]:
         for rel in sorted(fork_files):
@@ -325,7 +331,7 @@ class DriftFinder:
                     self.check_class(rel, facts, facts.classes[node.name], node)
                 elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     self.check_calls(rel, facts, node, node.name, None)
-        return sorted(self.found)
+        return sorted(self.found.values())
 
     def upstream_name(self, facts: ModuleFacts, name: str) -> str:
         head, _, rest = name.partition(".")

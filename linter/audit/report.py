@@ -32,10 +32,12 @@ class AuditResult:
     drift: list[Drift]
     manual_merge: list[str]
     fork_changed: set[str]
+    removed_upstream: list[str] = field(default_factory=list)
     errors: list[InternalError] = field(default_factory=list)
     # {"tree label": seconds}, and files identical across trees
     timings: dict[str, float] = field(default_factory=dict)
-    identical_files: int = 0
+    identical_files: int = 0  # fork files byte-identical in base and upstream
+    runs: dict[str, dict[str, int]] = field(default_factory=dict)  # tree label -> the engine's RunStats
     folders: dict[str, bool] = field(default_factory=dict)  # tree label -> given as a folder
 
     def counts(self) -> dict[str, int]:
@@ -112,6 +114,9 @@ def render_markdown(result: AuditResult, registry: Registry) -> str:
     out += [f"## Files changed by the fork and upstream: manual merge ({len(result.manual_merge)})", ""]
     out += [f"- {rel}" for rel in result.manual_merge] or ["None."]
     out.append("")
+    if result.removed_upstream:
+        out += [f"## Files changed by the fork and gone upstream: port by hand ({len(result.removed_upstream)})", ""]
+        out += [f"- {rel}" for rel in result.removed_upstream] + [""]
     if result.errors:
         out += ["## Internal errors", ""] + [f"- {e.path}: {e.code or ''} {e.message}" for e in result.errors] + [""]
     return "\n".join(out)
@@ -138,6 +143,10 @@ def render_json(result: AuditResult, registry: Registry) -> str:
         "findings": findings,
         "contract_drift": [_drift_dict(dr) for dr in result.drift],
         "manual_merge": result.manual_merge,
+        "removed_upstream": result.removed_upstream,
+        "runs": {label: {**stats, "seconds": round(result.timings.get(label, 0.0), 3)}
+                 for label, stats in result.runs.items()},
+        "identical_files": result.identical_files,
         "errors": [{"path": e.path, "code": e.code, "message": e.message} for e in result.errors],
     }
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
@@ -178,6 +187,8 @@ def summary_table(result: AuditResult, fail_on: Sequence[str]) -> str:
         lines.append(f"{k:<{w}}  {n:>8}  {'yes' if k in fail_on else ''}")
     if result.manual_merge:
         lines.append(f"{len(result.manual_merge)} file(s) changed by both the fork and upstream need a manual merge")
+    if result.removed_upstream:
+        lines.append(f"{len(result.removed_upstream)} file(s) changed by the fork are gone upstream (moved or deleted)")
     return "\n".join(lines) + "\n"
 
 

@@ -38,6 +38,7 @@ def run_audit(
     overlay = build_overlay(fork, base, upstream, stack)
     identical = sum(1 for rel, h in fork.files.items() if base.files.get(rel) == h and upstream.files.get(rel) == h)
     timings: dict[str, float] = {}
+    runs: dict[str, dict[str, int]] = {}
     found = {}
     errors = []
     steps = [(base, None), (fork, None), (upstream, None), (overlay.tree, sorted(overlay.fork_changed))]
@@ -45,9 +46,11 @@ def run_audit(
         what = f"{len(only)} fork files checked against {len(tree.files)}" if only is not None else f"{len(tree.files)} files"
         tell(f"[{i}/{len(steps)}] scanning {tree.describe()}: {what}")
         started = time.perf_counter()
-        diags, errs = lint_tree(tree, config, registry, cache, jobs, only, file_progress)
+        diags, errs, st = lint_tree(tree, config, registry, cache, jobs, only, file_progress)
         timings[tree.label] = time.perf_counter() - started
-        tell(f"[{i}/{len(steps)}] {tree.label}: {len(diags)} findings in {timings[tree.label]:.1f}s")
+        runs[tree.label] = st.to_dict()
+        tell(f"[{i}/{len(steps)}] {tree.label}: {len(diags)} findings in {timings[tree.label]:.1f}s "
+             f"({st.parsed} files parsed, {st.cached} checks answered by the cache)")
         found[tree.label] = diags
         errors += errs
     items = classify(found["fork"], found["base"], found["upstream"], found["overlay"], overlay.fork_changed)
@@ -56,6 +59,6 @@ def run_audit(
     drift = contract_drift(fork, base, upstream, overlay.fork_changed)
     timings["contract drift"] = time.perf_counter() - started
     return AuditResult(
-        fork=fork, base=base, upstream=upstream, items=items, drift=drift, manual_merge=overlay.manual_merge,
-        fork_changed=overlay.fork_changed, errors=errors, timings=timings, identical_files=identical,
+        fork=fork, base=base, upstream=upstream, items=items, drift=drift, manual_merge=overlay.manual_merge, removed_upstream=overlay.removed_upstream,
+        fork_changed=overlay.fork_changed, errors=errors, timings=timings, identical_files=identical, runs=runs,
     )

@@ -117,6 +117,7 @@ class Overlay:
     fork_changed: set[str]  # files the fork added or changed relative to its base
     fork_deleted: set[str]
     manual_merge: list[str]  # changed by the fork and by upstream: the fork's version is used
+    removed_upstream: list[str]  # changed by the fork, gone upstream (moved or deleted): port by hand
 
 
 def fork_changes(fork: Tree, base: Tree) -> tuple[set[str], set[str]]:
@@ -144,8 +145,9 @@ def build_overlay(fork: Tree, base: Tree, upstream: Tree, stack: ExitStack) -> O
         up = upstream.files.get(rel)
         if rel in base.files and up is not None and up != base.files[rel]:
             manual.append(rel)
+    removed = sorted(rel for rel in changed if rel in base.files and rel not in upstream.files)
     tree = Tree("overlay", f"{upstream.spec} + ({fork.spec} - {base.spec})", tmp, dict(sorted(files.items())))
-    return Overlay(tree, changed, deleted, manual)
+    return Overlay(tree, changed, deleted, manual, removed)
 
 
 def _link(src: Path, dst: Path) -> None:
