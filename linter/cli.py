@@ -241,22 +241,32 @@ def check(
     except ConfigError as exc:
         _fail(str(exc))
         return
-    config = config.with_overrides(
-        select=_codes(select, registry, "--select"),
-        extend_select=(config.extend_select + _codes(extend_select, registry, "--extend-select"))
-        if extend_select
-        else None,
-        ignore=(config.ignore + _codes(ignore, registry, "--ignore")) if ignore else None,
-        force_exclude=force_exclude,
-        check_syntax=check_syntax,
-    )
+
+    def configure(loaded: Config) -> Config:
+        """The command line's overrides over a loaded configuration."""
+        return loaded.with_overrides(
+            select=_codes(select, registry, "--select"),
+            extend_select=(loaded.extend_select + _codes(extend_select, registry, "--extend-select"))
+            if extend_select
+            else None,
+            ignore=(loaded.ignore + _codes(ignore, registry, "--ignore")) if ignore else None,
+            force_exclude=force_exclude,
+            check_syntax=check_syntax,
+        )
+
+    config = configure(config)
     cache = None
     if not no_cache and not use_stdin:
         cache = _open_cache(config, cache_dir)
-    engine = Engine(config, registry, jobs=jobs, cache=cache)
-    engine.preload_libcst = True
-    if not quiet and not use_stdin:
-        engine.progress = _progress_bar()
+
+    def engine_for(cfg: Config) -> Engine:
+        got = Engine(cfg, registry, jobs=jobs, cache=cache)
+        got.preload_libcst = True
+        if not quiet and not use_stdin:
+            got.progress = _progress_bar()
+        return got
+
+    engine = engine_for(config)
 
     if use_stdin:
         text = sys.stdin.read()
@@ -285,11 +295,19 @@ def check(
               quiet, unsafe_fixes, show_suppressed, to_stdout=stream_is_stdout)
         sys.exit(_exit_code(result, exit_zero))
 
-    try:
+    def run_project(cfg: Config, paths: list[Path]) -> tuple[RunResult, list[tuple[str, str, str]]]:
+        one = engine if cfg == engine.config else engine_for(cfg)
         if fix or diff:
             from linter.fixer import fix_paths
 
-            result, changes = fix_paths(engine, targets, unsafe_fixes, write=not diff)
+            return fix_paths(one, paths, unsafe_fixes, write=not diff)
+        return one.run(paths), []
+
+    from linter.projects import run_projects
+
+    try:
+        result, changes = run_projects(config, targets, registry, configure, run_project, split=config_file is None)
+        if fix or diff:
             if diff:
                 for rel, before, after in changes:
                     sys.stdout.write(_unified(before, after, rel))
@@ -299,10 +317,11 @@ def check(
             elif not quiet and changes:
                 n = len(changes)
                 click.echo(f"Fixed {n} file{'s' * (n != 1)}.", err=True)
-        else:
-            result = engine.run(targets)
     except FileNotFoundError as exc:
         _fail(f"no such file or folder: {exc}")
+        return
+    except ConfigError as exc:  # a nested project's configuration
+        _fail(str(exc))
         return
     for e in result.errors:
         click.echo(f"shardlint: {internal_error_line(e)}", err=True)

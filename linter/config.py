@@ -7,6 +7,8 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import os
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
@@ -74,6 +76,11 @@ class Config:
     # files over this many bytes are skipped with one SHD000 (safeio)
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     rule_options: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
+    # one configuration per file (the CLI without --config): a folder below
+    # the root whose pyproject.toml has a [tool.shardlint] table is its own
+    # project, left out of this one's walks and recorded in ``nested_found``
+    split_nested: bool = False
+    nested_found: list[str] = field(default_factory=list, compare=False, repr=False)
     _enabled: frozenset[str] | None = field(default=None, compare=False, repr=False)
 
     # -- selection ---------------------------------------------------------
@@ -197,21 +204,138 @@ def find_project_root(start: Path) -> Path:
 def load_config(
     paths: Sequence[Path], registry: Registry, config_file: Path | None = None
 ) -> Config:
+    """The configuration of ``paths[0]`` (default: the current folder).
+
+    With ``config_file`` (``--config``): that file, for every file checked;
+    ``/dev/null`` or an empty file is the default configuration. Else, as
+    ruff does, the closest ``pyproject.toml`` holding a ``[tool.shardlint]``
+    table, from the path's folder up (one without the table is passed
+    over), its folder the project root; its ``extend`` names a file whose
+    settings it inherits and overrides. None found: the defaults, rooted at
+    :func:`find_project_root`."""
     start = paths[0] if paths else Path.cwd()
-    root = find_project_root(start)
     if config_file is not None:
-        if not config_file.is_file():
+        if not os.path.lexists(config_file):
             raise ConfigError(f"{config_file}: configuration file not found")
-        table = _read_table(config_file, require_tool=config_file.name == "pyproject.toml")
-        if config_file.name == "pyproject.toml":
-            root = config_file.resolve().parent
-        return parse_table(table or {}, config_file, root, registry)
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
-        table = _read_table(pyproject, require_tool=True)
+        if config_file.is_dir():
+            raise ConfigError(f"{config_file}: a folder, not a file")
+        is_pyproject = config_file.name == "pyproject.toml"
+        table = _read_table(config_file, require_tool=is_pyproject)
+        root = config_file.resolve().parent if is_pyproject else find_project_root(start)
+        table = _with_extends(table or {}, config_file, root)
+        return parse_table(table, config_file, root, registry)
+    found = find_config_file(start)
+    if found is None:
+        return Config(root=find_project_root(start))
+    path, table = found
+    root = path.parent
+    return parse_table(_with_extends(table, path, root), path, root, registry)
+
+
+def find_config_file(start: Path) -> tuple[Path, dict[str, Any]] | None:
+    """The closest ``pyproject.toml`` with a ``[tool.shardlint]`` table at or
+    above ``start`` (a file: its folder), and the table. A
+    ``pyproject.toml`` that is a folder is a :class:`ConfigError`."""
+    start = start.resolve()
+    base = start if start.is_dir() else start.parent
+    for d in (base, *base.parents):
+        table = config_table_in(d)
         if table is not None:
-            return parse_table(table, pyproject, root, registry)
-    return Config(root=root)
+            return d / "pyproject.toml", table
+    return None
+
+
+def config_table_in(folder: Path | str) -> dict[str, Any] | None:
+    """``[tool.shardlint]`` of ``folder``'s pyproject.toml, or None (no such
+    file, or no such table)."""
+    path = Path(folder) / "pyproject.toml"
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        raise ConfigError(f"{path}: a folder, not a file")
+    key = (str(path), st.st_mtime_ns, st.st_size, st.st_ino)
+    if key not in _TABLES:
+        _TABLES[key] = _read_table(path, require_tool=True)
+    got = _TABLES[key]
+    return dict(got) if isinstance(got, Mapping) else got
+
+
+_TABLES: dict[tuple[str, int, int, int], dict[str, Any] | None] = {}
+# how many files one chain of ``extend`` may name
+MAX_EXTENDS = 16
+_PATH_KEYS = ("exclude", "extend-exclude")
+
+
+def _with_extends(table: Mapping[str, Any], source: Path, root: Path) -> dict[str, Any]:
+    """``table`` over the settings of the files its ``extend`` names, in
+    chain (ruff's rule: the extending file's settings win; ``rules`` merge
+    per option; a path pattern of an extended file is relative to that
+    file's folder, rebased here onto ``root``)."""
+    if not isinstance(table, Mapping):
+        return table  # type: ignore[return-value]  (parse_table says what is wrong)
+    out = {k: v for k, v in table.items() if k != "extend"}
+    seen = {source.resolve()}
+    current, here = table, source
+    while "extend" in current:
+        ref = current["extend"]
+        if not isinstance(ref, str) or not ref.strip():
+            raise ConfigError(f"{here}: [tool.shardlint]: 'extend' must be a path, got {ref!r}")
+        target = (here.resolve().parent / os.path.expanduser(ref)).resolve()
+        if target in seen:
+            raise ConfigError(f"{here}: [tool.shardlint]: 'extend' makes a cycle through {target}")
+        if len(seen) > MAX_EXTENDS:
+            raise ConfigError(f"{here}: [tool.shardlint]: more than {MAX_EXTENDS} files extended in a chain")
+        if not target.exists():
+            raise ConfigError(f"{here}: [tool.shardlint]: 'extend' names {target}, which does not exist")
+        seen.add(target)
+        base = _read_table(target, require_tool=target.name == "pyproject.toml") or {}
+        if not isinstance(base, Mapping):
+            raise ConfigError(f"{target}: [tool.shardlint] must be a table")
+        base = _rebase_paths(dict(base), target.parent, root)
+        for key, value in base.items():
+            if key == "extend":
+                continue
+            if key == "rules" and isinstance(value, Mapping) and isinstance(out.get("rules"), Mapping):
+                merged = {code: dict(opts) for code, opts in value.items() if isinstance(opts, Mapping)}
+                for code, opts in out["rules"].items():
+                    merged[code] = {**merged.get(code, {}), **(opts if isinstance(opts, Mapping) else {})}
+                out["rules"] = merged
+            elif key not in out:
+                out[key] = value
+        current, here = base, target
+    return out
+
+
+def _rebase_paths(table: dict[str, Any], folder: Path, root: Path) -> dict[str, Any]:
+    """Anchored patterns (with a ``/``) of a file in ``folder``, made
+    relative to ``root``; one that cannot match below ``root`` is dropped."""
+
+    def rebase(pattern: Any) -> Any:
+        if not isinstance(pattern, str) or "/" not in pattern.rstrip("/"):
+            return pattern
+        body = pattern[2:] if pattern.startswith("./") else pattern.lstrip("/")
+        if folder == root:
+            return body
+        if root.is_relative_to(folder):
+            below = root.relative_to(folder).as_posix() + "/"
+            if body.startswith("**"):
+                return body
+            return body[len(below):] if body.startswith(below) else None
+        if folder.is_relative_to(root):
+            return f"{folder.relative_to(root).as_posix()}/{body}"
+        return None
+
+    for key in _PATH_KEYS:
+        if isinstance(table.get(key), list):
+            table[key] = [p for p in (rebase(x) for x in table[key]) if p is not None]
+    pfi = table.get("per-file-ignores")
+    if isinstance(pfi, Mapping):
+        table["per-file-ignores"] = {
+            new: codes for pat, codes in pfi.items() if (new := rebase(pat)) is not None
+        }
+    return table
 
 
 def read_toml(path: Path) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from linter.config import Config
+from linter.config import Config, config_table_in
 
 PY_SUFFIXES = (".py", ".pyi")
 
@@ -187,7 +187,8 @@ def discover(
                         out.append(sf if not sf.explicit else SourceFile(sf.abspath, sf.relpath, False))
                 continue
         if given.is_dir():
-            for abs_path, rel in _walk(given.resolve(), root, matcher, gitignore, config.force_exclude):
+            nested = config.nested_found if config.split_nested else None
+            for abs_path, rel in _walk(given.resolve(), root, matcher, gitignore, config.force_exclude, nested):
                 if abs_path not in seen:
                     seen.add(abs_path)
                     out.append(SourceFile(abs_path, rel, False))
@@ -213,7 +214,11 @@ def _walk(
     matcher: PathMatcher,
     gitignore: _GitIgnore | None,
     force: bool,
+    nested: list[str] | None = None,
 ) -> Iterator[tuple[str, str]]:
+    """``nested``: where to record the folders left out because their
+    pyproject.toml has a [tool.shardlint] table (each its own project);
+    None: such folders are walked like any other."""
     root_s = str(root)
     prefix = root_s.rstrip(os.sep) + os.sep
 
@@ -234,6 +239,10 @@ def _walk(
             if os.path.isfile(os.path.join(sub, "pyvenv.cfg")):
                 continue
             if chain and _GitIgnore.match(chain, sub, True):
+                continue
+            if nested is not None and config_table_in(sub) is not None:
+                if sub not in nested:
+                    nested.append(sub)
                 continue
             keep.append(name)
         dirnames[:] = keep
