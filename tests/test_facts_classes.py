@@ -7,7 +7,7 @@ import ast
 import textwrap
 from pathlib import Path
 
-from checks._classes import ClassFacts, ClassIndex, NonLiteral
+from checks.facts.classes import ClassFacts, ClassIndex, NonLiteral
 from linter.config import Config
 from linter.engine import Engine
 from linter.files import module_name_of
@@ -190,7 +190,7 @@ def test_lazy_index_reads_only_the_modules_a_query_needs_and_records_them_every_
     def loader(mod: str):
         loaded.append(mod)
         path, text = texts[mod]
-        return ClassFacts.collect(None, text, mod, path)
+        return ClassFacts.collect(ast.parse(text), text, mod, path)
 
     lazy = LazyModules("classes", loader, list(texts))
     facts = ProjectFacts({}, {"classes": ClassFacts}, lazy={"classes": lazy})
@@ -204,7 +204,8 @@ def test_lazy_index_reads_only_the_modules_a_query_needs_and_records_them_every_
         idx.mro("pkg.sub.leaf.Leaf")
     assert second == first
     # an edited buffer replaces one module's facts, the others stay lazy
-    buffer = ClassFacts.collect(None, "class Middle:\n    pass\n", "pkg.middle", "pkg/middle.py")
+    middle = "class Middle:\n    pass\n"
+    buffer = ClassFacts.collect(ast.parse(middle), middle, "pkg.middle", "pkg/middle.py")
     edited = facts.with_module("pkg.middle", {"classes": buffer})
     assert [q for q, _ in edited.index("classes").mro("pkg.sub.leaf.Leaf")] == names[:2]
     assert [q for q, _ in idx.mro("pkg.sub.leaf.Leaf")] == names

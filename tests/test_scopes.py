@@ -1,31 +1,22 @@
-"""Reading only some top-level statements (``Rule.ast_scope``): the regions
-follow Python's statements, a file compiled in part gives the same scan and
-check results as one compiled whole, configured names widen the scope, and
-a syntax error outside it is still reported."""
+"""Reading only some top-level statements or class members by text
+(``checks._textfunctions.top_level_regions``/``class_members``): the regions
+follow Python's statements, and a text masked to any of them compiles to the
+statements ``linter.facts.scoped_tree`` reads from the whole."""
 
 from __future__ import annotations
 
 import ast
 import itertools
 import textwrap
-from pathlib import Path
 from typing import Any
 
 import pytest
 from corpus_harness import CORPUS
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_pp_rules import _dropping_method
 
-import linter.engine as engine_mod
 from checks._textfunctions import top_level_regions
-from checks.pp_cross_rank_module_alias import PpAliasShapes, PpCrossRankModuleAlias
-from checks.pp_payload_drops_tensors import PpPayloadDropsTensors, PpPayloadShapes, PpReceiverFacts
-from linter.config import Config
-from linter.engine import Engine, check_text, scan_text
-from linter.facts import FactCollector, ProjectFacts, mask_text, scoped_tree
-from linter.needles import Needles
-from linter.registry import load_registry
+from linter.facts import mask_text, scoped_tree
 
 # Statements Python reads in ways a line-based reader could miss: decorators
 # over blank and comment lines, clauses in column 0, brackets and strings
@@ -130,132 +121,6 @@ def test_any_regions_masked_compile_to_the_statements_read_from_the_whole(i: int
 @pytest.mark.parametrize("text", ["class A:\n\tpass\n", "x = 1\r\ny = 2\r\n", "x = 1\n\f\ny = 2\n"])
 def test_tabs_form_feeds_and_carriage_returns_are_read_whole(text: str) -> None:
     assert top_level_regions(text) is None
-    assert PpPayloadDropsTensors.ast_scope(text + "IntermediateTensors\n", {}) is None
-
-
-class _ReadsEverything(FactCollector):
-    """A reader with no scope: makes the engine compile the whole text."""
-
-    name = "reads_everything"
-    needles = Needles()
-
-    @classmethod
-    def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
-        return None
-
-
-_SCOPED_COLLECTORS = [PpPayloadShapes, PpReceiverFacts, PpAliasShapes]
-_SCOPED_RULES = [PpPayloadDropsTensors, PpCrossRankModuleAlias]
-_FORK_OPTIONS = {
-    "SHD301": {"payload-classes": ["StageHandoff"], "last-rank-accessors": ["is_tail_stage"]},
-    "SHD302": {"first-rank-modules": ["tok_emb*"], "last-rank-modules": ["*out_proj"]},
-}
-
-
-@pytest.mark.parametrize("options", [{}, _FORK_OPTIONS], ids=["defaults", "fork-names"])
-@pytest.mark.parametrize(
-    "name", [n for n, t in TEXTS if n.startswith(("pp_", "tricky")) or "IntermediateTensors" in t]
-)
-def test_a_scan_in_part_gives_the_same_results_as_a_whole_one(name: str, options: Any) -> None:
-    text = dict(TEXTS)[name]
-    part = scan_text(text, name, "m", _SCOPED_COLLECTORS, _SCOPED_RULES, options=options)
-    whole = scan_text(text, name, "m", [*_SCOPED_COLLECTORS, _ReadsEverything], _SCOPED_RULES, options=options)
-    assert part.rules == whole.rules
-    assert part.facts == whole.facts and part.error == whole.error
-
-
-# a model that drops its taps on the non-last ranks (``tests/test_pp_rules.py``)
-DROPPING = "from vllm.sequence import IntermediateTensors\n\n\nclass Model:\n" + _dropping_method().lstrip("\n")
-# the same drop, written with a fork's own names (no default word in the class)
-FORK = DROPPING.replace("IntermediateTensors", "StageHandoff").replace("is_last_rank", "is_tail_stage")
-
-
-def test_configured_names_widen_the_scope() -> None:
-    # a default word elsewhere in the file lets the text gate through
-    text = FORK + "\n\ndef unrelated():\n    return IntermediateTensors({})\n"
-    regions = top_level_regions(text)
-    assert regions is not None
-    model = next(r for r in regions if text.startswith("class Model", r[0]))
-    assert model not in PpPayloadDropsTensors.ast_scope(text, {})
-    fork = {"SHD301": {"payload-classes": ["StageHandoff"], "last-rank-accessors": ["is_tail_stage"]}}
-    assert model in PpPayloadDropsTensors.ast_scope(text, fork)
-    # an accessor glob with no literal part could match any name: all read
-    assert PpPayloadDropsTensors.ast_scope(text, {"SHD301": {"last-rank-accessors": ["*"]}}) is None
-    # so do names the text may spell otherwise than the compiler reads them
-    assert PpPayloadDropsTensors.ast_scope(text + "ｘ = 1\n", {}) is None
-
-
-DRAFT = textwrap.dedent(
-    """\
-    class Draft:
-        def load(self, target):
-            self.embed_tokens = target.model.embed_tokens
-
-
-    class Unrelated:
-        def load(self, target):
-            self.vocab = target.model.tok_emb
-    """
-)
-
-
-def test_configured_module_names_widen_shd302s_scope() -> None:
-    regions = top_level_regions(DRAFT)
-    assert regions is not None and len(regions) == 2
-    assert PpCrossRankModuleAlias.ast_scope(DRAFT, {}) == regions[:1]
-    assert PpCrossRankModuleAlias.ast_scope(DRAFT, _FORK_OPTIONS) == regions
-    assert PpCrossRankModuleAlias.ast_scope(DRAFT, {"SHD302": {"last-rank-modules": ["?"]}}) is None
-
-
-def _run(root: Path, **options: Any) -> Any:
-    opts = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in options.items()))
-    config = Config(root=root, select=("SHD301",), rule_options=(("SHD301", opts),) if opts else ())
-    return Engine(config, load_registry(), jobs=1).run([root])
-
-
-def test_custom_names_still_fire_across_the_scope(tmp_path: Path) -> None:
-    (tmp_path / "fork.py").write_text(FORK + "\n\ndef unrelated():\n    return IntermediateTensors({})\n")
-    assert [d.code for d in _run(tmp_path).diagnostics] == []
-    got = _run(tmp_path, **{"payload-classes": ["StageHandoff"], "last-rank-accessors": ["is_tail_stage"]})
-    assert [(d.code, d.span.line) for d in got.diagnostics] == [("SHD301", 11)]
-
-
-def test_a_syntax_error_outside_the_scope_is_still_reported(tmp_path: Path) -> None:
-    # the scan compiles only the class; the check compiles the whole text
-    (tmp_path / "model.py").write_text(DROPPING + "\n\ndef broken(:\n    pass\n")
-    result = _run(tmp_path)
-    assert [(d.code, d.span.line) for d in result.diagnostics] == [("SHD000", 15)]
-
-
-@pytest.mark.parametrize(("code", "folder"), [("SHD301", "pp_payload"), ("SHD302", "pp_cross")])
-def test_a_check_in_part_reports_what_a_whole_one_does(
-    code: str, folder: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    registry = load_registry()
-    rule = registry.rules[code]
-    config = Config(root=Path("."), select=(code,))
-    cases = [t for n, t in TEXTS if n.startswith(folder)] + [DROPPING + "\n\nclass Other:\n    x = 1\n"]
-    fired = masked = 0
-    for text in cases:
-        masked += engine_mod._check_source(text, "m.py", [rule], config) != text
-        part, errors = check_text(text, "m.py", "m", [rule], config, ProjectFacts())
-        assert not errors
-        with monkeypatch.context() as m:
-            m.setattr(engine_mod, "_check_source", lambda text, *a: text)
-            whole, _ = check_text(text, "m.py", "m", [rule], config, ProjectFacts())
-        assert part == whole
-        fired += len(part)
-    assert fired >= 5 and masked >= 5
-
-
-def test_a_rule_that_can_fix_is_parsed_whole() -> None:
-    # a fix may read the whole module (where its imports go)
-    registry = load_registry()
-    config = Config(root=Path("."))
-    text = DROPPING + "\n\nblock = min(n, 128)\n"
-    rules = [registry.rules["SHD301"], registry.rules["SHD101"]]
-    assert engine_mod._check_source(text, "m.py", rules, config) is text
-    assert engine_mod._check_source(text, "m.py", rules[:1], config) != text
 
 
 # A class body a line reader could split wrongly: a docstring and a string

@@ -1,9 +1,8 @@
 """The "classes" fact collector: the class hierarchy of a whole project, so a
 rule looking at one class can see what its bases (in other files) declare.
 
-Read per module (from the text, CPython ``ast`` where the text reader is not
-certain; modules defining classes, and package ``__init__`` modules for their
-re-exports), lazily: the scan does not run this collector, a module's facts
+Read per module on CPython's ``ast`` (modules defining classes, and package
+``__init__`` modules for their re-exports), lazily: the scan does not run this collector, a module's facts
 are read when a query first needs them (``ClassFacts.lazy``)::
 
     {
@@ -65,14 +64,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from checks._imports import (
-    _import_nodes,
-    follow_reexports,
-    imports_from_ast,
-    is_package_path,
-    qualify,
-)
-from checks._pyscan import Uncertain, class_facts_from_text
+from checks._imports import follow_reexports, imports_from_ast, is_package_path, qualify
 from linter.facts import FactCollector, RecordedMemo
 from linter.needles import Needles
 
@@ -199,39 +191,14 @@ class ClassFacts(FactCollector):
     # ``import`` lets package ``__init__`` modules in: their re-exports are how
     # ``from pkg import Base`` reaches ``pkg/base.py``
     needles = Needles(any_of=(("class ", "import"),))
-    # Nearly every module of a project matches: reading the text
-    # (checks._pyscan, tested against this ast reader in tests/test_pyscan.py)
-    # saves an ast parse of the whole project on a cold run.
-    needs_ast = False
     # Only SHD301 reads these facts, for the bases of a few classes (43 of
     # vLLM 0.33.0's 2,281 modules on a whole run): read per module on demand
     # instead of on every file of the scan (~0.7 s of CPU on vLLM).
     lazy = True
 
     @classmethod
-    def collect(cls, tree: ast.Module | None, text: str, module: str, path: str) -> Any:
-        if tree is None:
-            try:
-                return class_facts_from_text(text, module, path, strict=True)
-            except Uncertain as u:
-                # a shape the text reader does not read as the ast would
-                # (checks._pyscan.scan_classes lists them): the ast decides,
-                # when the text compiles; else the text's reading stands
-                try:
-                    tree = compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-                except (SyntaxError, ValueError, RecursionError, MemoryError):
-                    return u.facts
-        return cls.collect_ast(tree, text, module, path)
-
-    @classmethod
-    def collect_ast(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
-        """The same facts from CPython's ast: the reference the text scanner
-        is tested against."""
-        # only statements can import: handing ``imports_from_ast`` just the
-        # import statements spares it a walk over every expression node
-        # (which was 95 % of this collector's time on vLLM)
-        stmts = ast.Module(body=list(_import_nodes(tree.body)), type_ignores=[])
-        imports = imports_from_ast(stmts, module, path)
+    def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
+        imports = imports_from_ast(tree, module, path)
         cols = _Cols(text)
         classes: dict[str, Any] = {}
 

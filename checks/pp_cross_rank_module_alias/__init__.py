@@ -3,33 +3,26 @@ embedding or LM head by reference, with no pipeline-parallel guard."""
 
 from __future__ import annotations
 
-import ast
-import functools
-import re
-from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import libcst as cst
 
-from checks._helpers import (
-    ascii_lower,
-    ast_nodes_no_nested,
+from checks.pp_cross_rank_module_alias.pipeline_layout import PipelineLayoutIndex
+from linter.api import (
+    Needles,
+    Option,
+    ProjectFacts,
+    Rule,
+    Severity,
     call_name,
     dotted,
     last_name,
-    memo_last_text_under,
-    memo_on_tree,
     name_matches,
     walk,
     walk_no_nested,
 )
-from checks._textfunctions import glob_words, narrow_classes, regions_naming, skeleton_to
-from linter.facts import FactCollector, ProjectFacts
-from linter.needles import Needles
-from linter.rule import Option, Rule
-from linter.types import Severity
 
 DEFAULT_FIRST_RANK = (
     "embed_tokens",
@@ -63,881 +56,39 @@ DEFAULT_SETTERS = (
 
 FIRST, LAST = "first", "last"
 
-# -- text gate -------------------------------------------------------------------
-# Under the default options every finding is an alias (``_aliases``) whose
-# source (``_source``) is, directly or through a local it was assigned to:
-#   - an attribute chain with a default module name as a segment after the
-#     first (``t.model.embed_tokens``, ``t.lm_head.weight``, ``(t).wte``), or
-#     a no-argument call of one (``t.get_input_embeddings()``);
-#   - ``getattr(obj, "<default module name>"[, ...])``;
-#   - one end of ``a, b = t.get_embed_and_head()`` (a method whose name holds
-#     "embed" and "head").
-# Module names match case-insensitively (``name_matches``: ``nn.Embedding``
-# is an ``embedding``). A chain counts only where ``_source`` is asked: as
-# an assignment's value or a branch of its ``or``/``if else``, or as an
-# argument of ``setattr`` or of a default setter (``set_input_embeddings``,
-# ``set_output_embeddings``, ``set_embed*``, ``set_lm_head*``,
-# ``set_*_head``); one called with arguments, subscripted, an operand, a
-# ``return``/``if`` value or another call's argument is no source. The
-# layout does not matter: line continuations, brackets around the value,
-# comments between tokens, several statements on a line.
+# -- what the text must hold -----------------------------------------------------
+# Under the default options every finding is an alias whose source
+# (``_source``) is, directly or through a local assigned it in the same
+# function, one of:
+#   - an attribute chain whose last segment named like a default module (in
+#     any case: ``name_matches``) is followed only by ``.weight``/``.bias``/
+#     ``.data`` (``_aliasing_tail``) and, for a getter, an empty call, and
+#     then ends the value: a line end, a continuation, ``;``, a comment, a
+#     closing bracket, ``,``, or ``if``/``or``/``else``;
+#   - ``getattr(obj, "<default module name>"[, ...])`` (or a key spelled
+#     with an escape);
+#   - one end of ``a, b = t.get_embed_and_head()`` (a name holding "embed"
+#     and "head").
+# Between tokens: blanks, line continuations, comments. (No definition
+# gate: configured names, which this search cannot see, may make a finding
+# in a definition that holds none of these.)
 _MODULE_NAMES = (
     r"(?:embed_tokens|embed_in|wte|word_embeddings|tok_embeddings|embeddings?"
     r"|get_input_embeddings|lm_heads?|get_output_embeddings)"
 )
-# between tokens: blanks, line continuations, comments (each to its line's end)
 _GAP = r"(?:[ \t\r\n\\]|#[^\n]*\n)*"
 _IDENT = r"[^\W\d]\w*"
-_NAMES = frozenset(
-    (
-        "embed_tokens",
-        "embed_in",
-        "wte",
-        "word_embeddings",
-        "tok_embeddings",
-        "embedding",
-        "embeddings",
-        "get_input_embeddings",
-        "lm_head",
-        "lm_heads",
-        "get_output_embeddings",
-    )
-)
-_WORD_REST = re.compile(r"\w*")
-# after it: more segments, then the empty call of a getter
-_CHAIN_REST = re.compile(
-    r"(?:" + _GAP + r"\." + _GAP + _IDENT + r")*[ \t]*(?:\(" + _GAP + r"\)[ \t]*)?"
-)
-_VALUE_END = re.compile(r"(?:if|or|else)(?!\w)")
-_SETTER_LEAF = re.compile(r"set_(?:input_embeddings|output_embeddings|embed\w*|lm_head\w*|\w*_head)")
 _QUOTE = r"""(?:'''|\"\"\"|'|")"""
-# ``getattr(obj, "<name>"`` (or a key spelled with an escape; ``(getattr)(``
-# too), lower-cased
-_GETATTR_KEY = re.compile(
-    r"getattr(?:"
-    + _GAP
-    + r"\))*"
-    + _GAP
-    + r"\((?:"
-    + _GAP
-    + r"\()*"
-    + _GAP
-    + _IDENT
-    + r"(?:"
-    + _GAP
-    + r"\."
-    + _GAP
-    + _IDENT
-    + r")*(?:"
-    + _GAP
-    + r"\))*"
-    + _GAP
-    + ","
-    + _GAP
-    + r"[ru]?"
-    + _QUOTE
-    + r"(?:"
-    + _MODULE_NAMES
-    + _QUOTE
-    + r"""|[^'"\n\\]*\\)"""
+_CHAIN_SOURCE = (
+    rf"\.{_GAP}(?i:{_MODULE_NAMES})(?!\w)(?:{_GAP}\.{_GAP}(?:weight|bias|data)(?!\w))*"
+    rf"[ \t]*(?:\({_GAP}\)[ \t]*)?(?:[\r\n\\;#),\]}}]|\Z|(?:if|or|else)(?!\w))"
 )
-
-
-def _word_start(text: str, j: int) -> int:
-    """Start of the identifier ending at ``j`` (``j + 1`` if none)."""
-    while j >= 0 and (text[j].isalnum() or text[j] == "_"):
-        j -= 1
-    return j + 1
-
-
-def _skip_back(text: str, j: int, chars: str) -> int:
-    """The last index at or before ``j`` not in ``chars`` nor in a comment
-    (a line crossed on the way may end with one); -2 when a line crossed
-    holds a quote before its ``#`` (then where the comment starts is not
-    known)."""
-    while j >= 0:
-        c = text[j]
-        if c == "\n" and c in chars:
-            ls = text.rfind("\n", 0, j) + 1
-            h = text.find("#", ls, j)
-            if h >= 0:
-                if text.find("'", ls, h) >= 0 or text.find('"', ls, h) >= 0:
-                    return -2
-                j = h - 1
-                continue
-        elif c not in chars:
-            return j
-        j -= 1
-    return j
-
-
-def _chain_start(low: str, i: int) -> int:
-    """Start of the attribute chain whose dot at ``i`` leads to a module
-    name; -1 when the chain hangs off a call or a subscript (no source),
-    -2 when unsure."""
-    while True:
-        j = _skip_back(low, i - 1, " \t\\\r\n")
-        if j == -2:
-            return -2
-        if j >= 0 and low[j] == ")":
-            # a parenthesised chain: ``(target.model).embed_tokens``
-            k = j - 1
-            while k >= 0 and (low[k].isalnum() or low[k] in "_. \t\r\n\\"):
-                k -= 1
-            if k >= 0 and low[k] == "(" and low[k + 1 : j].strip(" \t\r\n\\."):
-                return k
-            return -2 if k >= 0 and low[k] == "#" else -1
-        k = _word_start(low, j)
-        if k > j:
-            return -1  # ``f(x).lm_head``, ``layers[0].wte``, a string's attribute
-        m = _skip_back(low, k - 1, " \t\\\r\n")
-        if m == -2:
-            return -2
-        if m >= 0 and low[m] == ".":
-            i = m
-            continue
-        return k
-
-
-def _setter_call(low: str, j: int) -> bool:
-    """Whether ``j`` (a ``(`` or a ``,``) lies in the argument list of
-    ``setattr`` or of a default setter method (True when unsure)."""
-    depth = 0
-    k = j if low[j] == "(" else j - 1
-    stop = max(-1, k - 4000)
-    while k > stop:
-        c = low[k]
-        if c in "'\"#":
-            return True  # a string or a comment: brackets not counted
-        if c in ")]}":
-            depth += 1
-        elif c in "([{":
-            if depth:
-                depth -= 1
-            elif c != "(":
-                return False  # a list, a subscript, a dict or a set
-            else:
-                e = _skip_back(low, k - 1, " \t\\\r\n")
-                if e == -2:
-                    return True
-                b = _word_start(low, e)
-                if b > e:
-                    return False  # a group, or a call of a call's result
-                leaf = low[b : e + 1]
-                if leaf == "setattr":
-                    return True
-                d = _skip_back(low, b - 1, " \t\\\r\n")
-                return d == -2 or (
-                    d >= 0 and low[d] == "." and _SETTER_LEAF.fullmatch(leaf) is not None
-                )
-        k -= 1
-    return True
-
-
-def _source_position(low: str, s: int) -> bool:
-    """Whether the expression starting at ``s`` stands where ``_source``
-    looks: an assignment's value or a branch of its ``or``/``if else``
-    (bracketed or not), or an argument of setattr or of a setter."""
-    paren = -1
-    j = _skip_back(low, s - 1, " \t\\\r\n")
-    while j >= 0 and low[j] == "(":
-        paren = j
-        j = _skip_back(low, j - 1, " \t\\\r\n")
-    if j == -2:
-        return True  # unsure
-    if j < 0:
-        return False
-    c = low[j]
-    if c == "=":
-        if j and low[j - 1] in "=!<>:+-*/%&|^@":
-            return False  # a comparison, an augmented assignment, a walrus
-        # a keyword argument (``f(x=...)``) is an argument, not a value
-        e = _skip_back(low, j - 1, " \t")
-        b = _word_start(low, e)
-        if b <= e:
-            d = _skip_back(low, b - 1, " \t\\\r\n")
-            if d == -2:
-                return True
-            if d >= 0 and low[d] in "(,":
-                return _setter_call(low, d)
-        return True
-    if (c.isalnum() or c == "_") and low[_word_start(low, j) : j + 1] in ("or", "else"):
-        return True
-    if c == ",":
-        return _setter_call(low, j)
-    return paren >= 0 and _setter_call(low, paren)
-
-
-def _re_find(word: str) -> Callable[[str, int], int]:
-    """``str.find`` for a short word by ``re``, which finds a three-letter
-    word about twice as fast here (on a text without it: a whole scan)."""
-    search = re.compile(re.escape(word)).search
-
-    def find(text: str, pos: int) -> int:
-        m = search(text, pos)
-        return -1 if m is None else m.start()
-
-    return find
-
-
-_KEY_FINDS: tuple[tuple[str, Callable[[str, int], int]], ...] = (
-    ("embed", lambda text, pos: text.find("embed", pos)),
-    ("wte", _re_find("wte")),
-    ("lm_head", lambda text, pos: text.find("lm_head", pos)),
+_GETATTR_SOURCE = (
+    rf"getattr(?:{_GAP}\))*{_GAP}\((?:{_GAP}\()*{_GAP}{_IDENT}(?:{_GAP}\.{_GAP}{_IDENT})*"
+    rf"(?:{_GAP}\))*{_GAP},{_GAP}[rRuU]?{_QUOTE}(?:(?i:{_MODULE_NAMES}){_QUOTE}|[^'\"\n\\]*\\)"
 )
-
-
-def _may_alias(text: str) -> bool:
-    """The text gate: whether ``text`` may hold an alias whose source has a
-    default module name (see above)."""
-    if "\u212a" in text or "\u0130" in text:
-        return True  # (these lower-case to ASCII letters)
-    low = ascii_lower(text)
-    if "getattr" in low and _GETATTR_KEY.search(low):
-        return True
-    n = len(low)
-    # every identifier holding "embed", "wte" or "lm_head" (``str.find``
-    # jumps between them; most files hold few)
-    for key, find in _KEY_FINDS:
-        i = find(low, 0)
-        while i >= 0:
-            b = _word_start(low, i - 1)
-            e = _WORD_REST.match(low, i).end()  # type: ignore[union-attr]
-            i = find(low, e)
-            word = low[b:e]
-            pair = key == "embed" and "head" in text[b:e] and "embed" in text[b:e]
-            if not pair and word not in _NAMES:
-                continue
-            d = _skip_back(low, b - 1, " \t\\\r\n")
-            if d == -2:
-                return True
-            if d < 0 or low[d] != ".":
-                continue  # not an attribute
-            if pair:
-                return True  # ``a, b = t.get_embed_and_head()``
-            r = _CHAIN_REST.match(low, e).end()  # type: ignore[union-attr]
-            if not (r >= n or low[r] in "\r\n\\;#),]}" or _VALUE_END.match(low, r)):
-                continue  # called with arguments, subscripted, an operand...
-            s = _chain_start(low, d)
-            if s == -2 or (s >= 0 and _source_position(low, s)):
-                return True
-    return False
-
-
-class _AliasNeedles(Needles):
-    """:func:`_may_alias`; the fields (what the registry records) are a
-    looser search it implies."""
-
-    def _match(self, text: str) -> bool:
-        return _may_alias(text)
-
-
-_TEXT_NEEDLES = _AliasNeedles(
-    regex=r"(?i)\." + _GAP + _MODULE_NAMES + r"|getattr|embed\w*head|head\w*embed"
-)
-
-# -- prefilter on CPython ``ast`` --------------------------------------------------
-# Which names are rank-placed, which setters install modules, where the draft
-# runs and which names are guards are options the ast gate cannot see. So the
-# ast pass records, per function, every alias *candidate* (an assignment,
-# ``setattr`` or method call handing over something reached through an
-# object, receiver and source as written) that crosses objects under some
-# options, with the names of the function, of the functions around it and
-# of its class's raising ``if`` tests that match a default guard pattern.
-# The facts gate replays ``_source``, ``_owner``, ``_cross`` and
-# ``_mentions_guard`` on them under the effective options. Where the record
-# is coarser than the rule it errs towards a finding: locals are a superset
-# of what the rule tracks (order and rebinding ignored), guard names are
-# only those matching a default pattern (a guard only a configured pattern
-# matches is not seen) and ``_validated`` is not replayed.
-
-# ``embed, head = t.get_embed_and_head()``: a source ``(PAIR, owner, rank)``
-# whose rank is fixed, whatever the options
-PAIR = "<embed-and-head>"
-# A source is ``(base, *tail)``: the module is the last segment of ``tail``
-# that is rank-placed, its owner ``base`` and the segments before it
-# (``_source`` on a chain, a getattr or a getter call); or a PAIR end.
-_Src = tuple[str, ...]
-
-
-def _cst_dotted(node: ast.AST | None) -> str | None:
-    """``dotted`` (libcst) on ast: ``a.b.c`` for a chain of attributes on a
-    name, the keywords ``None``/``True``/``False`` included (constants in
-    ast, names in libcst)."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-    elif isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, bool)):
-        parts.append(str(node.value))
-    else:
-        return None
-    return ".".join(reversed(parts))
-
-
-def _ordered_args(call: ast.Call) -> list[ast.expr]:
-    """The argument values in source order (libcst's ``call.args``), ``*x``
-    and ``**x`` unwrapped."""
-    items: list[ast.expr | ast.keyword] = [*call.args, *call.keywords]
-    if call.keywords and call.args:
-        items.sort(key=lambda a: (a.lineno, a.col_offset))
-    return [a.value if isinstance(a, (ast.Starred, ast.keyword)) else a for a in items]
-
-
-def _str_constant(node: ast.AST) -> str | None:
-    """``str(evaluated_value)`` of a string literal (bytes included, as the
-    rule reads a ``SimpleString``)."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
-        return str(node.value)
-    return None
-
-
-def _ast_sources(expr: ast.AST | None, locals_: Mapping[str, set[_Src]]) -> set[_Src]:
-    """Every source ``PpCrossRankModuleAlias._source`` may find in ``expr``
-    under some options (both sides of ``or``/``if else``)."""
-    if isinstance(expr, ast.Name):
-        return set(locals_.get(expr.id, ()))
-    if isinstance(expr, ast.BoolOp) and isinstance(expr.op, ast.Or):
-        return {o for v in expr.values for o in _ast_sources(v, locals_)}
-    if isinstance(expr, ast.IfExp):
-        return _ast_sources(expr.body, locals_) | _ast_sources(expr.orelse, locals_)
-    if isinstance(expr, ast.Call):
-        fn = _cst_dotted(expr.func)
-        args = _ordered_args(expr)
-        if fn == "getattr" and len(args) >= 2:
-            obj, key = _cst_dotted(args[0]), _str_constant(args[1])
-            return {(obj, key)} if obj and key is not None else set()
-        if not args and fn and "." in fn:
-            owner, _, leaf = fn.rpartition(".")
-            return {(owner, leaf + "()")}  # (called: a getter's result)
-        return set()
-    chain = _cst_dotted(expr)
-    if not chain or "." not in chain:
-        return set()
-    return {tuple(chain.split("."))}
-
-
-def _source_owners(src: _Src) -> set[str]:
-    """Every owner the source may resolve to under some options."""
-    if src[0] == PAIR:
-        return {src[1]}
-    return {".".join(src[: j + 1]) for j in range(len(src) - 1)}
-
-
-def _receiver_owners(receiver: str) -> set[str]:
-    """Every object ``_owner(receiver)`` may name under some options."""
-    parts = receiver.split(".")
-    return {".".join(parts[:i]) for i in range(1, len(parts))} | {receiver.rpartition(".")[0]}
-
-
-def _may_cross(owners: set[str], src: _Src) -> bool:
-    return any(
-        not (_is_prefix(o, so) or _is_prefix(so, o)) for o in owners for so in _source_owners(src)
-    )
-
-
-def _function_locals(nodes: list[ast.AST]) -> dict[str, set[_Src]]:
-    """Locals bound to a source anywhere in the function (order and
-    rebinding ignored: a superset of what the rule tracks)."""
-    locals_: dict[str, set[_Src]] = {}
-    assigns = [n for n in nodes if isinstance(n, ast.Assign)]
-    changed = True
-    while changed:  # an alias of an alias, in any order
-        changed = False
-        for n in assigns:
-            for t in n.targets:
-                new: list[tuple[str, set[_Src]]] = []
-                if isinstance(t, ast.Name):
-                    new = [(t.id, _ast_sources(n.value, locals_))]
-                elif isinstance(t, ast.Tuple) and isinstance(n.value, ast.Call):
-                    # ``_unpack_pair``: libcst's names include a starred one
-                    bound = [
-                        e.value.id if isinstance(e, ast.Starred) else e.id  # type: ignore[attr-defined]
-                        for e in t.elts
-                        if isinstance(e, ast.Name)
-                        or isinstance(e, ast.Starred)
-                        and isinstance(e.value, ast.Name)
-                    ]
-                    fn_name = _cst_dotted(n.value.func)
-                    leaf = (fn_name or "").rpartition(".")[2]
-                    if (
-                        len(bound) == 2
-                        and fn_name
-                        and "." in fn_name
-                        and "embed" in leaf
-                        and "head" in leaf
-                    ):
-                        owner = fn_name.rpartition(".")[0]
-                        new = [
-                            (bound[0], {(PAIR, owner, FIRST)}),
-                            (bound[1], {(PAIR, owner, LAST)}),
-                        ]
-                for name, srcs in new:
-                    if not srcs <= locals_.get(name, set()):
-                        locals_.setdefault(name, set()).update(srcs)
-                        changed = True
-    return locals_
-
-
-def _function_candidates(nodes: list[ast.AST]) -> list[list[Any]]:
-    """``_aliases`` before the options, on the nodes of a function's body:
-    ``["=", receiver, source]`` for an attribute assignment or ``setattr``,
-    ``[setter, owner, source]`` for a method call given the source (a
-    setter if the options say so); only those that cross objects under some
-    options."""
-    if not any(isinstance(n, (ast.Assign, ast.Call)) for n in nodes):
-        return []
-    locals_ = _function_locals(nodes)
-    out: set[tuple[str, str, _Src]] = set()
-    installed = _installed_map(
-        (n.value.id, r)
-        for n in nodes
-        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name)
-        for t in n.targets
-        if (r := _cst_dotted(t)) and "." in r
-    )
-
-    def assign(receiver: str, value: ast.AST) -> None:
-        receiver = _install_root(receiver, installed)
-        owners = _receiver_owners(receiver)
-        for src in _ast_sources(value, locals_):
-            if _may_cross(owners, src):
-                out.add(("=", receiver, src))
-
-    for n in nodes:
-        if isinstance(n, ast.Assign):
-            for t in n.targets:
-                if isinstance(t, (ast.Name, ast.Tuple)):
-                    continue
-                receiver = _cst_dotted(t)
-                if receiver and "." in receiver:
-                    assign(receiver, n.value)
-        elif isinstance(n, ast.Call):
-            fn_name = _cst_dotted(n.func)
-            args = _ordered_args(n)
-            if fn_name == "setattr" and len(args) >= 3:
-                obj = _cst_dotted(args[0])
-                if obj:
-                    key = _str_constant(args[1])
-                    # a literal made of several strings is not a libcst
-                    # SimpleString: the rule then names the attribute "..."
-                    for attr in {"...", key} - {None}:
-                        assign(f"{obj}.{attr}", args[2])
-            elif fn_name and "." in fn_name:
-                owner, _, leaf = fn_name.rpartition(".")
-                for a in args:
-                    for src in _ast_sources(a, locals_):
-                        if _may_cross({owner}, src):
-                            out.add((leaf, owner, src))
-    return [[kind, where, list(src)] for kind, where, src in sorted(out)]
-
-
-# ``get_pp_group().world_size`` (``_mentions_guard``): a guard whatever
-# ``guard-names`` says, recorded as this marker
-PP_GROUP_SIZE = "<pp-group-size>"
-_SIZE_ATTRS = ("world_size", "size", "rank_in_group")
-
-
-def _utf8(line: str) -> bytes:
-    return line.encode("utf-8", "surrogatepass")
-
-
-# what a default guard name holds, lower-cased (``name_matches`` ignores case)
-_GUARD_WORDS = (
-    "is_first_rank",
-    "is_last_rank",
-    "is_pipeline_first_stage",
-    "is_pipeline_last_stage",
-    "ppmissinglayer",
-    "pp_size",
-    "pp_world_size",
-    "pipeline_parallel_size",
-    "pp_rank",
-    "world_size",
-    "rank_in_group",
-)
-# the attribute ``size`` (``get_pp_group().size``) as a word; led by the literal
-_SIZE_WORD = re.compile(r"size(?!\w)(?<!\wsize)")
-
-
-def _guard_text_lines(text: str) -> list[int] | None:
-    """Sorted lines of ``text`` that :meth:`_Segments.may_guard` keeps."""
-    if "\r" in text:
-        return None
-    found: set[int] = set()
-
-    def add(s: str, positions: Iterable[int]) -> None:
-        line, pos = 1, 0
-        for p in sorted(positions):
-            line += s.count("\n", pos, p)
-            pos = p
-            found.add(line)
-
-    # ``lower`` keeps every line break (and may change other lengths: lines
-    # are counted in the string searched)
-    low = text.lower()
-    hits: list[int] = []
-    for w in _GUARD_WORDS:
-        i = low.find(w)
-        while i >= 0:
-            hits.append(i)
-            i = low.find(w, i + 1)
-    add(low, hits)
-    add(text, (m.start() for m in _SIZE_WORD.finditer(text)))
-    if not text.isascii():
-        found.update(i for i, line in enumerate(text.split("\n"), 1) if not line.isascii())
-    return sorted(found)
-
-
-class _Segments:
-    """Source text of ast nodes (``code_for`` of the rule; libcst adds the
-    node's own parentheses, which hold neither "pp" nor "pipeline"). Lines
-    are split as the ast counts them; columns are UTF-8 offsets."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self._lines: list[str] | None = None
-        self._guard_lines: list[int] | None = None
-        self._guard_done = False
-
-    def may_guard(self, first: int, last: int) -> bool:
-        """Whether lines ``first..last`` may hold a name :func:`_guard_names`
-        records: a default guard name (any case), the word ``size``,
-        ``world_size`` or ``rank_in_group``, or a non-ASCII character (an
-        identifier that only normalises or lower-cases to one). True when
-        the text has a ``\r`` (lines are then not counted here)."""
-        if not self._guard_done:
-            self._guard_lines, self._guard_done = _guard_text_lines(self.text), True
-        lines = self._guard_lines
-        if lines is None:
-            return True
-        i = bisect_left(lines, first)
-        return i < len(lines) and lines[i] <= last
-
-    def __call__(self, node: ast.AST) -> str:
-        if self._lines is None:
-            self._lines = re.split(r"\r\n|\r|\n", self.text)
-        lines = self._lines
-        first, last = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
-        if not 1 <= first <= last <= len(lines):
-            return ""
-        start, end = node.col_offset, node.end_col_offset  # type: ignore[attr-defined]
-        if first == last:
-            return _utf8(lines[first - 1])[start:end].decode("utf-8", "replace")
-        parts = [_utf8(lines[first - 1])[start:].decode("utf-8", "replace")]
-        parts += lines[first : last - 1]
-        parts.append(_utf8(lines[last - 1])[:end].decode("utf-8", "replace"))
-        return "\n".join(parts)
-
-
-@functools.lru_cache(maxsize=4096)
-def _default_guard(name: str) -> bool:
-    return name_matches(name, DEFAULT_GUARDS)
-
-
-def _guard_names(nodes: Iterable[ast.AST], segment: _Segments) -> set[str]:
-    """What ``_mentions_guard`` finds among ``nodes`` whatever the options
-    (:data:`PP_GROUP_SIZE`) or may find: identifiers that are libcst
-    ``Name`` nodes as well and match a default guard pattern."""
-    out: set[str] = set()
-    for n in nodes:
-        if isinstance(n, ast.Name):
-            name = n.id
-        elif isinstance(n, ast.Attribute):
-            name = n.attr
-            if name in _SIZE_ATTRS and PP_GROUP_SIZE not in out:
-                owner = segment(n.value).lower()
-                if "pp" in owner or "pipeline" in owner:
-                    out.add(PP_GROUP_SIZE)
-        elif isinstance(n, ast.arg) or isinstance(n, ast.keyword) and n.arg is not None:
-            name = n.arg
-        else:
-            continue
-        if _default_guard(name):
-            out.add(name)
-    return out
-
-
-def _statements(body: list[ast.stmt], nested: bool) -> Iterator[ast.stmt]:
-    """The statements of ``body``, compound ones entered; nested functions
-    and classes entered only with ``nested``."""
-    stack = list(body)
-    while stack:
-        s = stack.pop()
-        yield s
-        if not nested and isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        for name in ("body", "orelse", "finalbody"):
-            stack.extend(getattr(s, name, ()) or ())
-        for h in getattr(s, "handlers", ()):
-            stack.extend(h.body)
-        for c in getattr(s, "cases", ()):
-            stack.extend(c.body)
-
-
-def _class_guards(cls: ast.ClassDef, segment: _Segments) -> set[str]:
-    """``_class_refuses_pp``: the tests of every ``if`` in the class (nested
-    scopes included) that raises in its body (nested scopes not)."""
-    out: set[str] = set()
-    for s in _statements(cls.body, nested=True):
-        if (
-            isinstance(s, ast.If)
-            and segment.may_guard(s.test.lineno, s.test.end_lineno or s.test.lineno)
-            and any(isinstance(r, ast.Raise) for r in _statements(s.body, nested=False))
-        ):
-            out |= _guard_names(ast_nodes_no_nested([s.test]), segment)
-    return out
-
-
-@memo_on_tree
-def alias_shapes(tree: ast.Module, text: str) -> dict[str, Any]:
-    """``funcs``: per function with alias candidates, ``{"a": candidates,
-    "g": guards}`` (see :func:`_function_candidates`; the guards of the
-    function, of the functions it is nested in and of the raising tests of
-    its innermost class, see :func:`_guard_names`). Memoised on the tree:
-    the ast gate and the collector share one parse."""
-    return _alias_shapes(tree, _Segments(text))
-
-
-def _alias_shapes(tree: ast.Module, segment: _Segments) -> dict[str, Any]:
-    funcs: list[dict[str, Any]] = []
-    body_nodes: dict[int, list[ast.AST]] = {}
-    fn_guards: dict[int, set[str]] = {}
-    cls_guards: dict[int, set[str]] = {}
-
-    def nodes_of(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:
-        if id(fn) not in body_nodes:
-            body_nodes[id(fn)] = ast_nodes_no_nested(fn.body)
-        return body_nodes[id(fn)]
-
-    def guards_of(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-        # ``_mentions_guard(fn)``: the function itself entered (name,
-        # parameters, decorators, annotations, body), nested functions,
-        # classes and lambdas not (nor their names)
-        if id(fn) not in fn_guards:
-            first = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
-            if not segment.may_guard(first, fn.end_lineno or fn.lineno):
-                fn_guards[id(fn)] = set()
-                return fn_guards[id(fn)]
-            header = ast_nodes_no_nested(
-                [fn.args, *fn.decorator_list, *([fn.returns] if fn.returns else [])]
-            )
-            names = _guard_names([*header, *nodes_of(fn)], segment)
-            fn_guards[id(fn)] = names | {fn.name} if _default_guard(fn.name) else names
-        return fn_guards[id(fn)]
-
-    def visit(
-        body: list[ast.stmt],
-        enclosing: tuple[ast.FunctionDef | ast.AsyncFunctionDef, ...],
-        cls: ast.ClassDef | None,
-    ) -> None:
-        for s in body:
-            if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                chain = (*enclosing, s)
-                cands = _function_candidates(nodes_of(s))
-                if cands:
-                    guards: set[str] = set()
-                    for f in chain:
-                        guards |= guards_of(f)
-                    if cls is not None:
-                        if id(cls) not in cls_guards:
-                            cls_guards[id(cls)] = _class_guards(cls, segment)
-                        guards |= cls_guards[id(cls)]
-                    funcs.append({"a": cands, "g": sorted(guards)})
-                visit(s.body, chain, cls)
-                continue
-            if isinstance(s, ast.ClassDef):
-                visit(s.body, enclosing, s)
-                continue
-            for name in ("body", "orelse", "finalbody"):
-                visit(getattr(s, name, ()) or [], enclosing, cls)
-            for h in getattr(s, "handlers", ()):
-                visit(h.body, enclosing, cls)
-            for c in getattr(s, "cases", ()):
-                visit(c.body, enclosing, cls)
-
-    visit(tree.body, (), None)
-    del visit  # (a recursive closure is a reference cycle: see engine._scan_job)
-    return {"funcs": funcs}
-
-
-# -- what the ast readers read -------------------------------------------------
-# An alias's source reaches a rank-placed module (``_source``): a chain
-# segment, a ``getattr`` key or a getter named by ``first-rank-modules`` or
-# ``last-rank-modules`` (directly or through a local of the same function),
-# in a function whose guards are its own, its enclosing functions' and its
-# class's. So this rule's ast readers (its gate, ``PpAliasShapes``) and its
-# check read only the top-level statements whose text holds a literal part
-# of one of those globs or a default word of the text gate, in any case
-# (``checks._textfunctions.regions_naming``); the others hold no alias that
-# can be reported.
-_SCOPE_WORDS = ("embed", "wte", "lm_head")
-
-
-def _scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
-    """The regions of ``text`` this rule's ast readers read (None: all)."""
-    own = options.get("SHD302", {})
-    names = [*own.get("first-rank-modules", DEFAULT_FIRST_RANK), *own.get("last-rank-modules", DEFAULT_LAST_RANK)]
-    return regions_naming(text, _SCOPE_WORDS, names)
-
-
-def _module_names(options: Mapping[str, Mapping[str, Any]]) -> tuple[str, ...]:
-    own = options.get("SHD302", {})
-    return (*own.get("first-rank-modules", DEFAULT_FIRST_RANK), *own.get("last-rank-modules", DEFAULT_LAST_RANK))
-
-
-@memo_last_text_under(_module_names)
-def _scan_scope(text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
-    """``_scope``, and in its classes only the statements the scan's readers
-    can take something from: a method records an alias only where its code
-    names a rank-placed module (the words ``_scope`` looks for; a function
-    nested in it counts as its code), and the class's guards come from the
-    ``if`` tests that ``raise`` anywhere in it; a method holding neither
-    adds nothing (see ``narrow_classes``). The libcst check reads the
-    classes whole (``ast_scope``). (The gate and the collector of one text
-    ask in turn: the answer is kept.)"""
-    spans = _scope(text, options)
-    if spans is None:
-        return None
-    sk = skeleton_to(text, len(text))
-    low = ascii_lower(text)
-    # (``_scope`` read these words on the lower-cased text: so do the methods)
-    words = (*_SCOPE_WORDS, *(glob_words(_module_names(options)) or ()), "raise", "\u0130", "\u212a")
-    return narrow_classes(sk, spans, lambda a, b: any(low.find(w, a, b) >= 0 for w in words))
-
-
-class PpAliasShapes(FactCollector):
-    """Per module, what the SHD302 facts gate matches against the options
-    (see :func:`alias_shapes`). Read only by the gate."""
-
-    name = "pp_alias_shapes"
-    # 3: a getter's call is recorded as ``leaf()``; 4: only the top-level
-    # statements in ``_scope``
-    version = 4
-    needles = _TEXT_NEEDLES
-
-    @classmethod
-    def ast_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
-        return _scope(text, options)
-
-    @classmethod
-    def scan_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
-        return _scan_scope(text, options)
-
-    @classmethod
-    def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
-        # always something for a file the text gate lets in, so the facts
-        # gate can tell "nothing here" from "not collected"
-        return alias_shapes(tree, text)
-
-
-# -- does the project place modules on pipeline ranks at all? --------------------
-# What an engine that partitions its models across pipeline ranks writes
-# somewhere: the placeholder class, or a test of the rank (vLLM and SGLang:
-# ``get_pp_group().is_first_rank``, ``PPMissingLayer``; Megatron:
-# ``is_pipeline_first_stage``; DeepSpeed: ``is_first_stage``; TensorRT-LLM:
-# ``mapping.is_first_pp_rank()``). Matched inside identifiers.
-PIPELINE_MARKERS = (
-    "PPMissingLayer",
-    "first_rank",
-    "last_rank",
-    "is_first_stage",
-    "is_last_stage",
-    "is_pipeline_first_stage",
-    "is_pipeline_last_stage",
-    "first_pp_rank",
-    "last_pp_rank",
-    "pp_rank",
-)
-# every marker holds one of these: found with ``str.find``, then the whole
-# identifier around it is read and compared
-_MARKER_STEMS = ("_rank", "_stage", "MissingLayer")
-# an embedding module built into an attribute: ``self.embed_tokens =
-# VocabParallelEmbedding(``, ``self.wte = nn.Embedding(`` (the line before the
-# callee's ``Embedding``: the target and the callee's dotted prefix)
-_EMBEDDING_CALL = re.compile(r"Embedding\w*[ \t]*\(")
-_EMBED_TARGET = re.compile(r"(?:^|[.\s])([^\W\d]\w*)[ \t]*(?::[^=\n]*)?=[ \t]*(?:[^\W\d][\w.]*)?$", re.MULTILINE)
-_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
-
-
-def pipeline_layout(text: str) -> dict[str, list[str]] | None:
-    """The pipeline markers (whole identifiers holding one) and the
-    attributes assigned an ``*Embedding*(...)`` construction in ``text``."""
-    markers: set[str] = set()
-    n = len(text)
-    for stem in _MARKER_STEMS:
-        i = text.find(stem)
-        while i >= 0:
-            a, b = i, i + len(stem)
-            while a > 0 and text[a - 1] in _WORD_CHARS:
-                a -= 1
-            while b < n and text[b] in _WORD_CHARS:
-                b += 1
-            word = text[a:b]
-            if any(m in word for m in PIPELINE_MARKERS):
-                markers.add(word)
-            i = text.find(stem, b)
-    embeds: set[str] = set()
-    for hit in _EMBEDDING_CALL.finditer(text):
-        ls = text.rfind("\n", 0, hit.start()) + 1
-        t = _EMBED_TARGET.search(text, ls, hit.start())
-        if t is not None:
-            embeds.add(t.group(1))
-    if not markers and not embeds:
-        return None
-    return {"m": sorted(markers), "e": sorted(embeds)}
-
-
-# How many modules must build an input embedding before a project without a
-# pipeline marker counts as an engine without pipeline parallelism: a draft
-# model file linted alone (or with a few neighbours) builds its own embedding
-# and need not mention the pipeline, while a whole engine has many models.
-MIN_EMBEDDING_MODULES = 5
-
-
-@dataclass(frozen=True)
-class PipelineLayoutIndex:
-    markers: frozenset[str]
-    # per module, the attributes it assigns an embedding construction
-    embeds: tuple[frozenset[str], ...]
-
-    def without_pipeline(self, first_rank_modules: Sequence[str]) -> bool:
-        """Whether the project is an engine without pipeline parallelism,
-        where every rank holds the whole model: several of its modules build
-        a first-rank module (an embedding) and none places anything on a
-        pipeline rank."""
-        if self.markers:
-            return False
-        building = sum(1 for names in self.embeds if any(name_matches(e, first_rank_modules) for e in names))
-        return building >= MIN_EMBEDDING_MODULES
-
-
-class PipelineLayout(FactCollector):
-    """Per module, the pipeline markers and the embeddings built (see
-    :func:`pipeline_layout`): whether the project partitions its models
-    across pipeline ranks at all."""
-
-    name = "pipeline_layout"
-    version = 1
-    needles = Needles(any_of=((*_MARKER_STEMS, "Embedding"),))
-    needs_ast = False
-
-    @classmethod
-    def collect(cls, tree: ast.Module | None, text: str, module: str, path: str) -> Any:
-        return pipeline_layout(text)
-
-    @classmethod
-    def build_index(cls, per_module: Mapping[str, Any]) -> PipelineLayoutIndex:
-        markers: set[str] = set()
-        embeds: list[frozenset[str]] = []
-        for data in per_module.values():
-            if data:
-                markers.update(data.get("m", ()))
-                if data.get("e"):
-                    embeds.append(frozenset(data["e"]))
-        return PipelineLayoutIndex(frozenset(markers), tuple(embeds))
+_PAIR_SOURCE = r"embed\w*head|head\w*embed"
+ALIAS_NEEDLES = Needles(regex=f"{_CHAIN_SOURCE}|{_GETATTR_SOURCE}|{_PAIR_SOURCE}")
 
 
 def _without_pipeline(facts: ProjectFacts, options: Mapping[str, Any]) -> bool:
@@ -945,7 +96,6 @@ def _without_pipeline(facts: ProjectFacts, options: Mapping[str, Any]) -> bool:
         return False
     index = facts.index("pipeline_layout")
     return isinstance(index, PipelineLayoutIndex) and index.without_pipeline(options["first-rank-modules"])
-
 
 @dataclass(frozen=True)
 class _Source:
@@ -1119,33 +269,16 @@ class PpCrossRankModuleAlias(Rule):
       project where no file holds a pipeline marker (for an engine whose
       pipeline code uses other names).
 
-    Prefilter and options: the raw-text gate runs before options are known
-    and looks for the default module names (in any case): a file is parsed
-    only when an attribute chain holding one (or a getter call of one) stands
-    where the rule looks for a source, as an assignment's value or a branch
-    of its `or`/`if else`, or as an argument of `setattr` or of a default
-    setter, in any layout (line continuations, brackets, comments, several
-    statements on a line); when `getattr` is given one as its key; or when a
-    method whose name holds "embed" and "head" is called (see `_may_alias`).
-    The `ast` gate records, per
-    function and without options, every assignment, `setattr` or method call
-    that hands over something reached through another object under some
-    options, and the names in the function, in the functions around it and
-    in its class's raising `if` tests that match a default guard pattern;
-    the facts gate replays the rule on them with the effective
-    `first-rank-modules`, `last-rank-modules`, `setter-patterns`,
-    `draft-rank` and `guard-names` (a pipeline group's `world_size` check
-    guards whatever they say). So configured names work in any file the
-    raw-text gate lets in (a guard only a configured pattern matches is
-    seen once the file is parsed); a file whose only alias uses custom
-    names, with no default-looking line, is not analysed. The `ast` gate
-    and the check read only the top-level statements (a class, a function)
-    whose text holds `embed`, `wte`, `lm_head` or a literal part of a
-    configured `first-rank-modules`/`last-rank-modules` glob, in any case
-    (a glob without one, or outside ASCII, makes them read every
-    statement): only those are compiled where no other rule needs more.
-    Of those classes, the `ast` gate reads only the methods holding one of
-    these words or a `raise`.
+    Prefilter: a file is parsed only when its text holds an attribute named
+    like a default module name (in any case) that may end a source
+    (followed, after `.weight`/`.bias`/`.data` and a getter's `()`, by the
+    end of the value: a line end, `)`, `,`, `;`, a comment, `if`, `or`,
+    `else`...), `getattr` given one as its key, or a name holding "embed"
+    and "head": every alias the rule reports under the default names has
+    such a source. The check then reads the whole file with the configured
+    names, so a project-specific module name is found in any file that
+    also holds a default-looking source; a file whose only alias uses
+    custom names is not analysed.
     """
 
     # (per file: whether the project has no pipeline layout, see _without_pipeline)
@@ -1156,8 +289,8 @@ class PpCrossRankModuleAlias(Rule):
     name = "pp-cross-rank-module-alias"
     summary = "A draft model borrows a module that lives on another pipeline rank"
     severity = Severity.ERROR
-    needles = _TEXT_NEEDLES
-    facts = ("pp_alias_shapes", "pipeline_layout")
+    needles = ALIAS_NEEDLES
+    facts = ("pipeline_layout",)
     tags = ("correctness", "pipeline-parallel", "speculative-decoding")
     options: ClassVar[Mapping[str, Option]] = {
         "first-rank-modules": Option(DEFAULT_FIRST_RANK, "list[str]", "first-rank modules"),
@@ -1171,91 +304,12 @@ class PpCrossRankModuleAlias(Rule):
     }
 
     @classmethod
-    def candidate(cls, text: str) -> bool:
-        # "embed"/"head" occur in nearly every model file; what an alias
-        # needs is a module taken by reference: a plain attribute chain on the
-        # right of ``=``, a getattr/setattr naming one, or a getter/setter
-        return _TEXT_NEEDLES.match(text)
-
-    @classmethod
-    def ast_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
-        return _scope(text, options)
-
-    @classmethod
-    def scan_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]] | None:
-        return _scan_scope(text, options)
-
-    @classmethod
-    def candidate_tree(cls, tree: ast.Module, text: str) -> bool:
-        # some function assigns, sets or hands to a method something reached
-        # through an object other than the receiver
-        return bool(alias_shapes(tree, text)["funcs"])
-
-    @classmethod
     def candidate_facts(
         cls, module: str, path: str, facts: ProjectFacts, options: Mapping[str, Any]
     ) -> bool:
-        if _without_pipeline(facts, options):
-            return False  # (the rule reports nothing either)
-        shapes = facts.raw("pp_alias_shapes").get(module)
-        if shapes is None:
-            return True  # not collected: no claim either way
-        draft = options["draft-rank"]
-        if draft not in (FIRST, LAST, "any"):
-            return False  # the rule reports nothing with an unknown draft rank
-        first, last = options["first-rank-modules"], options["last-rank-modules"]
-
-        def rank_of(name: str) -> str | None:  # ``_rank_of``
-            if name_matches(name, first):
-                return FIRST
-            if name_matches(name, last):
-                return LAST
-            return None
-
-        def resolve(src: Sequence[str]) -> tuple[str, str] | None:  # ``_source``
-            if src[0] == PAIR:
-                return src[1], src[2]
-            for j in range(len(src) - 1, 0, -1):
-                seg = src[j]
-                called = seg.endswith("()")
-                name = seg[:-2] if called else seg
-                if not called and _is_getter(name):
-                    continue  # the method itself, not the module it returns
-                rank = rank_of(name)
-                if rank:
-                    if not _aliasing_tail(src[j + 1 :]):
-                        return None
-                    return ".".join(src[:j]), rank
-            return None
-
-        def owner_of(receiver: str) -> str:  # ``_owner``
-            parts = receiver.split(".")
-            for i in range(1, len(parts)):
-                if rank_of(parts[i]):
-                    return ".".join(parts[:i])
-            return _param_owner(receiver)
-
-        for f in shapes["funcs"]:
-            # ``_guarded`` on the function or one around it, or
-            # ``_class_refuses_pp``: the rule reports nothing in it
-            guards = f["g"]
-            if PP_GROUP_SIZE in guards or any(
-                name_matches(g, options["guard-names"]) for g in guards
-            ):
-                continue
-            for kind, where, src in f["a"]:
-                found = resolve(src)
-                if found is None or (draft != "any" and found[1] == draft):
-                    continue  # no rank-placed module, or on the draft's rank
-                if kind == "=":
-                    owner = owner_of(where)
-                elif name_matches(kind, options["setter-patterns"]):
-                    owner = where
-                else:
-                    continue
-                if not (_is_prefix(owner, found[0]) or _is_prefix(found[0], owner)):
-                    return True  # ``_cross``
-        return False
+        # (the rule reports nothing in a project without pipeline ranks, nor
+        # with an unknown draft rank)
+        return options["draft-rank"] in (FIRST, LAST, "any") and not _without_pipeline(facts, options)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if self._no_pipeline is None:

@@ -1,5 +1,5 @@
-"""Aliases whose guards only look like guards, and spellings the prefilter
-gates must replay exactly."""
+"""Aliases whose guards only look like guards, and spellings the former
+prefilter gates replayed exactly."""
 
 import logging
 

@@ -1,6 +1,6 @@
-"""Look-alikes the prefilter gates decide without libcst (pinned in
-tests/test_pp_rules.py): each one borrows a module across objects or looks
-like it, and the gates replay why the rule stays silent."""
+"""Look-alikes that once stopped at the prefilter gates (now all read by
+the check): each one borrows a module across objects or looks like it, and
+a reason the rule stays silent."""
 
 from vllm.distributed import get_pp_group
 

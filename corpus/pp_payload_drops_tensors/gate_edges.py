@@ -1,5 +1,5 @@
-"""Findings whose shape the prefilter gates must replay exactly (the rank
-context of a plain return, a receiver method in the same class)."""
+"""Findings whose shape the former prefilter gates replayed exactly (the
+rank context of a plain return, a receiver method in the same class)."""
 
 from torch import nn
 

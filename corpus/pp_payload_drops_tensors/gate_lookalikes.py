@@ -1,6 +1,6 @@
-"""Look-alikes the prefilter gates decide without libcst (pinned in
-tests/test_pp_rules.py): each one has the words and the shape a finding
-needs, and a reason the rule gives up that the gates replay."""
+"""Look-alikes that once stopped at the prefilter gates (now all read by
+the check): each one has the words and the shape a finding needs, and a
+reason the rule gives up."""
 
 from torch import nn
 
