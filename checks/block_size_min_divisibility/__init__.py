@@ -183,7 +183,8 @@ class BlockSizeMinDivisibility(Rule):
         "npu-packages": Option(
             NPU_PACKAGES,
             "list[str]",
-            "Package names (globs) of code built by Triton-Ascend, where block shapes need no power of two.",
+            "Package names (globs) of code built by Triton-Ascend, where block shapes need "
+            "no power of two.",
         ),
     }
 
@@ -311,7 +312,8 @@ class BlockSizeMinDivisibility(Rule):
 
     # -- analysis ------------------------------------------------------------
     def _analyse(self, scope: Scope, env: Env) -> None:
-        values = Values(env, (*BUILTIN_POW2, *self.opts["power-of-two-functions"]), self._module_functions)
+        pow2_functions = (*BUILTIN_POW2, *self.opts["power-of-two-functions"])
+        values = Values(env, pow2_functions, self._module_functions)
         sites: list[MinSite] = []
         for name, binds in env.local.items():
             for b in binds:

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from checks._helpers import call_name, walk
-from checks.facts.kernels import KernelFacts, Need
 from checks.block_size_min_divisibility.values import Env, Values, code, is_pow2
+from checks.facts.kernels import KernelFacts, Need
 from linter.types import Note, Span
 
 # Ceiling-division helpers: a grid computed with them covers the tail, so an
@@ -75,7 +75,10 @@ def raise_only(block: cst.BaseSuite) -> bool:
 def has_offset_arith(e: cst.CSTNode) -> bool:
     """``min(off + B, n)``, ``min(B, n - start)``: an end index or a remainder,
     not a block size."""
-    return any(isinstance(n, cst.BinaryOperation) and isinstance(n.operator, (cst.Add, cst.Subtract)) for n in walk(e))
+    return any(
+        isinstance(n, cst.BinaryOperation) and isinstance(n.operator, (cst.Add, cst.Subtract))
+        for n in walk(e)
+    )
 
 
 def cap_side(va: int | None, vb: int | None, pa: bool, pb: bool, ca: bool, cb: bool) -> int | None:
@@ -178,12 +181,15 @@ def guards(site: MinSite, scope: Scope) -> tuple[bool, bool, bool]:
     # ``while X % B``: the remainder is looked at, so the code knows it can be
     # non-zero. Only the asserted form is a requirement.
     div_guard = any(
-        isinstance(n.operator, cst.Modulo) and where not in ("check", "raise") and names_block(n.right, site.family)
+        isinstance(n.operator, cst.Modulo)
+        and where not in ("check", "raise")
+        and names_block(n.right, site.family)
         for n, where in scope.ops
     )
     cdiv = any(any(names_block(a.value, site.family) for a in c.args) for c in scope.cdiv_calls)
     pow2_guard = any(
-        any(isinstance(n, cst.Name) and n.value in site.family for n in walk(chk)) for chk in scope.pow2_checks
+        any(isinstance(n, cst.Name) and n.value in site.family for n in walk(chk))
+        for chk in scope.pow2_checks
     )
     # The width itself tested for a power of two (``if not is_pow2(n):
     # return ...``): with a cap that is one too, or whose value is not
@@ -194,7 +200,10 @@ def guards(site: MinSite, scope: Scope) -> tuple[bool, bool, bool]:
     if (
         x is not None
         and (site.c_pow2 or site.c_value is None)
-        and any(any(isinstance(n, cst.Name) and n.value == x for n in walk(chk)) for chk in scope.pow2_checks)
+        and any(
+            any(isinstance(n, cst.Name) and n.value == x for n in walk(chk))
+            for chk in scope.pow2_checks
+        )
     ):
         return True, cdiv, True
     return div_guard, cdiv, pow2_guard
@@ -258,7 +267,8 @@ def kernel_consumer(kname: str, param: str, need: Need, facts: KernelFacts) -> C
     else:
         where = f"`{kname}` requires it as `{param}` in `{need.op}(... % {param} == 0)`"
         note = f"`{kname}` requires its input to be divisible by `{param}` (`{need.op}`)"
-    return Consumer(need.kind, where, Note(note, path=facts.path, span=Span(*need.span)), host=False)
+    located = Note(note, path=facts.path, span=Span(*need.span))
+    return Consumer(need.kind, where, located, host=False)
 
 
 def div_example(x: str, b: str, c: str, cv: int | None) -> str:

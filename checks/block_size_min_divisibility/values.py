@@ -182,7 +182,8 @@ def function_env(fn: cst.FunctionDef, module: dict[str, list[object]]) -> tuple[
     # the body must end in a return (else it may fall off the end: None)
     last = body.body[-1] if isinstance(body, cst.IndentedBlock) and body.body else None
     if not (
-        isinstance(last, cst.SimpleStatementLine) and any(isinstance(x, (cst.Return, cst.Raise)) for x in last.body)
+        isinstance(last, cst.SimpleStatementLine)
+        and any(isinstance(x, (cst.Return, cst.Raise)) for x in last.body)
     ):
         returns.append(OTHER)
     return Env(local, frozenset(function_params(fn)), module), returns
@@ -192,7 +193,10 @@ class Values:
     """Constant folding and power-of-two proofs over one environment."""
 
     def __init__(
-        self, env: Env, pow2_functions: Sequence[str], functions: Mapping[str, cst.FunctionDef] | None = None
+        self,
+        env: Env,
+        pow2_functions: Sequence[str],
+        functions: Mapping[str, cst.FunctionDef] | None = None,
     ) -> None:
         self.env = env
         self.pow2_functions = pow2_functions
@@ -252,7 +256,9 @@ class Values:
         if hit is None:
             self._fn_pow2[name] = False  # (recursion: not proved)
             fenv, returns = function_env(fn, env.module)
-            hit = bool(returns) and all(r is not OTHER and self.pow2(r, fenv, depth + 1) for r in returns)
+            hit = bool(returns) and all(
+                r is not OTHER and self.pow2(r, fenv, depth + 1) for r in returns
+            )
             self._fn_pow2[name] = hit
         return hit
 

@@ -99,7 +99,11 @@ def _call_needs(call: ast.Call, op: str) -> list[tuple[str, str]]:
             out.append((end.id, "pow2"))
     elif op == "static_assert":
         for sub in ast.walk(call.args[0]) if call.args else ():
-            if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Mod) and isinstance(sub.right, ast.Name):
+            if (
+                isinstance(sub, ast.BinOp)
+                and isinstance(sub.op, ast.Mod)
+                and isinstance(sub.right, ast.Name)
+            ):
                 out.append((sub.right.id, "div"))
     else:
         if op == "make_block_ptr":
@@ -165,7 +169,9 @@ def _kernel_facts(fn: ast.FunctionDef, tl: set[str], lines: list[str]) -> dict[s
     if not needs:
         return None
     decorators = [
-        name for d in fn.decorator_list if (name := ast_dotted(d.func if isinstance(d, ast.Call) else d))
+        name
+        for d in fn.decorator_list
+        if (name := ast_dotted(d.func if isinstance(d, ast.Call) else d))
     ]
     return {"line": fn.lineno, "decorators": decorators, "params": params, "needs": needs}
 
@@ -189,7 +195,11 @@ def collect_facts(tree: ast.Module, text: str, module: str, path: str) -> dict[s
     imports = _from_imports(tree, module, path)
     tl = _tl_aliases(tree)
     fns = sorted(
-        (st for st in _module_statements(tree.body) if isinstance(st, ast.FunctionDef) and st.decorator_list),
+        (
+            st
+            for st in _module_statements(tree.body)
+            if isinstance(st, ast.FunctionDef) and st.decorator_list
+        ),
         key=lambda f: f.lineno,
     )
     lines = text.split("\n") if fns else []
@@ -349,4 +359,6 @@ def collect_text(text: str, module: str, path: str) -> dict[str, KernelFacts]:
         return {}
     data = collect_facts(tree, text, module, path) or {}
     prefix = f"{module}." if module else ""
-    return {f"{prefix}{n}": KernelFacts.from_json(f, path) for n, f in data.get("kernels", {}).items()}
+    return {
+        f"{prefix}{n}": KernelFacts.from_json(f, path) for n, f in data.get("kernels", {}).items()
+    }
