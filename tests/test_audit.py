@@ -179,7 +179,8 @@ def audited(tmp_path_factory: pytest.TempPathFactory) -> Any:
         trees = [open_tree(label, str(p), None, stack) for label, p in
                  (("fork", fork), ("base", base), ("upstream", upstream))]
         config = Config(root=fork, extend_select=("SHD980",))
-        result = run_audit(*trees, config=config, registry=REGISTRY, stack=stack, cache=Cache(tmp / "cache"), jobs=1)
+        cache = Cache(tmp / "cache")
+        result = run_audit(*trees, config=config, registry=REGISTRY, stack=stack, cache=cache, jobs=1)
         yield result
 
 
@@ -197,7 +198,9 @@ def test_every_class(audited: Any) -> None:
     assert got[CARRIED] == [("pkg/core.py", "min call in carried")]
     assert got[FIXED_UPSTREAM] == [("pkg/core.py", "min call in fixed_later")]
     assert got[ARRIVES] == [("pkg/core.py", "min call in brand_new")]
-    assert got[UPGRADE_INDUCED] == [("pkg/fork_model.py", "ForkModel.forward ignores the aux capability its base claims")]
+    assert got[UPGRADE_INDUCED] == [
+        ("pkg/fork_model.py", "ForkModel.forward ignores the aux capability its base claims")
+    ]
 
 
 def test_fixed_upstream_names_the_upstream_file_and_function(audited: Any) -> None:
@@ -214,14 +217,16 @@ def test_files_both_sides_changed_need_a_manual_merge(audited: Any) -> None:
 def test_repeated_calls_of_one_removed_function_are_one_drift_item(tmp_path: Path) -> None:
     from linter.audit.contracts import contract_drift
 
-    base = write_tree(tmp_path / "b", {"pkg/__init__.py": "", "pkg/util.py": "def warn_once(msg):\n    return msg\n"})
+    util = "def warn_once(msg):\n    return msg\n"
+    base = write_tree(tmp_path / "b", {"pkg/__init__.py": "", "pkg/util.py": util})
     upstream = write_tree(tmp_path / "u", {"pkg/__init__.py": "", "pkg/util.py": "X = 1\n"})
     fork = write_tree(tmp_path / "f", {
         "pkg/__init__.py": "", "pkg/util.py": "def warn_once(msg):\n    return msg\n",
         "pkg/mine.py": "from pkg.util import warn_once\n\n\ndef f():\n    warn_once(1)\n    warn_once(2)\n",
     })
     with ExitStack() as stack:
-        trees = [open_tree(label, str(p), None, stack) for label, p in (("fork", fork), ("base", base), ("upstream", upstream))]
+        trees = [open_tree(label, str(p), None, stack)
+                 for label, p in (("fork", fork), ("base", base), ("upstream", upstream))]
         (drift,) = contract_drift(*trees, {"pkg/mine.py"})
     assert (drift.kind, drift.line, drift.upstream_symbol) == ("removed-or-renamed", 5, "pkg.util.warn_once")
 
@@ -283,8 +288,12 @@ def test_cli_reports_and_fail_on(tmp_path: Path, registry: None) -> None:
     fork, base, upstream = make_trees(tmp_path)
     (fork / "pyproject.toml").write_text("[tool.shardlint]\nextend-select = ['SHD980']\n")
     out = tmp_path / "out"
-    r = cli("audit", "--fork", str(fork), "--base", str(base), "--upstream", str(upstream), "-j", "1",
-            "--report", f"json={out / 'a.json'}", "--report", f"sarif={out / 'a.sarif'}")
+
+    def audit(*args: str) -> Any:
+        trees = ("--fork", str(fork), "--base", str(base), "--upstream", str(upstream))
+        return cli("audit", *trees, "-j", "1", *args)
+
+    r = audit("--report", f"json={out / 'a.json'}", "--report", f"sarif={out / 'a.sarif'}")
     assert r.exit_code == 1  # introduced and upgrade-induced fail by default
     md = r.stdout
     assert md.index("## Upgrade-induced") < md.index("## Introduced") < md.index("## Carried")
@@ -298,13 +307,10 @@ def test_cli_reports_and_fail_on(tmp_path: Path, registry: None) -> None:
     classes = [res["properties"]["shardlint/auditClass"] for res in sarif["runs"][0]["results"]]
     assert sorted(set(classes)) == ["arrives-with-upgrade", "carried", "contract-drift", "fixed-upstream",
                                     "introduced", "upgrade-induced"]
-    r = cli("audit", "--fork", str(fork), "--base", str(base), "--upstream", str(upstream), "-j", "1", "-q",
-            "--fail-on", "carried", "--output-format", "json")
+    r = audit("-q", "--fail-on", "carried", "--output-format", "json")
     assert r.exit_code == 1 and json.loads(r.stdout)["counts"]["carried"] == 1
-    r = cli("audit", "--fork", str(fork), "--base", str(base), "--upstream", str(upstream), "-j", "1", "-q",
-            "--fail-on", "none")
-    assert r.exit_code == 0
-    r = cli("audit", "--fork", str(fork), "--base", str(base), "--upstream", str(upstream), "--fail-on", "bogus")
+    assert audit("-q", "--fail-on", "none").exit_code == 0
+    r = audit("--fail-on", "bogus")
     assert r.exit_code == 2 and "bogus" in r.output
 
 

@@ -146,7 +146,9 @@ def test_missing_baseline_and_flag_misuse_exit_2(tmp_path: Path) -> None:
 
 def test_match_prefers_the_same_path_then_follows_moves() -> None:
     recorded = [Entry("old.py", "SHD1", "f1", "m"), Entry("keep.py", "SHD1", "f1", "m")]
-    current = [Entry("keep.py", "SHD1", "f1", "m"), Entry("new.py", "SHD1", "f1", "m"), Entry("x.py", "SHD1", "f2", "m")]
+    current = [
+        Entry("keep.py", "SHD1", "f1", "m"), Entry("new.py", "SHD1", "f1", "m"), Entry("x.py", "SHD1", "f2", "m")
+    ]
     pairs, new, gone = match(current, recorded)
     assert [(c.path, r.path) for c, r in pairs] == [("keep.py", "keep.py"), ("new.py", "old.py")]
     assert [c.path for c in new] == ["x.py"] and gone == []

@@ -82,8 +82,10 @@ def audit(
     for value in reports:
         fmt, sep, path = value.partition("=")
         if not sep or fmt.strip() not in RENDERERS or not path.strip():
-            raise click.BadParameter(f"expected FORMAT=PATH with FORMAT one of {', '.join(RENDERERS)}, got {value!r}",
-                                     param_hint="--report")
+            raise click.BadParameter(
+                f"expected FORMAT=PATH with FORMAT one of {', '.join(RENDERERS)}, got {value!r}",
+                param_hint="--report",
+            )
         targets.append((fmt.strip(), Path(path)))
 
     def say(message: str) -> None:
@@ -116,7 +118,9 @@ def audit(
             return
         from linter.cache import Cache
 
-        where = cache_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="shardlint-audit-cache-")))
+        where = cache_dir or Path(
+            stack.enter_context(tempfile.TemporaryDirectory(prefix="shardlint-audit-cache-"))
+        )
         result = run_audit(*trees, config=config, registry=registry, stack=stack, cache=Cache(where), jobs=jobs,
                            say=say, file_progress=None if quiet else _file_progress())
         result.folders = folders

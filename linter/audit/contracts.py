@@ -72,8 +72,8 @@ def _signature(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Signature:
     defaults_from = len(positional) - len(a.defaults)
     required = [p.arg for i, p in enumerate(positional) if i < defaults_from and p.arg not in ("self", "cls")]
     required += [p.arg for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is None]
-    names = [p.arg for p in positional] + ([f"*{a.vararg.arg}"] if a.vararg else []) + [p.arg for p in a.kwonlyargs]
-    names += [f"**{a.kwarg.arg}"] if a.kwarg else []
+    names = [p.arg for p in positional] + ([f"*{a.vararg.arg}"] if a.vararg else [])
+    names += [p.arg for p in a.kwonlyargs] + ([f"**{a.kwarg.arg}"] if a.kwarg else [])
     abstract = any(_name_of(d).endswith("abstractmethod") for d in fn.decorator_list)
     body = hashlib.sha256("\n".join(ast.dump(s) for s in fn.body).encode()).hexdigest()[:16]
     return Signature(ast.unparse(a), tuple(names), tuple(required), abstract, body, fn.lineno)
@@ -117,7 +117,10 @@ def module_facts(text: str, module: str, path: str) -> ModuleFacts:
                     top = alias.name.split(".")[0]
                     facts.imports[top] = top
         elif isinstance(node, ast.ImportFrom):
-            src = _resolve_relative(module, is_package, node.level, node.module) if node.level else (node.module or "")
+            if node.level:
+                src = _resolve_relative(module, is_package, node.level, node.module)
+            else:
+                src = node.module or ""
             for alias in node.names:
                 if alias.name != "*":
                     facts.imports[alias.asname or alias.name] = f"{src}.{alias.name}"
@@ -146,8 +149,9 @@ def module_facts(text: str, module: str, path: str) -> ModuleFacts:
                     for t in stmt.targets:
                         if isinstance(t, ast.Name):
                             cf.attrs[t.id] = ast.unparse(stmt.value)
-                elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None and isinstance(stmt.target, ast.Name):
-                    cf.attrs[stmt.target.id] = ast.unparse(stmt.value)
+                elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                    if stmt.value is not None:
+                        cf.attrs[stmt.target.id] = ast.unparse(stmt.value)
     return facts
 
 
@@ -346,7 +350,8 @@ class DriftFinder:
                 continue  # not an upstream class (or unknown to the base tree)
             new = self.after.lookup_class(base)
             if new is None:
-                self.add(rel, cls.line, "removed-or-renamed", cls.name, base, f"base class {base} is gone upstream")
+                detail = f"base class {base} is gone upstream"
+                self.add(rel, cls.line, "removed-or-renamed", cls.name, base, detail)
                 continue
             self.compare_classes(rel, cls, base, self.before.effective(old), self.after.effective(new), new)
         for stmt in node.body:
@@ -399,7 +404,12 @@ class DriftFinder:
                      f"new parameter(s) without a default: {', '.join(added)}")
 
     def check_calls(
-        self, rel: str, facts: ModuleFacts, fn: ast.FunctionDef | ast.AsyncFunctionDef, where: str, cls: ClassFacts | None
+        self,
+        rel: str,
+        facts: ModuleFacts,
+        fn: ast.FunctionDef | ast.AsyncFunctionDef,
+        where: str,
+        cls: ClassFacts | None,
     ) -> None:
         for callee, line in _calls(fn):
             head, _, attr = callee.partition(".")

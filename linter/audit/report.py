@@ -115,10 +115,12 @@ def render_markdown(result: AuditResult, registry: Registry) -> str:
     out += [f"- {rel}" for rel in result.manual_merge] or ["None."]
     out.append("")
     if result.removed_upstream:
-        out += [f"## Files changed by the fork and gone upstream: port by hand ({len(result.removed_upstream)})", ""]
+        n = len(result.removed_upstream)
+        out += [f"## Files changed by the fork and gone upstream: port by hand ({n})", ""]
         out += [f"- {rel}" for rel in result.removed_upstream] + [""]
     if result.errors:
-        out += ["## Internal errors", ""] + [f"- {e.path}: {e.code or ''} {e.message}" for e in result.errors] + [""]
+        out += ["## Internal errors", ""]
+        out += [f"- {e.path}: {e.code or ''} {e.message}" for e in result.errors] + [""]
     return "\n".join(out)
 
 
@@ -138,7 +140,9 @@ def render_json(result: AuditResult, registry: Registry) -> str:
         })
     data = {
         "schema_version": SCHEMA_VERSION,
-        "trees": {t.label: {"spec": t.spec, "files": len(t.files)} for t in (result.fork, result.base, result.upstream)},
+        "trees": {
+            t.label: {"spec": t.spec, "files": len(t.files)} for t in (result.fork, result.base, result.upstream)
+        },
         "counts": result.counts(),
         "findings": findings,
         "contract_drift": [_drift_dict(dr) for dr in result.drift],
@@ -186,9 +190,11 @@ def summary_table(result: AuditResult, fail_on: Sequence[str]) -> str:
     for k, n in counts.items():
         lines.append(f"{k:<{w}}  {n:>8}  {'yes' if k in fail_on else ''}")
     if result.manual_merge:
-        lines.append(f"{len(result.manual_merge)} file(s) changed by both the fork and upstream need a manual merge")
+        n = len(result.manual_merge)
+        lines.append(f"{n} file(s) changed by both the fork and upstream need a manual merge")
     if result.removed_upstream:
-        lines.append(f"{len(result.removed_upstream)} file(s) changed by the fork are gone upstream (moved or deleted)")
+        n = len(result.removed_upstream)
+        lines.append(f"{n} file(s) changed by the fork are gone upstream (moved or deleted)")
     return "\n".join(lines) + "\n"
 
 

@@ -36,14 +36,18 @@ def run_audit(
     the fork's own."""
     tell = say or (lambda _msg: None)
     overlay = build_overlay(fork, base, upstream, stack)
-    identical = sum(1 for rel, h in fork.files.items() if base.files.get(rel) == h and upstream.files.get(rel) == h)
+    identical = sum(
+        1 for rel, h in fork.files.items() if base.files.get(rel) == h and upstream.files.get(rel) == h
+    )
     timings: dict[str, float] = {}
     runs: dict[str, dict[str, int]] = {}
     found = {}
     errors = []
     steps = [(base, None), (fork, None), (upstream, None), (overlay.tree, sorted(overlay.fork_changed))]
     for i, (tree, only) in enumerate(steps, 1):
-        what = f"{len(only)} fork files checked against {len(tree.files)}" if only is not None else f"{len(tree.files)} files"
+        what = f"{len(tree.files)} files"
+        if only is not None:
+            what = f"{len(only)} fork files checked against {what}"
         tell(f"[{i}/{len(steps)}] scanning {tree.describe()}: {what}")
         started = time.perf_counter()
         diags, errs, st = lint_tree(tree, config, registry, cache, jobs, only, file_progress)
@@ -59,6 +63,12 @@ def run_audit(
     drift = contract_drift(fork, base, upstream, overlay.fork_changed)
     timings["contract drift"] = time.perf_counter() - started
     return AuditResult(
-        fork=fork, base=base, upstream=upstream, items=items, drift=drift, manual_merge=overlay.manual_merge, removed_upstream=overlay.removed_upstream,
+        fork=fork,
+        base=base,
+        upstream=upstream,
+        items=items,
+        drift=drift,
+        manual_merge=overlay.manual_merge,
+        removed_upstream=overlay.removed_upstream,
         fork_changed=overlay.fork_changed, errors=errors, timings=timings, identical_files=identical, runs=runs,
     )
