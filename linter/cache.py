@@ -12,6 +12,19 @@ The facts themselves (most of the bytes) live in their own files, per shard
 and collector, read only when a rule needs that collector: a warm run over an
 unchanged tree reads the small shards alone. A corrupt, truncated or foreign-version state file is ignored
 and rewritten.
+
+A CI workspace may hold a cache an attacker committed, or put links in it:
+
+- a folder that exists and is not shardlint's (no ``CACHEDIR.TAG`` of ours,
+  not empty: ``--cache-dir .``) or is a symlink is refused
+  (:attr:`Cache.refused`): nothing is read from or written to it;
+- no file in it is opened through a symlink, for reading or writing (files
+  are written to a fresh temporary file, then renamed over the name);
+- the key of every file (``Engine.cache_key``) covers the tool's install
+  (:func:`linter.registry.rules_fingerprint`: the inode and change time of
+  every rule source), so state another install wrote, committed with the
+  tree or restored on a fresh checkout, is never read;
+- an entry of the wrong shape is dropped, never trusted or crashed on.
 """
 
 from __future__ import annotations
@@ -20,6 +33,7 @@ import contextlib
 import json
 import os
 import re
+import stat
 import tempfile
 import time
 import zlib
@@ -28,6 +42,8 @@ from pathlib import Path
 from typing import Any
 
 from linter import __version__
+from linter.safeio import UnreadableFile, open_no_follow
+from linter.types import Applicability, Severity
 
 # 3: 8 shards (2: 16)
 FORMAT = 3
@@ -52,6 +68,8 @@ SHARDS = 8
 # a config switched back and forth (pre-commit's subset, CI's full set) stays
 # warm, and the folder stops growing with every version or option ever run.
 KEEP_OTHER_KEYS = 3
+TAG_NAME = "CACHEDIR.TAG"
+TAG_TEXT = "Signature: 8a477f597d28d172789f06886806bc55\n# shardlint cache\n"
 _STATE_FILE = re.compile(r"(v\d+-.+-[0-9a-f]{16})-\d+(?:\.facts\.\w+)?\.json")
 
 
@@ -72,15 +90,20 @@ class Cache:
         # not changed since: ``save`` writes only their state files
         self._facts_saved: dict[str, set[int]] = {}
         self._ready = False  # the directory and its tag made during this save
+        # why this folder is not used (None: it is)
+        self.refused: str | None = refusal(self.directory)
 
     def _file(self, key: str, shard: int, kind: str = "") -> Path:
         return self.directory / f"v{FORMAT}-{__version__}-{key}-{shard}{kind}.json"
 
     def _read(self, path: Path) -> Any:
+        if self.refused:
+            return None
         try:
-            with path.open("r", encoding="utf-8") as fh:
+            fd = open_no_follow(path)
+            with os.fdopen(fd, "r", encoding="utf-8") as fh:
                 raw = json.load(fh)
-        except (OSError, ValueError):
+        except (OSError, ValueError, UnreadableFile, RecursionError):
             return None
         if not isinstance(raw, dict) or raw.get("format") != FORMAT or raw.get("version") != __version__:
             return None
@@ -94,11 +117,13 @@ class Cache:
             raw = self._read(self._file(key, shard))
             if raw is None:
                 continue
-            try:
-                for rel, e in raw["files"].items():
-                    out[rel] = Entry(e["m"], e["s"], e["h"], e.get("scan"), e.get("check"))
-            except (KeyError, TypeError, AttributeError):
+            files = raw.get("files")
+            if not isinstance(files, dict):
                 continue  # a damaged shard is dropped and rewritten
+            for rel, e in files.items():
+                entry = entry_of(e)
+                if entry is not None:  # (one of the wrong shape is dropped and rebuilt)
+                    out[rel] = entry
         self._loaded[key] = out
         self._facts_read[key] = set()
         return out
@@ -203,6 +228,8 @@ class Cache:
         ``KEEP_OTHER_KEYS`` most recently written, and temporary files a
         killed run left (older than an hour). Only files named as this cache
         names them are touched."""
+        if self.refused:
+            return
         try:
             names = os.listdir(self.directory)
         except OSError:
@@ -214,14 +241,14 @@ class Cache:
             path = self.directory / n
             if n.startswith(".tmp-") and n.endswith(".json"):
                 with contextlib.suppress(OSError):
-                    if now - path.stat().st_mtime > 3600:
+                    if now - path.lstat().st_mtime > 3600:
                         path.unlink()
                 continue
             m = _STATE_FILE.fullmatch(n)
             if m is None or m.group(1) in in_use:
                 continue
             try:
-                mtime = path.stat().st_mtime
+                mtime = path.lstat().st_mtime
             except OSError:
                 continue
             files.setdefault(m.group(1), []).append(n)
@@ -233,14 +260,24 @@ class Cache:
                     (self.directory / n).unlink()
 
     def _write(self, path: Path, text: str) -> None:
+        if self.refused:
+            return
         if not self._ready:
             # (once per save, which writes ~90 files)
             self.directory.mkdir(parents=True, exist_ok=True)
-            tag = self.directory / "CACHEDIR.TAG"
-            if not tag.exists():
-                tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n# shardlint cache\n")
-                (self.directory / ".gitignore").write_text("*\n")
+            self.refused = refusal(self.directory)  # (it may have changed since)
+            if self.refused:
+                return
+            if not is_tag(self.directory / TAG_NAME):
+                self._replace(self.directory / ".gitignore", "*\n")
+                self._replace(self.directory / TAG_NAME, TAG_TEXT)
             self._ready = True
+        self._replace(path, text)
+
+    def _replace(self, path: Path, text: str) -> None:
+        """``path`` holds ``text``: written to a new temporary file in the
+        folder, then renamed over ``path`` (a symlink there is replaced, never
+        written through)."""
         fd, tmp = tempfile.mkstemp(dir=str(self.directory), prefix=".tmp-", suffix=".json")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -250,3 +287,117 @@ class Cache:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
+
+
+def is_tag(path: Path) -> bool:
+    """Whether ``path`` is a regular file (not a link) holding our tag."""
+    try:
+        fd = open_no_follow(path)
+    except (OSError, UnreadableFile):
+        return False
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read(len(TAG_TEXT) + 1) == TAG_TEXT.encode()
+
+
+def refusal(directory: Path) -> str | None:
+    """Why ``directory`` must not be used as the cache (None: it may): a
+    symlink, not a folder, or a folder holding files without shardlint's
+    tag (a folder shardlint did not create: ``--cache-dir .`` would have its
+    ``.gitignore`` overwritten and every later run check nothing)."""
+    try:
+        st = os.lstat(directory)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cache folder {directory}: {exc.strerror or exc}"
+    if stat.S_ISLNK(st.st_mode):
+        return f"cache folder {directory} is a symlink; shardlint does not follow links in its cache"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"cache folder {directory} exists and is not a folder"
+    if is_tag(directory / TAG_NAME):
+        return None
+    try:
+        names = os.listdir(directory)
+    except OSError as exc:
+        return f"cache folder {directory}: {exc.strerror or exc}"
+    if not names:
+        return None
+    return (
+        f"cache folder {directory} holds files shardlint did not put there (no {TAG_NAME} of its own); "
+        "give a new or empty folder, or --no-cache"
+    )
+
+
+_SEVERITIES = frozenset(s.value for s in Severity)
+_APPLICABILITIES = frozenset(a.value for a in Applicability)
+
+
+def _is_str_list(x: Any) -> bool:
+    return isinstance(x, list) and all(isinstance(v, str) for v in x)
+
+
+def _is_span(x: Any) -> bool:
+    return isinstance(x, dict) and all(
+        isinstance(x.get(k), int) for k in ("line", "column", "end_line", "end_column")
+    ) and len(x) == 4
+
+
+def _is_diagnostic(d: Any) -> bool:
+    if not isinstance(d, dict) or not _is_span(d.get("span")):
+        return False
+    if not all(isinstance(d.get(k), str) for k in ("code", "name", "severity", "path", "message")):
+        return False
+    if d["severity"] not in _SEVERITIES or not isinstance(d.get("suppressed", False), bool):
+        return False
+    fix = d.get("fix")
+    if fix is not None and not (
+        isinstance(fix, dict)
+        and isinstance(fix.get("title"), str)
+        and fix.get("applicability") in _APPLICABILITIES
+        and isinstance(fix.get("edits"), list)
+        and all(isinstance(e, dict) and _is_span(e.get("span")) and isinstance(e.get("replacement"), str)
+                for e in fix["edits"])
+    ):
+        return False
+    notes = d.get("notes", [])
+    return isinstance(notes, list) and all(
+        isinstance(n, dict)
+        and isinstance(n.get("message"), str)
+        and (n.get("path") is None or isinstance(n["path"], str))
+        and (not n.get("span") or _is_span(n["span"]))
+        for n in notes
+    )
+
+
+def entry_of(e: Any) -> Entry | None:
+    """A state file's entry, or None when it is not of the shape this
+    version writes (a damaged or edited file: the file is scanned again)."""
+    if not isinstance(e, dict):
+        return None
+    m, size, h, scan, check = e.get("m"), e.get("s"), e.get("h"), e.get("scan"), e.get("check")
+    if not (isinstance(m, int) and isinstance(size, int) and isinstance(h, str)):
+        return None
+    if scan is not None and not (
+        isinstance(scan, dict)
+        and isinstance(scan.get("fh"), dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in scan["fh"].items())
+        and (scan.get("rules") is None or _is_str_list(scan["rules"]))
+        and isinstance(scan.get("checked", False), bool)
+        and isinstance(scan.get("noqa", False), bool)
+        and (scan.get("error") is None or _is_diagnostic(scan["error"]))
+    ):
+        return None
+    if check is not None and not (
+        isinstance(check, dict)
+        and isinstance(check.get("fk"), str)
+        and _is_str_list(check.get("cols", []))
+        and isinstance(check.get("diags"), list)
+        and all(_is_diagnostic(d) for d in check["diags"])
+        and (check.get("ld") is None or (
+            isinstance(check["ld"], dict)
+            and all(isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v)
+                    for v in check["ld"].values())
+        ))
+    ):
+        check = None  # the scan result stands; the file is checked again
+    return Entry(m, size, h, scan, check)

@@ -406,7 +406,10 @@ def _open_cache(config: Config, cache_dir: Path | None) -> object | None:
     where = cache_dir or (Path(config.cache_dir) if config.cache_dir else config.root / ".shardlint_cache")
     if not where.is_absolute():
         where = config.root / where
-    return Cache(where)
+    cache = Cache(where)
+    if cache.refused:
+        _fail(cache.refused)
+    return cache
 
 
 def _exit_code(result: RunResult, exit_zero: bool) -> int:

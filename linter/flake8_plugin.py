@@ -127,7 +127,11 @@ def _open_cache(config: Config) -> Any:
     except ImportError:  # pragma: no cover - a build without the cache
         return None
     where = Path(config.cache_dir) if config.cache_dir else config.root / ".shardlint_cache"
-    return Cache(where if where.is_absolute() else config.root / where)
+    cache = Cache(where if where.is_absolute() else config.root / where)
+    if cache.refused:
+        print(f"shardlint: not using the cache: {cache.refused}", file=sys.stderr)
+        return None
+    return cache
 
 
 def _path_of(filename: str) -> Path:

@@ -217,12 +217,26 @@ def rules_fingerprint() -> str:
     changes (tool version plus the sizes and mtimes of their sources): part of
     every cache key, so editing a rule never serves stale findings."""
     where = _snapshot_path()
-    return where[1] if where is not None else __version__
+    if where is not None:
+        return where[1]
+    # (no rules package found: the install is the linter package itself)
+    stamps = _source_stamps(os.path.dirname(os.path.abspath(__file__)))
+    return hashlib.sha256("\n".join([__version__, *stamps]).encode()).hexdigest()[:24]
+
+
+def snapshot_sum(key: str, rules: Any, collectors: Any) -> str:
+    """The checksum a snapshot carries over its key and contents: an edited
+    snapshot (a rule switched off by hand) is not read."""
+    blob = json.dumps([key, rules, collectors], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def _source_stamps(where: str) -> list[str]:
-    """Path, size and mtime of the Python sources at ``where`` (a file, or
-    a folder and everything below it)."""
+    """Path, size, mtime, inode and change time of the Python sources at
+    ``where`` (a file, or a folder and everything below it). The inode and
+    change time tie the key to this install: a snapshot or a results cache
+    written by another install (committed with a tree, restored on a fresh
+    checkout) never matches, whatever its mtimes claim."""
     if os.path.isfile(where):
         found = [where]
     else:
@@ -230,7 +244,7 @@ def _source_stamps(where: str) -> list[str]:
     out = []
     for f in found:
         st = os.stat(f)
-        out.append(f"{f}:{st.st_size}:{st.st_mtime_ns}")
+        out.append(f"{f}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}:{st.st_ctime_ns}")
     return out
 
 
@@ -253,8 +267,7 @@ def _snapshot_path() -> tuple[str, str] | None:
         return None
     here = os.path.dirname(os.path.abspath(__file__))
     for n in ("registry.py", "builtin_rules.py", "rule.py", "options.py"):
-        st = os.stat(os.path.join(here, n))
-        parts.append(f"{n}:{st.st_size}:{st.st_mtime_ns}")
+        parts += _source_stamps(os.path.join(here, n))
     key = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "shardlint", f"registry-{key}.json"), key
@@ -269,7 +282,7 @@ def load_registry_fast() -> Registry:
         try:
             with open(path, encoding="utf-8") as fh:
                 raw = json.load(fh)
-            if raw["key"] == key:
+            if raw["key"] == key and raw["sum"] == snapshot_sum(key, raw["rules"], raw["collectors"]):
                 return Registry(
                     {c: RuleMeta.from_json(r) for c, r in raw["rules"].items()},
                     {
@@ -302,6 +315,7 @@ def load_registry_fast() -> Registry:
                 for n, c in reg.collectors.items()
             },
         }
+        blob["sum"] = snapshot_sum(key, blob["rules"], blob["collectors"])
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             tmp = f"{path}.{os.getpid()}.tmp"
