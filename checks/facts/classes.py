@@ -64,6 +64,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from checks._helpers import ast_dotted
 from checks._imports import follow_reexports, imports_from_ast, is_package_path, qualify
 from linter.facts import FactCollector, RecordedMemo
 from linter.needles import Needles
@@ -173,16 +174,7 @@ def _segment(node: ast.expr, lines: list[str]) -> str:
 def _base_name(node: ast.expr) -> str | None:
     """``a.b.C`` for a base written as a dotted name; ``Generic[T]``-style
     subscripts give their head (``Generic``)."""
-    if isinstance(node, ast.Subscript):
-        node = node.value
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
+    return ast_dotted(node.value if isinstance(node, ast.Subscript) else node)
 
 
 class ClassFacts(FactCollector):
