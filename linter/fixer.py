@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from linter.engine import Engine
-from linter.source import read_source
 from linter.files import discover
-from linter.fixes import apply_fixes, fixable, write_atomic
+from linter.fixes import CannotWrite, Original, apply_fixes, fixable, write_in_place
+from linter.safeio import UnreadableFile, read_bounded
 from linter.types import Diagnostic, InternalError, RunResult
 
 MAX_ROUNDS = 10
@@ -78,25 +78,24 @@ def fix_paths(
         if sf is None:
             remaining.extend(d for d in result.diagnostics if d.path == rel)
             continue
-        text, err = read_source(sf.path, rel)
-        if text is None:
-            continue
+        try:
+            original = Original.decode(read_bounded(sf.path, engine.config.max_file_size))
+        except (OSError, UnreadableFile, SyntaxError, UnicodeDecodeError, LookupError):
+            remaining.extend(d for d in result.diagnostics if d.path == rel)
+            continue  # (the run reported it: SHD000)
+        text = original.text
         out = fix_text(engine, text, sf.path, unsafe)
         remaining.extend(out.remaining)
         result.errors.extend(out.errors)
-        if out.text != text:
-            changes.append((rel, text, out.text))
+        if out.text == text:
+            continue
+        try:
+            data = original.encode(out.text)
             if write:
-                write_atomic(sf.path, _restore_newlines(sf.path, out.text))
+                write_in_place(sf.path, data, original.data)
+        except CannotWrite as exc:
+            result.errors.append(InternalError(rel, None, f"fix not written: {exc}"))
+            continue
+        changes.append((rel, text, out.text))
     result.diagnostics = sorted(remaining, key=lambda d: d.sort_key)
     return result, changes
-
-
-def _restore_newlines(path: Path, text: str) -> str:
-    try:
-        raw = path.read_bytes()
-    except OSError:
-        return text
-    if b"\r\n" in raw:
-        return text.replace("\n", "\r\n")
-    return text

@@ -3,9 +3,15 @@ the result must re-parse before it is accepted."""
 
 from __future__ import annotations
 
+import codecs
+import difflib
+import io
 import os
+import re
 import tempfile
+import tokenize
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from linter.types import Applicability, Diagnostic, Fix
@@ -89,3 +95,95 @@ def write_atomic(path: Path, text: str, encoding: str = "utf-8") -> None:
         except OSError:
             pass
         raise
+
+
+# -- writing a fixed file as it was written ------------------------------------
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+class CannotWrite(Exception):
+    """A fix that cannot be written as the file is: the message says why
+    (the file is left unchanged)."""
+
+
+@dataclass(frozen=True)
+class Original:
+    """A source file's bytes as Python reads them: the text with universal
+    newlines (what the engine checks and fixes), and what writing it back
+    must keep: the encoding (PEP 263 cookie), the BOM, each line's ending."""
+
+    data: bytes
+    text: str
+    encoding: str
+    bom: bool
+    endings: tuple[str, ...]  # of each line of ``text.split("\n")`` but the last
+
+    @staticmethod
+    def decode(data: bytes) -> Original:
+        """Raises ``SyntaxError`` (a bad cookie) or ``UnicodeDecodeError``
+        / ``LookupError``: the engine reports those as SHD000 already."""
+        bom = data.startswith(codecs.BOM_UTF8)
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        raw = data[len(codecs.BOM_UTF8):] if bom else data
+        decoded = raw.decode("utf-8" if encoding == "utf-8-sig" else encoding)
+        lines = _LINE.findall(decoded)
+        endings = tuple(_ending(x) for x in lines if _ending(x))
+        text = decoded.replace("\r\n", "\n").replace("\r", "\n") if "\r" in decoded else decoded
+        return Original(data, text, encoding, bom, endings)
+
+    def encode(self, new_text: str) -> bytes:
+        """``new_text`` (universal newlines, a fixed ``text``) in this
+        file's encoding, BOM and line endings: a line the fix left alone
+        keeps its ending, a new one takes the file's commonest. Raises
+        :class:`CannotWrite` when the encoding cannot hold the new text."""
+        before, after = self.text.split("\n"), new_text.split("\n")
+        common = max(set(self.endings), key=self.endings.count) if self.endings else "\n"
+        out: list[str] = []
+        matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+        for tag, i1, _, j1, j2 in matcher.get_opcodes():
+            for k in range(j2 - j1):
+                j = j1 + k
+                if j == len(after) - 1:  # the text after the last line break
+                    out.append(after[j])
+                    continue
+                i = i1 + k
+                keep = tag == "equal" and i < len(self.endings)
+                out.append(after[j] + (self.endings[i] if keep else common))
+        text = "".join(out)
+        encoding = "utf-8" if self.encoding == "utf-8-sig" else self.encoding
+        try:
+            data = text.encode(encoding)
+        except UnicodeEncodeError as exc:
+            bad = exc.object[exc.start:exc.end]
+            raise CannotWrite(f"the fixed code holds {bad!r}, which {self.encoding} (the file's encoding) cannot hold") from None
+        return codecs.BOM_UTF8 + data if self.bom else data
+
+
+def _ending(line: str) -> str:
+    if line.endswith("\r\n"):
+        return "\r\n"
+    return line[-1] if line and line[-1] in "\r\n" else ""
+
+
+def write_in_place(path: Path, data: bytes, expected: bytes) -> None:
+    """Replace the contents of ``path`` with ``data`` through the file
+    itself: the same inode, so a symlink keeps pointing at it, hard links
+    stay one file, and owner, group, mode and ACLs stay as they are.
+    Raises :class:`CannotWrite` when the file is not what was read
+    (``expected``: changed meanwhile) or cannot be written."""
+    try:
+        fd = os.open(path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise CannotWrite(f"cannot open it for writing: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "r+b", buffering=0) as fh:
+        current = fh.readall()
+        if current != expected:
+            raise CannotWrite("it changed while being fixed; run again")
+        try:
+            fh.seek(0)
+            fh.write(data)
+            fh.truncate(len(data))
+            os.fsync(fh.fileno())
+        except OSError as exc:
+            raise CannotWrite(f"cannot write it: {exc.strerror or exc}") from None
