@@ -103,3 +103,39 @@ def diagnostics_for(d: Path, gates: bool = True) -> dict[Path, list[Diagnostic]]
             merged.update(run_project(r, subs, gates))
         _cache[d, gates] = merged
     return _cache[d, gates]
+
+
+def lint_snippet(code: str, select: str, root: Path, gates: bool = True, **options: object) -> list[Diagnostic]:
+    """The findings of rule ``select`` in ``code`` (dedented), through the
+    whole pipeline, as a file of a project at ``root`` with the rule's
+    ``options`` (with ``gates`` off: no prefilter)."""
+    import textwrap
+
+    items = tuple((k, tuple(v) if isinstance(v, (list, tuple)) else v) for k, v in options.items())
+    config = Config(root=root, select=(select,), rule_options=((select, items),) if items else ())
+    diags, errors = Engine(config, load_registry(), jobs=1, gates=gates).lint_text(
+        textwrap.dedent(code), root / "mod.py"
+    )
+    assert not errors, errors
+    return diags
+
+
+def with_gates_open_and_closed(
+    folder: Path, select: str, **extra: object
+) -> Iterator[tuple[Path, str, list[Diagnostic], list[Diagnostic]]]:
+    """(file, text, findings with the gates open, with every gate closed) of
+    rule ``select`` on each corpus file below ``folder``, under its project's
+    options updated with ``extra``."""
+    registry = load_registry()
+    for root in project_roots(folder):
+        own = (root / "pyproject.toml").is_file()
+        config = load_config([root], registry) if own else Config(root=root)
+        options = {**dict(config.options_for(select)), **extra}
+        for f in corpus_files(root):
+            text = f.read_text(encoding="utf-8")
+            yield (
+                f,
+                text,
+                lint_snippet(text, select, root, **options),
+                lint_snippet(text, select, root, gates=False, **options),
+            )
