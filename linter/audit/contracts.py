@@ -66,7 +66,7 @@ class ModuleFacts:
     functions: dict[str, Signature] = field(default_factory=dict)
 
 
-def _signature(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Signature:
+def _signature(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> Signature:
     a = fn.args
     positional = [*a.posonlyargs, *a.args]
     defaults_from = len(positional) - len(a.defaults)
@@ -75,7 +75,11 @@ def _signature(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Signature:
     names = [p.arg for p in positional] + ([f"*{a.vararg.arg}"] if a.vararg else [])
     names += [p.arg for p in a.kwonlyargs] + ([f"**{a.kwarg.arg}"] if a.kwarg else [])
     abstract = any(_name_of(d).endswith("abstractmethod") for d in fn.decorator_list)
-    body = hashlib.sha256("\n".join(ast.dump(s) for s in fn.body).encode()).hexdigest()[:16]
+    # the body's text, each line stripped (a method moved to another
+    # nesting level keeps its hash); its ast dump costs 20x more
+    start, end = fn.body[0].lineno - 1, fn.end_lineno or fn.body[-1].lineno
+    text = "\n".join(line.strip() for line in lines[start:end])
+    body = hashlib.sha256(text.encode()).hexdigest()[:16]
     return Signature(ast.unparse(a), tuple(names), tuple(required), abstract, body, fn.lineno)
 
 
@@ -101,14 +105,35 @@ def _resolve_relative(module: str, is_package: bool, level: int, name: str | Non
     return ".".join([*parts, *([name] if name else [])])
 
 
-def module_facts(text: str, module: str, path: str) -> ModuleFacts:
+def _imports(tree: ast.Module, deep: bool) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The module's imports: everywhere (``deep``: fork code, whose
+    functions' own imports name what they call), else those at module
+    level, under ``if`` and ``try`` included (what other modules import)."""
+    if deep:
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                yield node
+        return
+    todo: list[ast.stmt] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        elif isinstance(node, (ast.If, ast.Try)):
+            todo += node.body + node.orelse + getattr(node, "finalbody", [])
+            for handler in getattr(node, "handlers", []):
+                todo += handler.body
+
+
+def module_facts(text: str, module: str, path: str, deep_imports: bool = True) -> ModuleFacts:
     facts = ModuleFacts(module, path)
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return facts
     is_package = path.endswith("__init__.py")
-    for node in ast.walk(tree):
+    lines = text.splitlines()
+    for node in _imports(tree, deep_imports):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -135,7 +160,7 @@ def module_facts(text: str, module: str, path: str) -> ModuleFacts:
 
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            facts.functions[node.name] = _signature(node)
+            facts.functions[node.name] = _signature(node, lines)
         elif isinstance(node, ast.ClassDef):
             facts.classes[node.name] = ClassFacts(node.name, module, node.lineno, [])
     for node in tree.body:
@@ -144,7 +169,7 @@ def module_facts(text: str, module: str, path: str) -> ModuleFacts:
             cf.bases = [resolve(n) for n in map(_name_of, node.bases) if n]
             for stmt in node.body:
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    cf.methods[stmt.name] = _signature(stmt)
+                    cf.methods[stmt.name] = _signature(stmt, lines)
                 elif isinstance(stmt, ast.Assign) and stmt.value is not None:
                     for t in stmt.targets:
                         if isinstance(t, ast.Name):
@@ -172,7 +197,7 @@ class TreeFacts:
                 text = (self.tree.root / rel).read_text(encoding="utf-8", errors="replace")
             except OSError:
                 text = ""
-            self._modules[name] = module_facts(text, name, rel)
+            self._modules[name] = module_facts(text, name, rel, deep_imports=False)
         return self._modules[name]
 
     def lookup(self, dotted: str, depth: int = 0) -> ClassFacts | Signature | ModuleFacts | None:

@@ -13,7 +13,7 @@ from linter.registry import Registry
 from linter.audit.classify import classify, lint_tree, with_upstream_hints
 from linter.audit.contracts import contract_drift
 from linter.audit.report import AuditResult
-from linter.audit.trees import Tree, build_overlay
+from linter.audit.trees import Tree, build_overlay, shared_view
 
 Say = Callable[[str], None]
 
@@ -43,7 +43,8 @@ def run_audit(
     runs: dict[str, dict[str, int]] = {}
     found = {}
     errors = []
-    steps = [(base, None), (fork, None), (upstream, None), (overlay.tree, sorted(overlay.fork_changed))]
+    fork_view = shared_view(fork, base, stack)
+    steps = [(base, None), (fork_view, None), (upstream, None), (overlay.tree, sorted(overlay.fork_changed))]
     for i, (tree, only) in enumerate(steps, 1):
         what = f"{len(tree.files)} files"
         if only is not None:

@@ -150,6 +150,17 @@ def build_overlay(fork: Tree, base: Tree, upstream: Tree, stack: ExitStack) -> O
     return Overlay(tree, changed, deleted, manual, removed)
 
 
+def shared_view(tree: Tree, like: Tree, stack: ExitStack) -> Tree:
+    """``tree`` as a temporary folder of hard links in which every file
+    byte-identical in ``like`` is ``like``'s own file: the cache, which knows
+    a file by its path, size and modification time, answers for those from
+    ``like``'s run without reading them again (a fork is mostly its base)."""
+    tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=f"shardlint-audit-{tree.label}-")))
+    for rel, h in tree.files.items():
+        _link((like.root if like.files.get(rel) == h else tree.root) / rel, tmp / rel)
+    return Tree(tree.label, tree.spec, tmp, dict(tree.files))
+
+
 def _link(src: Path, dst: Path) -> None:
     """Upstream's own files: a hard link where the file system allows (the
     same bytes and stat data: the cache knows the file from the upstream run
