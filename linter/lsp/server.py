@@ -138,10 +138,17 @@ class ShardlintServer(LanguageServer):
         return Linted(None, text, result, folder), changed
 
     def schedule(self, uri: str, delay: float | None = None) -> None:
+        """Lint the document soon. A change while its last run is still
+        queued or running cancels that run (a queued one never starts, a
+        running one's result is stale) and waits ``debounce`` for the burst
+        to end; a change after a finished run is linted at once."""
         old = self.pending.pop(uri, None)
+        busy = old is not None and not old.done()
         if old is not None:
             old.cancel()
-        self.pending[uri] = asyncio.ensure_future(self.lint_later(uri, self.debounce if delay is None else delay))
+        if delay is None:
+            delay = self.debounce if busy else 0.0
+        self.pending[uri] = asyncio.ensure_future(self.lint_later(uri, delay))
 
     async def lint_later(self, uri: str, delay: float) -> Linted | None:
         if delay:
