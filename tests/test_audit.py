@@ -214,6 +214,21 @@ def test_files_both_sides_changed_need_a_manual_merge(audited: Any) -> None:
     assert audited.removed_upstream == ["pkg/legacy.py"]
 
 
+def test_a_module_upstream_turned_into_a_package_is_ported_by_hand(tmp_path: Path) -> None:
+    from linter.audit.trees import build_overlay
+
+    base = write_tree(tmp_path / "b", {"pkg/__init__.py": "", "pkg/config.py": "A = 1\n"})
+    fork = write_tree(tmp_path / "f", {"pkg/__init__.py": "", "pkg/config.py": "A = 2\n"})
+    upstream = write_tree(tmp_path / "u", {"pkg/__init__.py": "", "pkg/config/__init__.py": "A = 3\n"})
+    with ExitStack() as stack:
+        trees = [open_tree(label, str(p), None, stack)
+                 for label, p in (("fork", fork), ("base", base), ("upstream", upstream))]
+        overlay = build_overlay(*trees, stack)
+        assert overlay.removed_upstream == ["pkg/config.py (now pkg/config/__init__.py)"]
+        # upstream's package stands in the overlay, unshadowed
+        assert sorted(overlay.tree.files) == ["pkg/__init__.py", "pkg/config/__init__.py"]
+
+
 def test_repeated_calls_of_one_removed_function_are_one_drift_item(tmp_path: Path) -> None:
     from linter.audit.contracts import contract_drift
 

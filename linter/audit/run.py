@@ -44,7 +44,8 @@ def run_audit(
     found = {}
     errors = []
     fork_view = shared_view(fork, base, stack)
-    steps = [(base, None), (fork_view, None), (upstream, None), (overlay.tree, sorted(overlay.fork_changed))]
+    fork_files = sorted(overlay.fork_changed & set(overlay.tree.files))
+    steps = [(base, None), (fork_view, None), (upstream, None), (overlay.tree, fork_files)]
     for i, (tree, only) in enumerate(steps, 1):
         what = f"{len(tree.files)} files"
         if only is not None:

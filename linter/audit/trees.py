@@ -139,15 +139,32 @@ def build_overlay(fork: Tree, base: Tree, upstream: Tree, stack: ExitStack) -> O
             continue
         _link(upstream.root / rel, tmp / rel)
         files[rel] = h
+    removed = []
     for rel in sorted(changed):
+        moved = same_module(rel, upstream.files)
+        if rel in base.files and rel not in upstream.files:
+            removed.append(f"{rel} (now {moved})" if moved else rel)
+        if moved:
+            # upstream turned the module into a package or back: the fork's
+            # file beside it would be shadowed, and name the same module
+            continue
         _copy(fork.root / rel, tmp / rel)
         files[rel] = fork.files[rel]
         up = upstream.files.get(rel)
         if rel in base.files and up is not None and up != base.files[rel]:
             manual.append(rel)
-    removed = sorted(rel for rel in changed if rel in base.files and rel not in upstream.files)
     tree = Tree("overlay", f"{upstream.spec} + ({fork.spec} - {base.spec})", tmp, dict(sorted(files.items())))
     return Overlay(tree, changed, deleted, manual, removed)
+
+
+def same_module(rel: str, files: dict[str, str]) -> str:
+    """The other file of ``files`` that is the same module as ``rel``
+    (``a/b.py`` and ``a/b/__init__.py``), or ''."""
+    if rel.endswith("/__init__.py"):
+        other = rel[: -len("/__init__.py")] + ".py"
+    else:
+        other = rel[:-3] + "/__init__.py"
+    return other if other in files and rel not in files else ""
 
 
 def shared_view(tree: Tree, like: Tree, stack: ExitStack) -> Tree:
