@@ -15,21 +15,22 @@ MAX_DEPTH = 12
 OTHER = object()  # a binding that is not a plain ``name = expr`` (loop target, ``+=``, unpacking)
 KNOB = object()  # the incoming value of a knob parameter: taken to be a power of two
 
-# the integer operators block-size arithmetic uses
+# the integer operators block-size arithmetic uses, by libcst class name (the
+# scan imports this module without loading libcst: see ``linter._lazy``)
 _FOLD = {
-    cst.Add: lambda a, b: a + b,
-    cst.Subtract: lambda a, b: a - b,
-    cst.Multiply: lambda a, b: a * b,
-    cst.FloorDivide: lambda a, b: a // b if b else None,
-    cst.LeftShift: lambda a, b: a << b if 0 <= b < 64 else None,
-    cst.Power: lambda a, b: a**b if 0 <= b < 64 else None,
+    "Add": lambda a, b: a + b,
+    "Subtract": lambda a, b: a - b,
+    "Multiply": lambda a, b: a * b,
+    "FloorDivide": lambda a, b: a // b if b else None,
+    "LeftShift": lambda a, b: a << b if 0 <= b < 64 else None,
+    "Power": lambda a, b: a**b if 0 <= b < 64 else None,
 }
 
 
 def fold(op: cst.BaseBinaryOp, a: int, b: int) -> int | None:
     """``a op b`` for the operators block-size arithmetic uses, None for any
     other (or a result too big to be a size)."""
-    f = _FOLD.get(type(op))
+    f = _FOLD.get(type(op).__name__)
     if f is None:
         return None
     try:
