@@ -389,7 +389,7 @@ def entry_of(e: Any) -> Entry | None:
         return None
     if check is not None and not (
         isinstance(check, dict)
-        and isinstance(check.get("fk"), str)
+        and (check.get("fk") is None or isinstance(check["fk"], str))
         and _is_str_list(check.get("cols", []))
         and isinstance(check.get("diags"), list)
         and all(_is_diagnostic(d) for d in check["diags"])

@@ -269,25 +269,35 @@ def check(
     engine = engine_for(config)
 
     if use_stdin:
-        text = sys.stdin.read()
+        # bytes, decoded as Python decodes a file (PEP 263 cookie, BOM):
+        # --fix writes back the encoding, BOM and line endings it read
+        data = sys.stdin.buffer.read()
         name = stdin_filename or "<stdin>"
         path = Path(stdin_filename) if stdin_filename else config.root / "stdin.py"
         if stdin_filename and config.force_exclude and _excluded_explicit(path, config):
             if fix:
-                sys.stdout.write(text)
+                sys.stdout.buffer.write(data)
             sys.exit(EXIT_CLEAN)
         if fix or diff:
-            from linter.fixer import fix_text
+            from linter.fixer import fix_bytes
 
-            outcome = fix_text(engine, text, path, unsafe_fixes)
+            text, fixed, outcome = fix_bytes(engine, data, path, unsafe_fixes)
             if diff:
                 sys.stdout.write(_unified(text, outcome.text, name))
             else:
-                sys.stdout.write(outcome.text)
+                sys.stdout.flush()
+                sys.stdout.buffer.write(fixed)
             diags, errors = outcome.remaining, outcome.errors
             stream_is_stdout = False
         else:
-            diags, errors = engine.lint_text(text, path)
+            from linter.source import decode_source
+            from linter.files import relpath_of
+
+            text, unreadable = decode_source(data, relpath_of(path, config.root))
+            if text is None:
+                diags, errors = ([unreadable] if unreadable else []), []
+            else:
+                diags, errors = engine.lint_text(text, path)
             stream_is_stdout = True
         result = RunResult(diagnostics=list(diags), errors=list(errors))
         result.stats.files = 1

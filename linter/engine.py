@@ -28,7 +28,8 @@ from linter.files import SourceFile, discover, module_name_of, project_files, re
 from linter.registry import Registry, load_registry
 from linter.scan import ScanResult, scan_text
 from linter.deep import met_recursion_limit, with_deep_retry
-from linter.source import read_source
+from linter.source import normalize_identifiers, read_source
+from linter.workers import exit_with_parent
 from linter.suppression import apply_suppressions, parse_suppressions, unused_noqa
 from linter.types import Diagnostic, InternalError, RunResult
 
@@ -50,6 +51,11 @@ def _has_facts_gate(rule: type[Rule]) -> bool:
 
 
 _W: dict[str, Any] = {}
+
+
+def _init_pool_worker(state: dict[str, Any]) -> None:
+    exit_with_parent()
+    _init_worker(state)
 
 
 def _init_worker(state: dict[str, Any]) -> None:
@@ -339,6 +345,7 @@ class Engine:
 
     def lint_text(self, text: str, path: Path | str) -> tuple[list[Diagnostic], list[InternalError]]:
         """Lint one buffer as if it were at ``path`` (which need not exist)."""
+        text = normalize_identifiers(text)
         relpath = relpath_of(Path(path), self.config.root)
         module = module_name_of(relpath)
         # one buffer: compiling it costs milliseconds, so any syntax error shows
@@ -508,7 +515,7 @@ class Engine:
         except ValueError:  # pragma: no cover - platforms without fork
             ctx = multiprocessing.get_context()
         return ProcessPoolExecutor(
-            max_workers=min(self.jobs, n), mp_context=ctx, initializer=_init_worker, initargs=(state,)
+            max_workers=min(self.jobs, n), mp_context=ctx, initializer=_init_pool_worker, initargs=(state,)
         )
 
     def _map(

@@ -182,7 +182,8 @@ def discover(
             ):
                 prefix = "" if top == root else rel + "/"
                 for sf in project:
-                    if sf.relpath.startswith(prefix) and sf.abspath not in seen:
+                    # (``sf.relpath == rel``: the folder itself, unreadable)
+                    if (sf.relpath.startswith(prefix) or sf.relpath == rel) and sf.abspath not in seen:
                         seen.add(sf.abspath)
                         out.append(sf if not sf.explicit else SourceFile(sf.abspath, sf.relpath, False))
                 continue
@@ -229,7 +230,14 @@ def _walk(
     # does), unless force_exclude is set.
     if force and matcher.matches(rel(str(top))):
         return
-    for dirpath, dirnames, filenames in os.walk(str(top)):
+    # a folder that cannot be listed is handed on like a file: reading it
+    # fails, and a checked one is reported (SHD000), never skipped silently
+    unreadable: list[OSError] = []
+    for dirpath, dirnames, filenames in os.walk(str(top), onerror=unreadable.append):
+        while unreadable:
+            folder = unreadable.pop().filename
+            if isinstance(folder, str):
+                yield folder, rel(folder)
         chain = gitignore.chain(dirpath) if gitignore is not None else []
         keep = []
         for name in sorted(dirnames):
@@ -256,6 +264,9 @@ def _walk(
             if chain and _GitIgnore.match(chain, f, False):
                 continue
             yield f, r
+    for error in unreadable:
+        if isinstance(error.filename, str):
+            yield error.filename, rel(error.filename)
 
 
 def project_files(config: Config) -> list[SourceFile]:

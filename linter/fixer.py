@@ -61,6 +61,28 @@ def fix_text(engine: Engine, text: str, path: Path, unsafe: bool) -> FixOutcome:
     return outcome
 
 
+def fix_bytes(engine: Engine, data: bytes, path: Path, unsafe: bool) -> tuple[str, bytes, FixOutcome]:
+    """``fix_text`` over a file's bytes (standard input): the text as read,
+    the fixed bytes in the input's encoding, BOM and line endings (the
+    input itself when it cannot be decoded or the fix cannot be held in
+    its encoding: the reason is in the outcome's errors), and the outcome."""
+    try:
+        original = Original.decode(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        text = data.decode("utf-8", "replace")
+        outcome = FixOutcome(text, errors=[InternalError(str(path), None, f"not fixed: cannot decode it: {exc}")])
+        return text, data, outcome
+    outcome = fix_text(engine, original.text, path, unsafe)
+    if outcome.text == original.text:
+        return original.text, data, outcome
+    try:
+        return original.text, original.encode(outcome.text), outcome
+    except CannotWrite as exc:
+        outcome.errors.append(InternalError(str(path), None, f"fix not written: {exc}"))
+        outcome.text = original.text
+        return original.text, data, outcome
+
+
 def fix_paths(
     engine: Engine, paths: Sequence[Path], unsafe: bool, write: bool
 ) -> tuple[RunResult, list[tuple[str, str, str]]]:

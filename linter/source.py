@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import re
 import tokenize
+import unicodedata
 from pathlib import Path
 
 from linter.safeio import DEFAULT_MAX_FILE_SIZE, UnreadableFile, read_bounded
@@ -44,7 +46,8 @@ def decode_source(data: bytes, relpath: str) -> tuple[str | None, Diagnostic | N
         except UnicodeDecodeError:
             pass
         else:
-            return (text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text), None
+            text = text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+            return (text if data.isascii() else normalize_identifiers(text)), None
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
@@ -60,7 +63,39 @@ def decode_source(data: bytes, relpath: str) -> tuple[str | None, Diagnostic | N
     # universal newlines, as Python's own reader does
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text, None
+    return normalize_identifiers(text), None
+
+
+def normalize_identifiers(text: str) -> str:
+    """``text`` with every identifier NFKC-normalised, as Python's parser
+    reads it (``ｍｉｎ(w, 1024)`` calls ``min``, ``𝐁LOCK`` is ``BLOCK``):
+    the needles and the rules then see the names Python sees. Strings and
+    comments are left alone; an ASCII or already normalised text (nearly
+    every file) is returned as it is, without tokenizing. A look-alike is
+    one character for one almost always, so positions stay; a text that
+    does not tokenize is returned as it is (its syntax error is reported
+    elsewhere)."""
+    if text.isascii() or unicodedata.is_normalized("NFKC", text):
+        return text
+    changes: dict[int, list[tuple[int, int, str]]] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.NAME and not tok.string.isascii():
+                norm = unicodedata.normalize("NFKC", tok.string)
+                if norm != tok.string:
+                    (row, col), (_, end) = tok.start, tok.end
+                    changes.setdefault(row, []).append((col, end, norm))
+    except (tokenize.TokenError, SyntaxError):
+        return text
+    if not changes:
+        return text
+    lines = text.split("\n")
+    for row, edits in changes.items():
+        line = lines[row - 1]
+        for col, end, norm in sorted(edits, reverse=True):
+            line = line[:col] + norm + line[end:]
+        lines[row - 1] = line
+    return "\n".join(lines)
 
 
 def read_source(
@@ -74,7 +109,8 @@ def read_source(
     except UnreadableFile as exc:
         return None, shd000(relpath, 1, 0, f"not checked: {exc}")
     except OSError as exc:
-        return None, shd000(relpath, 1, 0, f"cannot read the file: {exc.strerror or exc}")
+        what = "folder" if os.path.isdir(path) else "file"
+        return None, shd000(relpath, 1, 0, f"cannot read the {what}: {exc.strerror or exc}")
     return decode_source(data, relpath)
 
 

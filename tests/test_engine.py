@@ -752,11 +752,12 @@ def test_cache_keeps_a_few_other_configurations_and_nothing_it_did_not_write_goe
     import time
 
     from linter import __version__
-    from linter.cache import FORMAT
+    from linter.cache import FORMAT, TAG_TEXT
 
     write(tmp_path, "a.py", "v = min(a, 1)\n")
     cache_dir = tmp_path / ".c"
     cache_dir.mkdir()
+    (cache_dir / "CACHEDIR.TAG").write_text(TAG_TEXT)  # a folder shardlint made (it refuses others)
     now = time.time()
     others = [f"{i:016x}" for i in range(1, 7)]
     for age, key in enumerate(others):

@@ -20,7 +20,7 @@ import pytest
 import linter.engine
 from linter import flake8_plugin
 from linter.builtin_rules import UnparsableFile, UnusedNoqa
-from linter.config import find_project_root, load_config
+from linter.config import load_config
 from linter.engine import Engine
 from linter.facts import FactCollector
 from linter.flake8_plugin import Flake8Plugin
@@ -254,9 +254,9 @@ def shardlint(path: Path, *extra: str) -> set[Finding]:
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
-    root = find_project_root(path)
+    # (JSON paths are the concise ones: relative to the working directory)
     return {
-        (str((root / d["path"]).resolve()), d["line"], d["column"], d["code"])
+        (str((ROOT / d["path"]).resolve()), d["line"], d["column"], d["code"])
         for d in json.loads(proc.stdout)
     }
 

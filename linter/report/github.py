@@ -39,10 +39,10 @@ def _command(kind: str, props: Sequence[tuple[str, str | int]], message: str) ->
     )
 
 
-def _message(d: Diagnostic) -> str:
+def _message(d: Diagnostic, ctx: ReportContext) -> str:
     lines = [d.message]
     for n in d.notes:
-        where = f" ({n.path}:{n.span.line})" if n.path and n.span else ""
+        where = f" ({ctx.display_path(n.path)}:{n.span.line})" if n.path and n.span else ""
         lines.append(f"note: {n.message}{where}")
     if d.fix is not None:
         lines.append(f"fix ({d.fix.applicability.value}): {d.fix.title}")
@@ -64,7 +64,7 @@ def render(diags: Sequence[Diagnostic], ctx: ReportContext) -> str:
         if s.end_line == s.line:
             props.append(("endColumn", s.end_column + 1))
         props.append(("title", f"shardlint {d.code} ({d.name})"))
-        out.append(_command(COMMANDS[d.severity], props, _message(d)))
+        out.append(_command(COMMANDS[d.severity], props, _message(d, ctx)))
     for e in ctx.errors:
         rule = f" in {e.code}" if e.code else ""
         props = [("file", ctx.display_path(e.path)), ("title", f"shardlint internal error{rule}")]

@@ -1,4 +1,6 @@
-"""A JSON list of findings. Columns are 1-based; ``end_column`` is exclusive."""
+"""A JSON list of findings. Columns are 1-based; ``end_column`` is exclusive.
+Paths are those the concise and full formats print (relative to the working
+directory when below it), so one run's outputs name a file alike."""
 
 from __future__ import annotations
 
@@ -21,16 +23,17 @@ def _pos(span: Span | None) -> dict[str, int] | None:
     }
 
 
-def to_obj(d: Diagnostic) -> dict[str, Any]:
+def to_obj(d: Diagnostic, ctx: ReportContext) -> dict[str, Any]:
     return {
         "code": d.code,
         "name": d.name,
         "severity": d.severity.value,
-        "path": d.path,
+        "path": ctx.display_path(d.path),
         **_pos(d.span),  # type: ignore[dict-item]
         "message": d.message,
         "notes": [
-            {"message": n.message, "path": n.path, "location": _pos(n.span)} for n in d.notes
+            {"message": n.message, "path": ctx.display_path(n.path) if n.path else None, "location": _pos(n.span)}
+            for n in d.notes
         ],
         "fix": None
         if d.fix is None
@@ -45,4 +48,4 @@ def to_obj(d: Diagnostic) -> dict[str, Any]:
 
 
 def render(diags: Sequence[Diagnostic], ctx: ReportContext) -> str:
-    return _json.dumps([to_obj(d) for d in diags], indent=2, ensure_ascii=False) + "\n"
+    return _json.dumps([to_obj(d, ctx) for d in diags], indent=2, ensure_ascii=False) + "\n"
