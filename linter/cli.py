@@ -333,6 +333,13 @@ def check(
     except ConfigError as exc:  # a nested project's configuration
         _fail(str(exc))
         return
+    except Exception as exc:  # noqa: BLE001 - a crash of the run itself (a worker killed, a bug)
+        if os.environ.get("SHARDLINT_TRACEBACK"):
+            raise
+        from linter.check import describe
+
+        _fail(f"internal error: {type(exc).__name__}: {describe(exc)} (SHARDLINT_TRACEBACK=1 shows where)")
+        return
     for e in result.errors:
         click.echo(f"shardlint: {internal_error_line(e)}", err=True)
     if write_baseline is not None or baseline_file is not None:

@@ -240,3 +240,24 @@ def test_internal_errors_exit_2_with_one_line_each(tmp_path: Path) -> None:
     assert r.returncode == 2
     errors = [x for x in err(r).splitlines() if "internal error" in x]
     assert errors == ["shardlint: internal error in SHD401 on bad.py: boom second line third"]
+
+
+def test_a_worker_killed_mid_run_is_one_line_and_exit_2(project: Path) -> None:
+    """A worker killed (the OOM killer) breaks the pool: one line, exit 2."""
+    for i in range(30):
+        (project / f"m{i}.py").write_text(BAD)
+    script = (
+        "import os, signal, sys\n"
+        "import linter.engine as e\n"
+        "def killed(job):\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+        "e._scan_job = killed\n"
+        "from linter.cli import main\n"
+        "sys.argv = ['shardlint', 'check', '.', '--no-cache', '-j', '2']\n"
+        "main()\n"
+    )
+    r = subprocess.run([sys.executable, "-c", script], cwd=project, capture_output=True, timeout=120)
+    no_traceback(r)
+    assert r.returncode == 2
+    lines = err(r).strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("shardlint: error: internal error: BrokenProcessPool")
