@@ -26,7 +26,7 @@ from linter.config import Config
 from linter.facts import FactCollector, FileLoader, LazyModules, ProjectFacts, run_collector
 from linter.files import SourceFile, discover, module_name_of, project_files, relpath_of
 from linter.registry import Registry, load_registry
-from linter.scan import ScanResult, scan_text
+from linter.scan import Gate, ScanResult, gate_of, scan_text
 from linter.deep import met_recursion_limit, with_deep_retry
 from linter.source import normalize_identifiers, read_source
 from linter.workers import exit_with_parent
@@ -234,6 +234,14 @@ class Engine:
             got = memo[rule.code] = self.config.effective_options(rule)
         return got
 
+    def gate(self, rule: Any) -> Gate:
+        """What ``rule`` declares under its effective options (memoised)."""
+        memo = self.__dict__.setdefault("_gates", {})
+        got = memo.get(rule.code)
+        if got is None:
+            got = memo[rule.code] = gate_of(rule, self.rule_options(rule))
+        return got
+
     def _collector_map(self) -> Mapping[str, Any]:
         return {c.name: c for c in self.collectors}
 
@@ -268,10 +276,10 @@ class Engine:
     def scan_one(self, text: str, relpath: str, checked: bool, syntax: bool | None = None) -> ScanResult:
         res = scan_text(
             text, relpath, module_name_of(relpath), self.scan_collectors,
-            self.rules_for(relpath) if checked else None,
+            [self.gate(r) for r in self.rules_for(relpath)] if checked else None,
             self.config.check_syntax if syntax is None else syntax,
             self.cache is not None,
-            self.gates,
+            closed=not self.gates,
         )
         res.noqa = checked and self.noqa_check(relpath, text)
         return res
@@ -298,7 +306,8 @@ class Engine:
         if rules:
             parsed = True
             diags, errors = check_text(
-                text, relpath, module_name_of(relpath), rules, self.config, facts, self.gates
+                text, relpath, module_name_of(relpath), rules, self.config, facts,
+                [self.gate(r) for r in rules] if self.gates else None,
             )
         noqa_on = self.noqa_check(relpath, text)
         if diags or noqa_on:

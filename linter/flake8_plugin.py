@@ -183,7 +183,7 @@ class Flake8Plugin:
         # The prefilter: nothing can fire here unless a rule's needles match
         # or there is a noqa comment for SHD900 to judge.
         noqa_rule = "SHD900" in engine.enabled and "noqa" in text.lower()
-        if not noqa_rule and not any(admits_text(r, text) for r in engine.rules_for(relpath)):
+        if not noqa_rule and not any(admits_text(engine.gate(r), text) for r in engine.rules_for(relpath)):
             return []
         project.prepare_facts()
         diags, errors = engine.lint_text(text, path)

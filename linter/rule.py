@@ -185,6 +185,15 @@ class Rule:
         return value() if isinstance(value, LazyValue) else value
 
     @classmethod
+    def declared_needles(cls, options: Mapping[str, Any]) -> tuple[Needles, Needles | None]:
+        """The (file, definition) needles under the rule's effective
+        ``options``: ``needles`` and ``definition_needles`` by default. A rule
+        whose names are configurable overrides it so that its gates hold the
+        configured names too (a glob with no literal part to look for means
+        no gate: ``Needles()`` matches everything)."""
+        return cls.needles, cls.definition_needles
+
+    @classmethod
     def candidate_facts(
         cls, module: str, path: str, facts: ProjectFacts, options: Mapping[str, Any]
     ) -> bool:

@@ -2,7 +2,8 @@
 need to see it, from what the rules declare (``Rule.needles``,
 ``Rule.definition_needles``) -- never from a rule's own code.
 
-The gates are the engine's, derived generically:
+The gates are the engine's, derived generically from what each rule declares
+under its effective options (``Rule.declared_needles``, :func:`gate_of`):
 
 1. the file gate: a rule whose ``needles`` the text does not match cannot
    fire in the file;
@@ -22,11 +23,12 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from linter.facts import FactCollector
+from linter.needles import Needles
 from linter.source import shd000
 from linter.types import Diagnostic
 
@@ -58,11 +60,31 @@ def compile_tree(text: str, relpath: str) -> ast.Module:
     return compile(text, relpath, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
 
 
-def admits_text(rule: type[Rule], text: str) -> bool:
-    """The file gate: whether ``text`` holds what ``rule`` declares any
+@dataclass(frozen=True)
+class Gate:
+    """What one rule declares under its effective options
+    (``Rule.declared_needles``): the needles of the file gate and, if any,
+    of the definition gate."""
+
+    code: str
+    file: Needles
+    definition: Needles | None = None
+
+
+def gate_of(rule: type[Rule], options: Mapping[str, Any]) -> Gate:
+    """``rule``'s gate under ``options`` (a declaration that fails opens it)."""
+    try:
+        file, definition = rule.declared_needles(options)
+    except Exception:
+        return Gate(rule.code, Needles())
+    return Gate(rule.code, file, definition)
+
+
+def admits_text(gate: Gate, text: str) -> bool:
+    """The file gate: whether ``text`` holds what the rule declares any
     match needs (a broken declaration lets the file through)."""
     try:
-        return bool(rule.needles.match(text))
+        return bool(gate.file.match(text))
     except Exception:
         return True
 
@@ -86,15 +108,15 @@ class Regions:
         parts.append(self.text[pos:])
         return "".join(parts)
 
-    def kept(self, rules: Sequence[type[Rule]]) -> list[tuple[int, int]] | None:
-        """The spans the libcst check of ``rules`` must see: the module-level
-        code and the definitions one of the rules' ``definition_needles``
-        matches; None (everything) when a rule declares none."""
-        if any(r.definition_needles is None for r in rules):
+    def kept(self, gates: Sequence[Gate]) -> list[tuple[int, int]] | None:
+        """The spans the libcst check of the rules must see: the module-level
+        code and the definitions one of their definition needles matches;
+        None (everything) when a rule declares none."""
+        if any(g.definition is None for g in gates):
             return None
         keep, pos = [], 0
         for a, b in self.defs:
-            if any(_matches(r, self.text[a:b]) for r in rules):
+            if any(_matches(g, self.text[a:b]) for g in gates):
                 continue
             if a > pos:
                 keep.append((pos, a))
@@ -102,17 +124,17 @@ class Regions:
         keep.append((pos, len(self.text)))
         return keep
 
-    def admits(self, rule: type[Rule]) -> bool:
+    def admits(self, gate: Gate) -> bool:
         """The definition gate: whether one definition, or the module-level
-        code, matches ``rule``'s ``definition_needles``."""
-        if rule.definition_needles is None:
+        code, matches the rule's definition needles."""
+        if gate.definition is None:
             return True
-        return _matches(rule, self.rest()) or any(_matches(rule, self.text[a:b]) for a, b in self.defs)
+        return _matches(gate, self.rest()) or any(_matches(gate, self.text[a:b]) for a, b in self.defs)
 
 
-def _matches(rule: type[Rule], text: str) -> bool:
+def _matches(gate: Gate, text: str) -> bool:
     try:
-        return bool(rule.definition_needles.match(text))  # type: ignore[union-attr]
+        return bool(gate.definition.match(text))  # type: ignore[union-attr]
     except Exception:  # a broken declaration reads everything
         return True
 
@@ -164,14 +186,14 @@ def scan_text(
     relpath: str,
     module: str,
     collectors: Sequence[type[FactCollector]],
-    rules: Sequence[type[Rule]] | None = None,
+    gates: Sequence[Gate] | None = None,
     syntax: bool = False,
     hashes: bool = True,
-    gates: bool = True,
+    closed: bool = False,
 ) -> ScanResult:
     """Hash the text, run the fact collectors whose needles match and, for a
-    file being checked (``rules`` given), decide which rules need to see it
-    (the gates above; with ``gates`` off, all of them). The ``ast`` is built
+    file being checked (the ``gates`` of its rules given), decide which
+    rules need to see it (the gates above; ``closed``: all of them). The ``ast`` is built
     at most once and only when something needs it (or, with ``syntax``, for
     every checked file); a syntax error it meets in a checked file is
     SHD000. A file never compiled that a rule admits is parsed by libcst in
@@ -180,13 +202,14 @@ def scan_text(
     ``fh`` still names the collectors with facts."""
     res = ScanResult(relpath, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() if hashes else "")
     wanted = [c for c in collectors if c.needles.match(text)]
+    rules = gates
     if rules is None:
-        cands: list[type[Rule]] = []
-    elif gates:
-        cands = [r for r in rules if admits_text(r, text)]
-    else:
+        cands: list[Gate] = []
+    elif closed:
         cands = list(rules)
-    by_definition = [r for r in cands if r.definition_needles is not None] if gates else []
+    else:
+        cands = [g for g in rules if admits_text(g, text)]
+    by_definition = [] if closed else [g for g in cands if g.definition is not None]
     tree = None
     if (syntax and rules is not None) or by_definition or any(c.needs_ast for c in wanted):
         try:
@@ -202,7 +225,7 @@ def scan_text(
             wanted = [c for c in wanted if not c.needs_ast]
     if rules is not None:
         regions = regions_of(tree, text) if tree is not None and by_definition else None
-        res.rules = [r.code for r in cands if regions is None or regions.admits(r)]
+        res.rules = [g.code for g in cands if regions is None or regions.admits(g)]
     for c in wanted:
         try:
             # a text collector always reads the text, even when an ast exists
@@ -216,20 +239,20 @@ def scan_text(
     return res
 
 
-def check_source(text: str, relpath: str, rules: Sequence[type[Rule]]) -> str:
-    """What libcst parses to check ``rules``: ``text`` with the top-level
-    definitions none of their ``definition_needles`` match blanked (the
-    module-level code always kept), provided the whole text compiles (a
-    syntax error anywhere is still reported); else ``text``. Positions are
-    the same."""
-    if not rules or any(r.definition_needles is None for r in rules):
+def check_source(text: str, relpath: str, gates: Sequence[Gate]) -> str:
+    """What libcst parses to check the rules of ``gates``: ``text`` with the
+    top-level definitions none of their definition needles match blanked
+    (the module-level code always kept), provided the whole text compiles
+    (a syntax error anywhere is still reported); else ``text``. Positions
+    are the same."""
+    if not gates or any(g.definition is None for g in gates):
         return text
     try:
         tree = compile_tree(text, relpath)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return text
     regions = regions_of(tree, text)
-    spans = regions.kept(rules) if regions is not None else None
+    spans = regions.kept(gates) if regions is not None else None
     if spans is None or spans == [(0, len(text))]:
         return text
     return mask_text(text, spans)

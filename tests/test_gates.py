@@ -17,7 +17,7 @@ from corpus_harness import CORPUS, diagnostics_for, rule_dirs
 from linter.config import Config
 from linter.engine import Engine
 from linter.registry import load_registry
-from linter.scan import Regions, check_source, regions_of
+from linter.scan import Gate, Regions, check_source, gate_of, regions_of
 
 
 def _keys(found: dict[Path, list]) -> list[tuple]:
@@ -166,7 +166,7 @@ def test_the_check_sees_the_matching_definitions_and_the_module_code() -> None:
         needles = Needles(all_of=("min(",))
         definition_needles = Needles(all_of=("min(",))
 
-    source = check_source(_MODULE, "m.py", [Mins])
+    source = check_source(_MODULE, "m.py", [gate_of(Mins, {})])
     assert source.count("\n") == _MODULE.count("\n")  # positions kept
     assert "def first" in source and "class Second" in source  # both hold "min("
     assert "import os" in source and "def third" in source
@@ -177,7 +177,31 @@ def test_the_check_sees_the_matching_definitions_and_the_module_code() -> None:
         needles = Needles(all_of=("def",))
         definition_needles = Needles(all_of=("self",))
 
-    source = check_source(_MODULE, "m.py", [Methods])
+    source = check_source(_MODULE, "m.py", [gate_of(Methods, {})])
     assert "def first" not in source and "class Second" in source and "BLOCK = 128" in source
     ast.parse(source)
-    assert Regions(_MODULE, ()).kept([Methods]) == [(0, len(_MODULE))]
+    assert Regions(_MODULE, ()).kept([gate_of(Methods, {})]) == [(0, len(_MODULE))]
+    assert Regions(_MODULE, ()).kept([Gate("SHD997", Needles())]) is None  # no definition gate: all
+
+
+def test_the_gates_follow_the_configured_names() -> None:
+    """A rule whose names are options declares its needles from them: a
+    configured name opens the gates for code that holds no default name."""
+    from linter.needles import Needles
+    from linter.options import Option
+    from linter.rule import Rule
+
+    class Named(Rule):
+        code, name = "SHD996", "named"
+        options = {"names": Option(("budget",), "list[str]", "names")}
+
+        @classmethod
+        def declared_needles(cls, options):  # type: ignore[no-untyped-def]
+            words = Needles(any_of=(tuple(options["names"]),))
+            return words, words
+
+    default, custom = gate_of(Named, {"names": ("budget",)}), gate_of(Named, {"names": ("allowance",)})
+    text = "def f(allowance, tp):\n    return allowance // tp\n"
+    assert not default.file.match(text) and custom.file.match(text)
+    assert "allowance //" in check_source(text, "m.py", [custom])
+    assert "allowance //" not in check_source(text, "m.py", [default])
