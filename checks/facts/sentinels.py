@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from checks._helpers import ast_dotted
+from checks._helpers import ast_dotted, ast_stmt_fields
 from checks._imports import follow_reexports, imports_from_ast, qualify
 from linter.facts import FactCollector, RecordedMemo
 from linter.needles import Needles
@@ -62,7 +62,13 @@ def sentinel_repr(node: ast.AST | None) -> str | None:
     return None
 
 
-_STMT_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
+def _statement_children(node: ast.AST) -> list[ast.AST]:
+    """The statements and clauses directly in ``node``, in ``iter_child_nodes``
+    order (only these fields hold any: expressions never do)."""
+    out: list[ast.AST] = []
+    for name in ast_stmt_fields(type(node)) or (("body",) if isinstance(node, ast.Module) else ()):
+        out.extend(getattr(node, name))
+    return out
 
 
 def statements_no_nested(node: ast.AST) -> Iterator[ast.AST]:
@@ -70,13 +76,13 @@ def statements_no_nested(node: ast.AST) -> Iterator[ast.AST]:
     but not entered, without visiting expressions (no statement lives
     inside an expression once lambdas are skipped): the walks below look
     only for statements, and expression nodes are most of a function's tree."""
-    stack = [c for c in ast.iter_child_nodes(node) if isinstance(c, _STMT_HOLDERS)]
+    stack = _statement_children(node)
     while stack:
         n = stack.pop()
         yield n
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
-        stack.extend(c for c in ast.iter_child_nodes(n) if isinstance(c, _STMT_HOLDERS))
+        stack.extend(_statement_children(n))
 
 
 def attr_ref(node: ast.AST) -> tuple[str, str] | None:
