@@ -434,3 +434,26 @@ async def test_pull_client_pulls_and_is_told_to_refresh(pull: LanguageClient, wo
     assert {item.uri for item in report.items} == {model, common}
     # nothing pushed to a client that pulls
     assert model not in pull.diagnostics
+
+
+@pytest.fixture
+def big_workspace(tmp_path: Path) -> Path:
+    """Enough files that the engine scans them in forked workers."""
+    root = make_workspace(tmp_path / "big")
+    for i in range(60):
+        (root / f"filler_{i}.py").write_text(f"VALUE_{i} = {i}\n\n\ndef f_{i}(x):\n    return x + VALUE_{i}\n")
+    return root
+
+
+@pytest_lsp.fixture(config=CONFIG)
+async def push_big(lsp_client: LanguageClient, big_workspace: Path):
+    await start(lsp_client, big_workspace)
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_a_project_scanned_in_worker_processes(push_big: LanguageClient, big_workspace: Path):
+    # (forked workers once hung on the lock of the stdin the protocol was read from)
+    docs = Docs(push_big)
+    _, got = await open_and_wait(push_big, docs, big_workspace / MODEL)
+    assert codes(got.diagnostics) == ["SHD201", "SHD201"]

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -133,8 +135,7 @@ class ShardlintServer(LanguageServer):
     def _lint_sync(self, uri: str, text: str) -> tuple[Linted, set[str]]:
         path = Path(to_fs_path(uri) or uri)
         folder = self.folder_of(path)
-        changed = folder.lay_over(path, text)
-        result = folder.lint(path, text)
+        result, changed = folder.lint(path, text)
         return Linted(None, text, result, folder), changed
 
     def schedule(self, uri: str, delay: float | None = None) -> None:
@@ -568,9 +569,28 @@ async def hover(ls: ShardlintServer, params: lsp.HoverParams) -> lsp.Hover | Non
     return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, "\n\n---\n\n".join(parts)))
 
 
+def protocol_streams() -> tuple[BinaryIO, BinaryIO]:
+    """The client's stdin and stdout, as streams of the protocol's own; the
+    process's standard streams become /dev/null and stderr.
+
+    The engine scans a big project in forked workers, and a forked
+    multiprocessing worker first closes ``sys.stdin``: were the protocol
+    read through it, the worker would wait forever for the lock of the
+    buffer the server's reader thread holds while it waits for input.
+    And nothing a rule or library prints can corrupt the protocol's stream."""
+    stdin = os.fdopen(os.dup(0), "rb")
+    stdout = os.fdopen(os.dup(1), "wb")
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 (for the process's lifetime)
+    return stdin, stdout
+
+
 def serve(tcp_port: int | None = None, host: str = "127.0.0.1") -> None:
     logging.basicConfig(level=logging.WARNING, format="shardlint-lsp: %(message)s")
     if tcp_port is None:
-        server.start_io()
+        server.start_io(*protocol_streams())
     else:
         server.start_tcp(host, tcp_port)

@@ -215,11 +215,13 @@ class FolderState:
         assert self.engine is not None
         return {} if text is None else buffer_facts(self.engine, text, path)
 
-    def lay_over(self, path: Path, text: str | None) -> set[str]:
+    def lay_over(self, path: Path, text: str | None, mine: dict[str, Any] | None = None) -> set[str]:
         """Lay ``text`` (None: the file is gone) over ``path``'s facts; the
-        collectors whose facts for that module changed. A text that does not
-        compile changes nothing (its last facts stand)."""
-        mine = self._facts_of(path, text)
+        collectors whose facts for that module changed. ``mine``: its facts,
+        when the caller has them. A text that does not compile changes
+        nothing (its last facts stand)."""
+        if mine is None:
+            mine = self._facts_of(path, text)
         if mine is None:
             return set()
         before = self._overlays.get(path)
@@ -240,9 +242,14 @@ class FolderState:
         return {c.name for c in self.engine.collector_meta if getattr(c, "lazy", False)}
 
     # -- linting ------------------------------------------------------------
-    def lint(self, path: Path, text: str) -> BufferLint:
+    def lint(self, path: Path, text: str) -> tuple[BufferLint, set[str]]:
+        """Lint a buffer (against the facts with the other buffers laid
+        over), then lay its facts over: the findings, and the collectors
+        whose facts for its module changed."""
         assert self.engine is not None
-        return lint_buffer(self.engine, text, path, self.facts())
+        result = lint_buffer(self.engine, text, path, self.facts())
+        changed = self.lay_over(path, text, result.facts) if result.facts is not None else set()
+        return result, changed
 
     def contains(self, path: Path) -> bool:
         return path == self.folder or self.folder in path.parents
