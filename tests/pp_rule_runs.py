@@ -34,8 +34,8 @@ def write(root: Path, files: dict[str, str]) -> None:
 
 
 def check_one(text: str, code: str, **options: Any) -> list[Diagnostic]:
-    """The rule on one text, every gate open (they only know the default
-    names; see the Prefilter paragraph of the rule docs)."""
+    """The rule on one text, every gate open (the whole text read, whatever
+    its needles say: see the Prefilter paragraph of the rule docs)."""
     rule = load_registry().rules[code]
     config = _config(Path("."), code, options)
     diags, errors = check_text(text, "m.py", "m", [rule], config, ProjectFacts(), gates=False)

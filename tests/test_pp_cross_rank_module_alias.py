@@ -15,6 +15,7 @@ from pp_rule_runs import check_one, run, write
 
 from checks.pp_cross_rank_module_alias import PpCrossRankModuleAlias
 from checks.pp_cross_rank_module_alias.pipeline_layout import pipeline_layout
+from linter.scan import check_source, gate_of
 
 ALIAS = CORPUS / "pp_cross_rank_module_alias"
 NEEDLES = PpCrossRankModuleAlias.needles
@@ -79,28 +80,38 @@ def test_alias_prefilter_ignores_ordinary_model_files() -> None:
     )
 
 
-def test_configured_module_names_are_seen_once_the_text_gate_lets_the_file_in(tmp_path: Path) -> None:
-    # the text gate knows the default names only: a project-specific module
-    # name is matched with the configured option anywhere in a file that
-    # also holds a default-looking source (here a tie within one model, in
-    # another function)
+def test_configured_module_names_open_the_gates_of_a_file_without_a_default_name(tmp_path: Path) -> None:
     write(
         tmp_path,
         {
             "m.py": """
                 def wire(draft, target):
-                    draft.token_table = target.token_table
+                    draft.token_table = target.Token_Table
 
                 def tie(model):
                     model.lm_head.weight = model.embed_tokens.weight
+
+                def count(x):
+                    return x + 1
             """
         },
     )
     assert run(tmp_path, "SHD302") == []
-    diags = run(tmp_path, "SHD302", **{"first-rank-modules": ["token_table"]})
-    assert [d.span.line for d in diags] == [3]
-    # (no top-level definition gate: it could not see the configured names)
-    assert PpCrossRankModuleAlias.definition_needles is None
+    options = {"first-rank-modules": ["token_tab*"]}
+    assert [d.span.line for d in run(tmp_path, "SHD302", **options)] == [3]
+    # libcst reads the definitions that hold a name's literal part (any case)
+    # and the module-level code
+    text = (tmp_path / "m.py").read_text()
+    file, definition = PpCrossRankModuleAlias.declared_needles(options)
+    assert file.match(text) and definition is not None
+    source = check_source(text, "m.py", [gate_of(PpCrossRankModuleAlias, options)])
+    assert "def wire" in source and "x + 1" not in source
+    # a getattr key spelled with an escape holds no literal part
+    escaped = 'def wire(d, t):\n    d.vocab = getattr(t, "token\\x5ftable")\n'
+    assert check_one(escaped, "SHD302", **options) and file.match(escaped)
+    # a glob with no literal part: every file, every definition
+    file, definition = PpCrossRankModuleAlias.declared_needles({"first-rank-modules": ["*"]})
+    assert file.match("x = 1\n") and definition is None
 
 
 def test_guards_follow_the_guard_names_option(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from checks.pp_payload_drops_tensors.capability import capability_reads
 from linter.config import Config
 from linter.engine import Engine
 from linter.registry import load_registry
+from linter.scan import check_source, gate_of
 from linter.types import Severity
 
 PAYLOAD = CORPUS / "pp_payload_drops_tensors"
@@ -226,9 +227,54 @@ def test_editor_buffer_sees_the_base_class_on_disk(tmp_path: Path) -> None:
 def test_prefilter_skips_files_without_a_pipeline_payload() -> None:
     assert not NEEDLES.match("def f(x):\n    return x + 1\n")
     assert NEEDLES.match("return IntermediateTensors({})")
-    # no top-level definition gate: the definitions a fork's names are
-    # written in need not hold a default one (corpus custom_names/)
-    assert PpPayloadDropsTensors.definition_needles is None
+
+
+_FORK_ONLY = """
+from fork.pipeline import StageHandoff, topology
+
+
+def unrelated(x):
+    return x + 1
+
+
+class ForkDecoder:
+    relays_draft_taps = True
+
+    def forward(self, hidden):
+        probes = []
+        for block in self.blocks:
+            hidden = block(hidden)
+            probes.append(hidden)
+        if not topology().IS_TAIL_STAGE:
+            return StageHandoff({"hidden": hidden})
+        return hidden, probes
+"""
+_FORK_OPTIONS = {
+    "payload-classes": ["StageHandoff"],
+    "last-rank-accessors": ["is_tail_*"],
+    "capability-flags": ["relays_draft_taps"],
+    "accumulator-patterns": ["*probe*"],
+}
+
+
+def test_configured_names_open_the_gates_of_a_file_without_a_default_name(tmp_path: Path) -> None:
+    write(tmp_path, {"fork.py": _FORK_ONLY})
+    assert not NEEDLES.match(_FORK_ONLY)
+    assert run(tmp_path, "SHD301") == []
+    diags = run(tmp_path, "SHD301", **_FORK_OPTIONS)
+    assert [d.span.line for d in diags] == [18]
+    # the accessor alone (its literal part, in any case) is enough too
+    assert [d.span.line for d in run(tmp_path, "SHD301", **{**_FORK_OPTIONS, "payload-classes": []})] == [18]
+
+
+def test_the_check_reads_the_definitions_that_hold_a_configured_name() -> None:
+    file, definition = PpPayloadDropsTensors.declared_needles(_FORK_OPTIONS)
+    assert file.match(_FORK_ONLY) and definition is not None
+    source = check_source(_FORK_ONLY, "fork.py", [gate_of(PpPayloadDropsTensors, _FORK_OPTIONS)])
+    assert "class ForkDecoder" in source and "import" in source and "x + 1" not in source
+    # an accessor glob with no literal part: every file, every definition
+    file, definition = PpPayloadDropsTensors.declared_needles({**_FORK_OPTIONS, "last-rank-accessors": ["*"]})
+    assert file.match("x = 1\n") and definition is None
 
 
 _DROPPING_CHILD = (

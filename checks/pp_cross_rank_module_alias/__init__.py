@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 import libcst as cst
 
 from checks.pp_cross_rank_module_alias.pipeline_layout import PipelineLayoutIndex
+from checks.pp_payload_drops_tensors.needles import caseless_words
 from linter.api import (
     Needles,
     Option,
@@ -69,9 +70,12 @@ FIRST, LAST = "first", "last"
 #     with an escape);
 #   - one end of ``a, b = t.get_embed_and_head()`` (a name holding "embed"
 #     and "head").
-# Between tokens: blanks, line continuations, comments. (No definition
-# gate: configured names, which this search cannot see, may make a finding
-# in a definition that holds none of these.)
+# Between tokens: blanks, line continuations, comments. Under other module
+# names (``alias_needles``): the literal part of a configured name in any
+# case, a getattr key spelled with an escape, or the pair. The same needles
+# gate each top-level definition: an alias, its source (or the local that
+# holds it) and every guard the rule reads lie in the function, the
+# functions and class it is nested in, all in one top-level definition.
 _MODULE_NAMES = (
     r"(?:embed_tokens|embed_in|wte|word_embeddings|tok_embeddings|embeddings?"
     r"|get_input_embeddings|lm_heads?|get_output_embeddings)"
@@ -89,6 +93,29 @@ _GETATTR_SOURCE = (
 )
 _PAIR_SOURCE = r"embed\w*head|head\w*embed"
 ALIAS_NEEDLES = Needles(regex=f"{_CHAIN_SOURCE}|{_GETATTR_SOURCE}|{_PAIR_SOURCE}")
+# ``getattr(obj, <a key spelled with an escape>``, with any string prefix
+# (the key is the string's value, a configured glob may match bytes' ``b'...'``)
+_GETATTR_ESCAPED_KEY = (
+    rf"getattr(?:{_GAP}\))*{_GAP}\((?:[^,#'\"]|#[^\n]*\n)*,{_GAP}[A-Za-z]{{0,2}}"
+    r"""(?:'''(?:(?!''')[^\\])*|\"\"\"(?:(?!\"\"\")[^\\])*|'[^'\n\\]*|"[^"\n\\]*)\\"""
+)
+
+
+def alias_needles(options: Mapping[str, Any]) -> Needles:
+    """The file and definition needles under ``options``: ``ALIAS_NEEDLES``
+    for default module names (or some of them), else a configured name's
+    literal part in any case, a getattr key spelled with an escape, or the
+    pair; every text when a module glob has no literal part."""
+    modules = (
+        *options.get("first-rank-modules", DEFAULT_FIRST_RANK),
+        *options.get("last-rank-modules", DEFAULT_LAST_RANK),
+    )
+    if set(modules) <= {*DEFAULT_FIRST_RANK, *DEFAULT_LAST_RANK}:
+        return ALIAS_NEEDLES
+    words = caseless_words(modules)
+    if words is None:
+        return Needles()
+    return Needles(regex="|".join([*words, _GETATTR_ESCAPED_KEY, _PAIR_SOURCE]))
 
 
 def _without_pipeline(facts: ProjectFacts, options: Mapping[str, Any]) -> bool:
@@ -275,10 +302,12 @@ class PpCrossRankModuleAlias(Rule):
     end of the value: a line end, `)`, `,`, `;`, a comment, `if`, `or`,
     `else`...), `getattr` given one as its key, or a name holding "embed"
     and "head": every alias the rule reports under the default names has
-    such a source. The check then reads the whole file with the configured
-    names, so a project-specific module name is found in any file that
-    also holds a default-looking source; a file whose only alias uses
-    custom names is not analysed.
+    such a source. Under configured module names the text must hold the
+    literal part of one in any case (a glob with none, such as `*`, reads
+    every file), a `getattr` key spelled with an escape, or the pair. Of
+    such a file libcst reads only the top-level definitions that hold the
+    same, and the module-level code: an alias, its source and the guards
+    that excuse it lie in one function and what encloses it.
     """
 
     # (per file: whether the project has no pipeline layout, see _without_pipeline)
@@ -290,6 +319,7 @@ class PpCrossRankModuleAlias(Rule):
     summary = "A draft model borrows a module that lives on another pipeline rank"
     severity = Severity.ERROR
     needles = ALIAS_NEEDLES
+    definition_needles = ALIAS_NEEDLES
     facts = ("pipeline_layout",)
     tags = ("correctness", "pipeline-parallel", "speculative-decoding")
     options: ClassVar[Mapping[str, Option]] = {
@@ -302,6 +332,13 @@ class PpCrossRankModuleAlias(Rule):
             False, "bool", "report even where no file of the project places modules on pipeline ranks"
         ),
     }
+
+    @classmethod
+    def declared_needles(cls, options: Mapping[str, Any]) -> tuple[Needles, Needles | None]:
+        # (the same for the file and for each top-level definition: see
+        # ``needles``; no definition gate when a name could be anything)
+        needles = alias_needles(options)
+        return needles, (needles if needles.regex else None)
 
     @classmethod
     def candidate_facts(

@@ -18,13 +18,16 @@ import libcst as cst
 from checks.facts.classes import ClassIndex, ClassInfo, NonLiteral
 from checks.pp_payload_drops_tensors.capability import engine_checks_flag
 from checks.pp_payload_drops_tensors.capture import capture_gated
-from checks.pp_payload_drops_tensors.needles import PAYLOAD_NEEDLES
+from checks.pp_payload_drops_tensors.needles import (
+    DEFAULT_LAST_RANK,
+    DEFAULT_PAYLOAD_CLASSES,
+    PAYLOAD_NEEDLES,
+    payload_needles,
+)
 from checks.pp_payload_drops_tensors.receivers import DEFAULT_RECEIVER_FACTORIES
-from linter.api import Note, Option, Rule, Severity, call_name, dotted, last_name, name_matches, walk, walk_no_nested
+from linter.api import Needles, Note, Option, Rule, Severity, call_name, dotted, last_name, name_matches, walk, walk_no_nested
 from linter.types import Span
 
-DEFAULT_PAYLOAD_CLASSES = ("IntermediateTensors", "PPProxyTensors")
-DEFAULT_LAST_RANK = ("is_last_rank", "is_last_pp_rank", "is_pipeline_last_stage")
 DEFAULT_FLAGS = ("supports_aux_hidden_states_over_pp",)
 DEFAULT_RECEIVER_METHODS = ("make_empty_intermediate_tensors",)
 # ``hidden`` alone would make every ``hidden_states`` a candidate; it only
@@ -174,11 +177,13 @@ class PpPayloadDropsTensors(Rule):
     `last_stage` or `last_pp_rank`, in any case, that can end an `if`
     test's operand (followed by `:`, `)`, `(`, `and` or `or`): every
     finding reports a payload return, which is a `payload-classes` call or
-    sits on the other ranks' path of a `last-rank-accessors` test. The
-    check then reads the whole file with the configured names: configured
-    payload classes and last-rank accessors are seen in any file that also
-    holds one of those strings (`corpus/pp_payload_drops_tensors/custom_names/`);
-    a file holding none is not analysed.
+    sits on the other ranks' path of a `last-rank-accessors` test. Under
+    configured names the text must hold a configured payload class, or the
+    literal part of a configured accessor in any case (an accessor glob
+    with none, such as `*`, reads every file). Of such a file libcst reads
+    only the top-level definitions that hold the same, and the module-level
+    code: a finding is made from one class (its methods, its own flag and
+    receiver) and the project's facts.
     """
 
     # (per file: capture turned on for the last rank only, see _capture_gated)
@@ -188,6 +193,7 @@ class PpPayloadDropsTensors(Rule):
     summary = "A non-last pipeline rank's payload drops tensors the forward collected"
     severity = Severity.ERROR
     needles = PAYLOAD_NEEDLES
+    definition_needles = PAYLOAD_NEEDLES
     facts = ("classes", "pp_receivers", "pp_capture_setters", "capability_reads")
     tags = ("correctness", "pipeline-parallel", "speculative-decoding")
     options: ClassVar[Mapping[str, Option]] = {
@@ -200,6 +206,13 @@ class PpPayloadDropsTensors(Rule):
         "receiver-factories": Option(DEFAULT_RECEIVER_FACTORIES, "list[str]", "receiver factories"),
         "receiver-methods": Option(DEFAULT_RECEIVER_METHODS, "list[str]", "receiver methods"),
     }
+
+    @classmethod
+    def declared_needles(cls, options: Mapping[str, Any]) -> tuple[Needles, Needles | None]:
+        # (the same for the file and for each top-level definition: see
+        # ``needles``; no definition gate when a name could be anything)
+        needles = payload_needles(options)
+        return needles, (needles if needles.regex else None)
 
     # -- traversal -----------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:

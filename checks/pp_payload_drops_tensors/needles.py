@@ -15,15 +15,27 @@ the text then holds one of:
   ``:`` (the test ends), ``)`` (a bracket closes), ``(`` (the no-argument
   call) or ``and``/``or``.
 
-Between tokens: whitespace, comments, line continuations. (No definition
-gate: configured names, which this search cannot see, may make a finding
-in a definition that holds none of these; see ``custom_names/`` in the
-corpus.)
+Between tokens: whitespace, comments, line continuations. Under other
+names (``payload_needles``) the text holds one of the configured payload
+classes, or the literal part of a configured accessor in any case.
+
+The same needles gate each top-level definition: the rule reads a class
+(its methods' returns, rank tests and accumulators, its own flag and
+receiver) and otherwise only the project's facts and the whole file's text
+(``capture.capture_gated``), so a finding and what makes it lie in the
+top-level definition that holds the class, or in module-level code.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
 from linter.api import Needles
+
+DEFAULT_PAYLOAD_CLASSES = ("IntermediateTensors", "PPProxyTensors")
+DEFAULT_LAST_RANK = ("is_last_rank", "is_last_pp_rank", "is_pipeline_last_stage")
 
 # Source text that may separate tokens inside brackets: whitespace, a
 # comment, a line continuation. A comment runs to the end of its line (the
@@ -45,3 +57,52 @@ LAST_RANK_TEST = (
 )
 
 PAYLOAD_NEEDLES = Needles(regex=f"{PAYLOAD_CALL}|{LAST_RANK_TEST}")
+
+
+# -- configured names ----------------------------------------------------------
+
+# what ``fnmatch`` reads as other than a literal character: ``*``, ``?`` and a
+# set (``[...]``, ``[!...]``, a ``]`` right after the opening a member of it)
+_GLOB_META = re.compile(r"[*?]|\[!?\]?[^\]]*\]")
+
+
+def glob_literal(glob: str) -> str | None:
+    """The longest literal part of ``glob`` (``fnmatch``'s syntax), lower-cased:
+    every name the glob matches in any case (``name_matches``) holds it, in
+    any case; None when the glob has none or is not ASCII."""
+    if not glob.isascii():
+        return None
+    parts = [p for p in _GLOB_META.split(glob.lower()) if p]
+    return max(parts, key=len) if parts else None
+
+
+def caseless_words(globs: Iterable[str]) -> list[str] | None:
+    """One caseless regex per glob, its literal part (``glob_literal``), for
+    a search of any of them; None when a glob has no literal part (a name
+    could then be anything)."""
+    out = []
+    for glob in globs:
+        word = glob_literal(glob)
+        if word is None:
+            return None
+        # (``re`` matches U+0130 and U+212A, which lower-case to ``i`` and
+        # ``k`` as ``name_matches`` reads them, with those letters caseless)
+        out.append(f"(?i:{re.escape(word)})")
+    return out
+
+
+def payload_needles(options: Mapping[str, Any]) -> Needles:
+    """The file and definition needles under ``options``: ``PAYLOAD_NEEDLES``
+    for the default names (or some of them), else the configured payload
+    classes (exact names) or accessors' literal parts (caseless); every
+    text when an accessor glob has no literal part."""
+    payloads = tuple(options.get("payload-classes", DEFAULT_PAYLOAD_CLASSES))
+    accessors = tuple(options.get("last-rank-accessors", DEFAULT_LAST_RANK))
+    if set(payloads) <= set(DEFAULT_PAYLOAD_CLASSES) and set(accessors) <= set(DEFAULT_LAST_RANK):
+        return PAYLOAD_NEEDLES
+    words = caseless_words(accessors)
+    if words is None:
+        return Needles()
+    alternatives = [re.escape(p) for p in payloads if p] + words
+    # (no configured name: nothing is a payload return, the rule cannot fire)
+    return Needles(regex="|".join(alternatives) if alternatives else r"(?!)")
