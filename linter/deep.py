@@ -17,6 +17,7 @@ engine turned into SHD000 or an internal error), the file is measured:
 from __future__ import annotations
 
 import ast
+import re
 import sys
 import threading
 from collections.abc import Callable, Iterable
@@ -108,6 +109,40 @@ def nesting_error(text: str, relpath: str) -> Diagnostic | None:
     )
 
 
+# libcst's parser takes time exponential in the nesting of ``case``
+# patterns (``case [[[...]]]``, ``case C(C(...))``: ~2x per level, 7 s at
+# 20 levels); past this many it is not asked to.
+MAX_PATTERN_NESTING = 12
+_CASE = re.compile(r"^[ \t]*case\b", re.M)
+
+
+def pattern_nesting_error(text: str, relpath: str) -> Diagnostic | None:
+    """One SHD000 when a ``case`` pattern nests brackets deeper than
+    :data:`MAX_PATTERN_NESTING` (read from the text: cheap, and only for
+    files with a ``case`` line), else None."""
+    if "case" not in text:
+        return None
+    for m in _CASE.finditer(text):
+        depth = deepest = 0
+        for i in range(m.end(), min(len(text), m.end() + 20_000)):
+            ch = text[i]
+            if ch in "([{":
+                depth += 1
+                deepest = max(deepest, depth)
+            elif ch in ")]}":
+                depth -= 1
+            elif ch == ":" and depth <= 0 or ch == "\n" and depth <= 0:
+                break
+        if deepest > MAX_PATTERN_NESTING:
+            line = text.count("\n", 0, m.start()) + 1
+            return shd000(
+                relpath, line, 0,
+                f"not analysed: a case pattern nests {deepest} brackets deep, over shardlint's limit "
+                f"of {MAX_PATTERN_NESTING} (libcst's parser takes exponential time in it)",
+            )
+    return None
+
+
 def met_recursion_limit(diags: Iterable[Diagnostic], errors: Iterable[InternalError] = ()) -> bool:
     """Whether a file's results show the recursion limit was met."""
     return any(d.code == "SHD000" and "RecursionError" in d.message for d in diags) or any(
@@ -125,6 +160,9 @@ def with_deep_retry(
     """``work()``; when it meets the recursion limit, ``too_deep(SHD000)``
     for code nested beyond :data:`MAX_NESTING`, else ``work()`` again on a
     deep stack."""
+    slow = pattern_nesting_error(text, relpath)
+    if slow is not None:
+        return too_deep(slow)
     try:
         out = work()
         if not met_limit(out):
