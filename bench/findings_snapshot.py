@@ -63,6 +63,17 @@ def capture(out: Path, src: Path, trees: list[str], select: str | None) -> None:
         print(f"{name}: {len(rows)} findings", file=sys.stderr)
 
 
+def _strip_top(value, top: str):
+    """Paths as seen from inside the tree: a run may report them from its
+    parent (``vllm/x.py``) or from the tree itself (``x.py``)."""
+    if isinstance(value, dict):
+        return {k: (v[len(top):] if k == "path" and isinstance(v, str) and v.startswith(top) else _strip_top(v, top))
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_strip_top(v, top) for v in value]
+    return value
+
+
 def compare(before: Path, after: Path, codes: tuple[str, ...] = ()) -> int:
     differ = 0
     for b in sorted(before.glob("*.json")):
@@ -71,8 +82,9 @@ def compare(before: Path, after: Path, codes: tuple[str, ...] = ()) -> int:
             print(f"{b.stem}: missing after")
             continue
         keep = (lambda r: r["code"].startswith(codes)) if codes else (lambda r: True)
-        old = {json.dumps(r, sort_keys=True) for r in json.loads(b.read_text()) if keep(r)}
-        new = {json.dumps(r, sort_keys=True) for r in json.loads(a.read_text()) if keep(r)}
+        top = b.stem.rpartition("__")[2] + "/"
+        old = {json.dumps(_strip_top(r, top), sort_keys=True) for r in json.loads(b.read_text()) if keep(r)}
+        new = {json.dumps(_strip_top(r, top), sort_keys=True) for r in json.loads(a.read_text()) if keep(r)}
         gone, came = sorted(old - new), sorted(new - old)
         print(f"{b.stem}: {len(old)} before, {len(new)} after, {len(gone)} gone, {len(came)} new")
         for r in gone:

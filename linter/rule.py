@@ -112,10 +112,12 @@ class Rule:
     needles: ClassVar[Needles] = Needles()
     #: co-occurrence within one top-level definition: when set, the engine
     #: hands the libcst check only the top-level ``def``/``class`` statements
-    #: whose own text matches (every other top-level statement -- imports,
-    #: constants, ``if``/``try`` blocks -- is always kept), and skips the file
-    #: when none matches. Sound only when every finding, and everything the
-    #: rule reads to make it, lies in one such definition or outside all of them.
+    #: whose own text matches, those the kept code names (transitively: a
+    #: helper a kept function calls, a base class), and all other top-level
+    #: statements -- imports, constants, ``if``/``try`` blocks; it skips the
+    #: file when no definition, nor the module-level code, matches. Sound
+    #: when every finding lies in a matching definition or in module-level
+    #: code, and what the rule reads to make it is there or named from there.
     definition_needles: ClassVar[Needles | None] = None
     options: ClassVar[Mapping[str, Option]] = {}
     facts: ClassVar[tuple[str, ...]] = ()

@@ -11,7 +11,8 @@ under its effective options (``Rule.declared_needles``, :func:`gate_of`):
    the file is cut (with CPython's ``ast``) into its top-level ``def`` and
    ``class`` statements and the rest of the module, and the rule needs the
    file only when one of those regions matches. The check then parses with
-   libcst only the regions some admitted rule's needles match, the other
+   libcst only the regions some admitted rule's needles match, and the
+   definitions those name (a helper they call, a base class), the other
    lines blanked (positions kept): see :func:`check_source`.
 
 A property test (``tests/test_gates.py``) holds the gates sound: with them
@@ -98,6 +99,8 @@ class Regions:
 
     text: str
     defs: tuple[tuple[int, int], ...]
+    # the name each definition binds, in the order of ``defs``
+    names: tuple[str, ...] = ()
 
     def rest(self) -> str:
         """The module-level code: the text less every definition's lines."""
@@ -110,13 +113,25 @@ class Regions:
 
     def kept(self, gates: Sequence[Gate]) -> list[tuple[int, int]] | None:
         """The spans the libcst check of the rules must see: the module-level
-        code and the definitions one of their definition needles matches;
-        None (everything) when a rule declares none."""
+        code, the definitions one of their definition needles matches, and
+        every definition whose name what is kept mentions (transitively: a
+        helper function a kept one calls, a base class it names); None
+        (everything) when a rule declares none."""
         if any(g.definition is None for g in gates):
             return None
+        texts = [self.text[a:b] for a, b in self.defs]
+        chosen = {i for i, t in enumerate(texts) if any(_matches(g, t) for g in gates)}
+        frontier = [self.rest(), *(texts[i] for i in chosen)]
+        pending = {i for i in range(len(texts)) if i not in chosen and i < len(self.names)}
+        while frontier and pending:
+            seen = frontier.pop()
+            for i in [i for i in pending if _mentions(seen, self.names[i])]:
+                pending.discard(i)
+                chosen.add(i)
+                frontier.append(texts[i])
         keep, pos = [], 0
-        for a, b in self.defs:
-            if any(_matches(g, self.text[a:b]) for g in gates):
+        for i, (a, b) in enumerate(self.defs):
+            if i in chosen:
                 continue
             if a > pos:
                 keep.append((pos, a))
@@ -130,6 +145,19 @@ class Regions:
         if gate.definition is None:
             return True
         return _matches(gate, self.rest()) or any(_matches(gate, self.text[a:b]) for a, b in self.defs)
+
+
+def _mentions(text: str, name: str) -> bool:
+    """Whether ``name`` occurs in ``text`` as a whole word."""
+    start = text.find(name)
+    while start >= 0:
+        end = start + len(name)
+        before = text[start - 1] if start else " "
+        after = text[end] if end < len(text) else " "
+        if not (before.isalnum() or before == "_" or after.isalnum() or after == "_"):
+            return True
+        start = text.find(name, start + 1)
+    return False
 
 
 def _matches(gate: Gate, text: str) -> bool:
@@ -152,14 +180,15 @@ def regions_of(tree: ast.Module, text: str) -> Regions | None:
         starts.append(i + 1)
         i = find("\n", i + 1)
     n = len(starts)
-    defs = []
+    defs, names = [], []
     for s in tree.body:
         if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
         first = min([s.lineno, *(d.lineno for d in s.decorator_list)])
         last = s.end_lineno or s.lineno
         defs.append((starts[first - 1], starts[last] if last < n else len(text)))
-    return Regions(text, tuple(defs))
+        names.append(s.name)
+    return Regions(text, tuple(defs), tuple(names))
 
 
 def mask_text(text: str, spans: Sequence[tuple[int, int]]) -> str:

@@ -205,3 +205,26 @@ def test_the_gates_follow_the_configured_names() -> None:
     assert not default.file.match(text) and custom.file.match(text)
     assert "allowance //" in check_source(text, "m.py", [custom])
     assert "allowance //" not in check_source(text, "m.py", [default])
+
+
+def test_a_kept_definition_brings_the_definitions_it_names() -> None:
+    """A power-of-two helper called from a kept function, and that helper's
+    own helper, are kept; a function only mentioning a longer name is not."""
+    from linter.needles import Needles
+    from linter.rule import Rule
+
+    text = (
+        "def round_pow2(n):\n    return next_pow2(n)\n\n"
+        "def next_pow2(n):\n    return 1 << (n - 1).bit_length()\n\n"
+        "def unrelated():\n    return round_pow2_table\n\n"
+        "def launch(x):\n    block = min(x, 1024)\n    return round_pow2(block)\n"
+    )
+
+    class Mins(Rule):
+        code, name = "SHD995", "mins"
+        needles = definition_needles = Needles(all_of=("min(",))
+
+    source = check_source(text, "m.py", [gate_of(Mins, {})])
+    assert "def launch" in source and "def round_pow2" in source and "def next_pow2" in source
+    assert "def unrelated" not in source
+    assert source.count("\n") == text.count("\n")

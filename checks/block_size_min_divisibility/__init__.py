@@ -165,6 +165,11 @@ class BlockSizeMinDivisibility(Rule):
     # (``B = min(``, ``B: int = (min(``, ``(B := min(``, ``BLOCK=min(``), with
     # whitespace, brackets, backslashes or comments between the tokens.
     needles = Needles(all_of=("min",), regex=r"=(?:[\s(\\]|#[^\n]*)*min(?:[\s)\\]|#[^\n]*)*\(")
+    # every site is a ``min(...)`` binding inside one top-level definition (or
+    # module-level code); what a site's analysis reads elsewhere in the file
+    # -- a power-of-two helper it calls, a kernel it launches -- is named
+    # from it, and the engine keeps what kept code names
+    definition_needles = needles
     # Not ``definition_needles``: a site's power-of-two proof may call
     # another top-level function of the file (``_block(n)``).
     facts = ("triton_kernels", "facade_imports")
