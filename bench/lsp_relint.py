@@ -125,6 +125,35 @@ class Session:
         await self.client.stop()
 
 
+def in_process(root: Path, cache: Path, rel: str, edits: int) -> float:
+    """Median seconds of ``Engine.lint_text`` on the same edits, in this
+    process (what the server adds on top is the protocol and the overlay)."""
+    code = (
+        "import statistics, sys, time\n"
+        "from pathlib import Path\n"
+        "from linter.cache import Cache\n"
+        "from linter.config import load_config\n"
+        "from linter.engine import Engine\n"
+        "from linter.registry import load_registry_fast\n"
+        "root, cache, rel, n = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])\n"
+        "reg = load_registry_fast()\n"
+        "engine = Engine(load_config([root], reg), reg, cache=Cache(cache))\n"
+        "engine.project_facts()\n"
+        "text = (root / rel).read_text()\n"
+        "engine.lint_text(text, root / rel)\n"
+        "times = []\n"
+        "for i in range(n):\n"
+        "    t = time.perf_counter(); engine.lint_text(text + f'\\n# edit {i}\\n', root / rel)\n"
+        "    times.append(time.perf_counter() - t)\n"
+        "print(statistics.median(times))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(root), str(cache), rel, str(edits)],
+        env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True, check=True,
+    )
+    return float(out.stdout.strip())
+
+
 def cold_cli(root: Path) -> float:
     cache = Path(tempfile.mkdtemp(prefix="shardlint-bench-cli-"))
     try:
@@ -142,13 +171,14 @@ async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tree", type=Path, default=TREE)
     ap.add_argument("--edits", type=int, default=15)
+    ap.add_argument("--skip-cli", action="store_true", help="leave out the cold CLI run (the slowest part)")
     args = ap.parse_args()
     root = args.tree.resolve()
     if not (root / FILES[0]).is_file():
         sys.exit(f"no vLLM 0.33.0 tree at {root}: bash ../shared/tools/fetch-engines.sh ~/.cache/shardlint-corpus vllm==0.33.0")
     cache = Path(tempfile.mkdtemp(prefix="shardlint-bench-lsp-"))
     try:
-        cli = cold_cli(root)
+        cli = float("nan") if args.skip_cli else cold_cli(root)
         print(f"cold CLI run (shardlint check, fresh cache):      {cli:6.2f} s")
         cold = Session(root, cache)
         t = await cold.start()
@@ -164,6 +194,9 @@ async def main() -> None:
                 f"didChange -> publishDiagnostics {rel.removeprefix('vllm/')}: median {med * 1000:6.1f} ms, "
                 f"max {max(times) * 1000:6.1f} ms over {len(times)} edits (target median <= {target * 1000:.0f} ms)"
             )
+            engine = in_process(root, cache, rel, args.edits)
+            print(f"    Engine.lint_text in process, same edits: median {engine * 1000:6.1f} ms "
+                  f"(server / engine = {med / engine:.2f}x)")
         proc = warm.client._server  # the server process pygls started
         if proc is not None:
             now, peak = rss_mb(proc.pid)
