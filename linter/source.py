@@ -4,6 +4,7 @@ shape every finding shares. Plain data; no libcst."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import os
@@ -47,7 +48,7 @@ def decode_source(data: bytes, relpath: str) -> tuple[str | None, Diagnostic | N
             pass
         else:
             text = text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
-            return (text if data.isascii() else normalize_identifiers(text)), None
+            return (text if data.isascii() else normalize_identifiers(text, data)), None
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
@@ -66,7 +67,15 @@ def decode_source(data: bytes, relpath: str) -> tuple[str | None, Diagnostic | N
     return normalize_identifiers(text), None
 
 
-def normalize_identifiers(text: str) -> str:
+_ASCII_BYTES = bytes(range(128))
+
+
+@functools.lru_cache(maxsize=4096)
+def _changes_in_a_name(c: str) -> bool:
+    return ("a" + c).isidentifier() and unicodedata.normalize("NFKC", c) != c
+
+
+def normalize_identifiers(text: str, data: bytes | None = None) -> str:
     """``text`` with every identifier NFKC-normalised, as Python's parser
     reads it (``ｍｉｎ(w, 1024)`` calls ``min``, ``𝐁LOCK`` is ``BLOCK``):
     the needles and the rules then see the names Python sees. Strings and
@@ -74,8 +83,17 @@ def normalize_identifiers(text: str) -> str:
     every file) is returned as it is, without tokenizing. A look-alike is
     one character for one almost always, so positions stay; a text that
     does not tokenize is returned as it is (its syntax error is reported
-    elsewhere)."""
-    if text.isascii() or unicodedata.is_normalized("NFKC", text):
+    elsewhere). ``data``: the UTF-8 bytes ``text`` was decoded from, when at
+    hand (saves encoding it again)."""
+    if text.isascii():
+        return text
+    # tokenize only when some character NFKC changes could be part of a
+    # name (full-width punctuation and arrows in comments cannot): the
+    # non-ASCII characters alone, found at C speed (ASCII bytes are never
+    # part of a multi-byte UTF-8 sequence), each judged once per process
+    raw = data if data is not None else text.encode("utf-8", "surrogatepass")
+    rest = raw.translate(None, _ASCII_BYTES).decode("utf-8", "replace")
+    if not any(_changes_in_a_name(c) for c in set(rest)):
         return text
     changes: dict[int, list[tuple[int, int, str]]] = {}
     try:
