@@ -128,6 +128,10 @@ def test_needles_skip_files_that_cannot_match() -> None:
     assert PaddedUnpaddedWidthMismatch.candidate(allocates.replace("return ", "x += "))
     exchanges = "def f(x, y):\n    y.copy_(x)\n"
     assert not PaddedUnpaddedWidthMismatch.candidate(exchanges)  # no allocation
+    # another module's allocator, a longer name, the word alone: no tracked allocation
+    for other in ("np.zeros(n)", "tl.empty(n)", "my_zeros(n)", "zones(n)", "[] if empty else n"):
+        text = f"def f(x, n):\n    a = {other}\n    a.copy_(x)\n"
+        assert not PaddedUnpaddedWidthMismatch.candidate(text), other
 
 
 def test_a_definition_without_an_allocation_is_skipped_alone(tmp_path: Path) -> None:
@@ -173,6 +177,13 @@ _SHAPES = [
     "    n = 1; a = torch.zeros(m, round_up(h, 8)); a.copy_(x)\n",
     "    a = torch.empty(m, np.int(x=round_up(h, 8)))\n    a.copy_(x)\n",
     "    a = torch.empty(size=(m, *h_padded))\n    a.copy_(x)\n",
+    # the allocation's call, spelled as Python allows
+    "    a = (torch) . zeros (m, round_up(h, 8))\n    a.copy_(x)\n",
+    "    a = (torch.zeros)(m, round_up(h, 8))\n    a.copy_(x)\n",
+    "    a = (zeros)(m, round_up(h, 8))\n    a.copy_(x)\n",
+    "    a = torch.\\\n        zeros(m, round_up(h, 8))\n    a.copy_(x)\n",
+    "    a = (torch  # the module\n        .zeros  # the call\n        (m, round_up(h, 8)))\n    a.copy_(x)\n",
+    "    a = x.new_empty (m, round_up(h, 8))\n    a.copy_(x)\n",
 ]
 
 

@@ -83,19 +83,30 @@ _ZEROING = frozenset({"zero_", "fill_", "zeros_"})
 # -- the text a finding needs ---------------------------------------------------
 # Every finding is made in one function body (``_analyse`` reads it alone,
 # nested definitions apart) and needs there
-# - an allocation the rule tracks (``_alloc``): a call whose last name is
-#   `empty`, `empty_strided`, `zeros`, `ones`, `full`, `rand`, `randn`, a
-#   `new_*` of the first four, or a `*_like` copy of a tracked tensor;
+# - an allocation the rule tracks (``_alloc``): a call of `torch.<name>`, of a
+#   bare `<name>` or of a `new_*` method, with `<name>` one of `empty`,
+#   `empty_strided`, `zeros`, `ones`, `full`, `rand`, `randn` (a `*_like`
+#   copy needs such an allocation to copy); blanks, line continuations,
+#   comments and parentheses may stand around the dot and before the `(`
+#   (`(torch) . zeros (`, `(zeros)(`), and a bare name follows no `.` or word;
 # - an exchange (``_exchange``: an in-place method `.copy_(`-style, an
 #   augmented `+=`-style operator, `out=`) or, for a buffer written through a
 #   subscript, a GEMM or reduction (``_consumer``).
 # So the same holds of its top-level definition. The padded width is left
 # out: a configured rounding function or padded name may be any name.
+_GAP = r"(?:[\s\\]|#[^\n]*+)*+"  # blanks, continuations, comments
+_GAP_PARENS = r"(?:[\s\\()]|#[^\n]*+)*+"
+_ALLOCATION = "|".join(
+    [
+        rf"torch{_GAP_PARENS}\.{_GAP}(?:empty(?:_strided)?|zeros|ones|full|randn?){_GAP}[()]",
+        rf"new_(?:empty|zeros|ones|full){_GAP}[()]",
+        # (each led by its word: ``re`` then skips to the word's occurrences)
+        *(rf"{w}(?<![\w.]{w}){_GAP}[()]" for w in sorted(_ALLOC)),
+    ]
+)
 _NEEDLES = Needles(
-    any_of=(
-        ("empty", "zeros", "ones", "full", "rand"),
-        ("copy_", "add_", "sub_", "mul_", "div_", "lerp_", "+=", "-=", "*=", "/=", "out", "]"),
-    )
+    any_of=(("copy_", "add_", "sub_", "mul_", "div_", "lerp_", "+=", "-=", "*=", "/=", "out", "]"),),
+    regex=_ALLOCATION,
 )
 
 
@@ -139,10 +150,12 @@ class PaddedUnpaddedWidthMismatch(Rule):
       Default: `round_up`, `_round_up`, `round_up_to_multiple`, `align`,
       `align_up`, `_align`, `ceil_to`, `round_to_multiple`, `next_multiple_of`.
     Both options are honoured everywhere: the text prefilter (a file, and in
-    it a top-level function or class, is analysed only if its text holds an
-    allocator's name `empty`, `zeros`, `ones`, `full` or `rand` and an
-    exchange or consumer token `copy_`, `add_`, `sub_`, `mul_`, `div_`,
-    `lerp_`, `+=`, `-=`, `*=`, `/=`, `out` or `]`) depends on neither.
+    it a top-level function or class, is analysed only if its text calls
+    `torch.<name>`, a bare `<name>` or a `new_*` method, with `<name>` one of
+    `empty`, `empty_strided`, `zeros`, `ones`, `full`, `rand`, `randn`, and
+    holds an exchange or consumer token `copy_`, `add_`, `sub_`, `mul_`,
+    `div_`, `lerp_`, `+=`, `-=`, `*=`, `/=`, `out` or `]`) depends on
+    neither.
 
     Left out on purpose: a padded buffer allocated in another function, `out=`
     on custom ops (a kernel may fill a padded output on purpose), and tensors
