@@ -72,10 +72,14 @@ FIRST, LAST = "first", "last"
 #     and "head").
 # Between tokens: blanks, line continuations, comments. Under other module
 # names (``alias_needles``): the literal part of a configured name in any
-# case, a getattr key spelled with an escape, or the pair. The same needles
-# gate each top-level definition: an alias, its source (or the local that
-# holds it) and every guard the rule reads lie in the function, the
-# functions and class it is nested in, all in one top-level definition.
+# case, a getattr key spelled with an escape, or the pair.
+#
+# The definition gate: an alias, its source (or the local that holds it) and
+# the guards in the function and the functions it is nested in lie in that
+# function, so a definition holding an alias holds the same text; the one
+# guard read elsewhere is a method of the class that raises under a
+# pipeline test (``_class_refuses_pp``), whose text holds a guard name's
+# literal part or "pp"/"pipeline", then ``raise`` (``_refusal``).
 _MODULE_NAMES = (
     r"(?:embed_tokens|embed_in|wte|word_embeddings|tok_embeddings|embeddings?"
     r"|get_input_embeddings|lm_heads?|get_output_embeddings)"
@@ -101,21 +105,46 @@ _GETATTR_ESCAPED_KEY = (
 )
 
 
-def alias_needles(options: Mapping[str, Any]) -> Needles:
-    """The file and definition needles under ``options``: ``ALIAS_NEEDLES``
-    for default module names (or some of them), else a configured name's
-    literal part in any case, a getattr key spelled with an escape, or the
-    pair; every text when a module glob has no literal part."""
+
+
+def _refusal(guards: Sequence[str]) -> str:
+    """A regex that finds a text holding, in any case, a guard name's
+    literal part or "pp"/"pipeline" (what the test of a ``_mentions_guard``
+    owner ``.world_size`` holds), then ``raise`` (the ``if`` body after the
+    test); ``raise`` alone when a guard glob has no literal part. The first
+    such word is taken for good (atomic): one pass over the text."""
+    words = caseless_words(guards)
+    if words is None:
+        return "raise"
+    return rf"\A(?>[\s\S]*?(?:{'|'.join(words)}|(?i:pp|pipeline)))[\s\S]*?raise"
+
+
+_DEFAULT_REFUSAL = _refusal(DEFAULT_GUARDS)
+DEFINITION_NEEDLES = Needles(regex=f"{ALIAS_NEEDLES.regex}|{_DEFAULT_REFUSAL}")
+
+
+def alias_needles(options: Mapping[str, Any]) -> tuple[Needles, Needles | None]:
+    """The (file, definition) needles under ``options``: the default ones for
+    default module and guard names (or some of them), else a configured
+    module name's literal part in any case, a getattr key spelled with an
+    escape, or the pair, and for a definition a refusal too; every text,
+    and no definition gate, when a module glob has no literal part."""
     modules = (
         *options.get("first-rank-modules", DEFAULT_FIRST_RANK),
         *options.get("last-rank-modules", DEFAULT_LAST_RANK),
     )
-    if set(modules) <= {*DEFAULT_FIRST_RANK, *DEFAULT_LAST_RANK}:
-        return ALIAS_NEEDLES
-    words = caseless_words(modules)
-    if words is None:
-        return Needles()
-    return Needles(regex="|".join([*words, _GETATTR_ESCAPED_KEY, _PAIR_SOURCE]))
+    guards = tuple(options.get("guard-names", DEFAULT_GUARDS))
+    default_modules = set(modules) <= {*DEFAULT_FIRST_RANK, *DEFAULT_LAST_RANK}
+    if default_modules and set(guards) <= set(DEFAULT_GUARDS):
+        return ALIAS_NEEDLES, DEFINITION_NEEDLES
+    if default_modules:
+        file = ALIAS_NEEDLES
+    else:
+        words = caseless_words(modules)
+        if words is None:
+            return Needles(), None
+        file = Needles(regex="|".join([*words, _GETATTR_ESCAPED_KEY, _PAIR_SOURCE]))
+    return file, Needles(regex=f"{file.regex}|{_refusal(guards)}")
 
 
 def _without_pipeline(facts: ProjectFacts, options: Mapping[str, Any]) -> bool:
@@ -319,7 +348,7 @@ class PpCrossRankModuleAlias(Rule):
     summary = "A draft model borrows a module that lives on another pipeline rank"
     severity = Severity.ERROR
     needles = ALIAS_NEEDLES
-    definition_needles = ALIAS_NEEDLES
+    definition_needles = DEFINITION_NEEDLES
     facts = ("pipeline_layout",)
     tags = ("correctness", "pipeline-parallel", "speculative-decoding")
     options: ClassVar[Mapping[str, Option]] = {
@@ -335,10 +364,8 @@ class PpCrossRankModuleAlias(Rule):
 
     @classmethod
     def declared_needles(cls, options: Mapping[str, Any]) -> tuple[Needles, Needles | None]:
-        # (the same for the file and for each top-level definition: see
-        # ``needles``; no definition gate when a name could be anything)
-        needles = alias_needles(options)
-        return needles, (needles if needles.regex else None)
+        # (see ``needles``)
+        return alias_needles(options)
 
     @classmethod
     def candidate_facts(

@@ -21,15 +21,16 @@ from checks.pp_payload_drops_tensors.capture import capture_gated
 from checks.pp_payload_drops_tensors.needles import (
     DEFAULT_LAST_RANK,
     DEFAULT_PAYLOAD_CLASSES,
+    DEFAULT_RECEIVER_FACTORIES,
+    DEFAULT_RECEIVER_METHODS,
+    DEFINITION_NEEDLES,
     PAYLOAD_NEEDLES,
     payload_needles,
 )
-from checks.pp_payload_drops_tensors.receivers import DEFAULT_RECEIVER_FACTORIES
 from linter.api import Needles, Note, Option, Rule, Severity, call_name, dotted, last_name, name_matches, walk, walk_no_nested
 from linter.types import Span
 
 DEFAULT_FLAGS = ("supports_aux_hidden_states_over_pp",)
-DEFAULT_RECEIVER_METHODS = ("make_empty_intermediate_tensors",)
 # ``hidden`` alone would make every ``hidden_states`` a candidate; it only
 # becomes an accumulator when appended to, so the pattern stays cheap to match
 DEFAULT_ACCUMULATORS = ("*aux*", "*hidden*", "*tap*", "*captur*")
@@ -193,7 +194,7 @@ class PpPayloadDropsTensors(Rule):
     summary = "A non-last pipeline rank's payload drops tensors the forward collected"
     severity = Severity.ERROR
     needles = PAYLOAD_NEEDLES
-    definition_needles = PAYLOAD_NEEDLES
+    definition_needles = DEFINITION_NEEDLES
     facts = ("classes", "pp_receivers", "pp_capture_setters", "capability_reads")
     tags = ("correctness", "pipeline-parallel", "speculative-decoding")
     options: ClassVar[Mapping[str, Option]] = {
@@ -209,10 +210,8 @@ class PpPayloadDropsTensors(Rule):
 
     @classmethod
     def declared_needles(cls, options: Mapping[str, Any]) -> tuple[Needles, Needles | None]:
-        # (the same for the file and for each top-level definition: see
-        # ``needles``; no definition gate when a name could be anything)
-        needles = payload_needles(options)
-        return needles, (needles if needles.regex else None)
+        # (see ``needles``)
+        return payload_needles(options)
 
     # -- traversal -----------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:

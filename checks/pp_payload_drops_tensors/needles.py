@@ -1,11 +1,11 @@
-"""What a file's text must hold for SHD301 to find anything in it.
+"""What a file's text, and each definition's, must hold for SHD301 to
+find anything in it.
 
 Every finding reports a payload return: a call of a ``payload-classes``
 name, or a return the rule puts on the other ranks' path, which takes an
 ``if`` whose test (through ``not``/``and``/``or``) is a
 ``last-rank-accessors`` name, bare, as an attribute or called with no
-arguments. With configured names that contain one of the default strings,
-the text then holds one of:
+arguments. Under the default names the text then holds one of:
 
 - ``...IntermediateTensors...(`` / ``...PPProxyTensors...(``: the call's
   leaf name (any identifier characters around the string), closing brackets
@@ -19,11 +19,13 @@ Between tokens: whitespace, comments, line continuations. Under other
 names (``payload_needles``) the text holds one of the configured payload
 classes, or the literal part of a configured accessor in any case.
 
-The same needles gate each top-level definition: the rule reads a class
-(its methods' returns, rank tests and accumulators, its own flag and
-receiver) and otherwise only the project's facts and the whole file's text
-(``capture.capture_gated``), so a finding and what makes it lie in the
-top-level definition that holds the class, or in module-level code.
+The definition gate: the rule reads one class at a time -- the methods
+holding a payload return (which hold the same text), the class-level
+statements (its flag) and, for the keys, the receiver anywhere in its body
+(a ``receiver-factories`` call, a ``receiver-methods`` definition: their
+names) -- and otherwise the project's facts and the whole file's text
+(``capture.capture_gated``). So a definition is needed when its own text
+holds the file needles or a receiver name (``definition_needles``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ from linter.api import Needles
 
 DEFAULT_PAYLOAD_CLASSES = ("IntermediateTensors", "PPProxyTensors")
 DEFAULT_LAST_RANK = ("is_last_rank", "is_last_pp_rank", "is_pipeline_last_stage")
+DEFAULT_RECEIVER_FACTORIES = ("make_empty_intermediate_tensors_factory",)
+DEFAULT_RECEIVER_METHODS = ("make_empty_intermediate_tensors",)
 
 # Source text that may separate tokens inside brackets: whitespace, a
 # comment, a line continuation. A comment runs to the end of its line (the
@@ -57,6 +61,8 @@ LAST_RANK_TEST = (
 )
 
 PAYLOAD_NEEDLES = Needles(regex=f"{PAYLOAD_CALL}|{LAST_RANK_TEST}")
+# (the default method's name is part of the default factory's)
+DEFINITION_NEEDLES = Needles(regex=f"{PAYLOAD_CALL}|{LAST_RANK_TEST}|make_empty_intermediate_tensors")
 
 
 # -- configured names ----------------------------------------------------------
@@ -91,18 +97,28 @@ def caseless_words(globs: Iterable[str]) -> list[str] | None:
     return out
 
 
-def payload_needles(options: Mapping[str, Any]) -> Needles:
-    """The file and definition needles under ``options``: ``PAYLOAD_NEEDLES``
+def payload_needles(options: Mapping[str, Any]) -> tuple[Needles, Needles | None]:
+    """The (file, definition) needles under ``options``: the default ones
     for the default names (or some of them), else the configured payload
-    classes (exact names) or accessors' literal parts (caseless); every
-    text when an accessor glob has no literal part."""
+    classes (exact names) or accessors' literal parts (caseless), and for a
+    definition the receiver names too; every text, and no definition gate,
+    when an accessor glob has no literal part."""
     payloads = tuple(options.get("payload-classes", DEFAULT_PAYLOAD_CLASSES))
     accessors = tuple(options.get("last-rank-accessors", DEFAULT_LAST_RANK))
-    if set(payloads) <= set(DEFAULT_PAYLOAD_CLASSES) and set(accessors) <= set(DEFAULT_LAST_RANK):
-        return PAYLOAD_NEEDLES
+    receivers = (
+        *options.get("receiver-factories", DEFAULT_RECEIVER_FACTORIES),
+        *options.get("receiver-methods", DEFAULT_RECEIVER_METHODS),
+    )
+    if (
+        set(payloads) <= set(DEFAULT_PAYLOAD_CLASSES)
+        and set(accessors) <= set(DEFAULT_LAST_RANK)
+        and set(receivers) <= {*DEFAULT_RECEIVER_FACTORIES, *DEFAULT_RECEIVER_METHODS}
+    ):
+        return PAYLOAD_NEEDLES, DEFINITION_NEEDLES
     words = caseless_words(accessors)
     if words is None:
-        return Needles()
-    alternatives = [re.escape(p) for p in payloads if p] + words
+        return Needles(), None
+    found = [re.escape(p) for p in payloads if p] + words
     # (no configured name: nothing is a payload return, the rule cannot fire)
-    return Needles(regex="|".join(alternatives) if alternatives else r"(?!)")
+    file = Needles(regex="|".join(found) if found else r"(?!)")
+    return file, Needles(regex="|".join([*found, *(re.escape(r) for r in receivers if r)]) or r"(?!)")

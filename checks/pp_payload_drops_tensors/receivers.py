@@ -9,9 +9,9 @@ import ast
 from collections.abc import Sequence
 from typing import Any
 
+from checks.pp_payload_drops_tensors.needles import DEFAULT_RECEIVER_FACTORIES
 from linter.api import FactCollector, Needles
 
-DEFAULT_RECEIVER_FACTORIES = ("make_empty_intermediate_tensors_factory",)
 
 
 def receiver_keys(node: ast.AST, factories: Sequence[str]) -> list[list[str]]:
