@@ -347,3 +347,24 @@ def test_a_few_modules_are_no_evidence_of_an_engine_without_pipeline_parallelism
     embedding and need not mention the pipeline: still reported."""
     _engine(tmp_path, models=4)
     assert len(run(tmp_path, "SHD302")) == 1
+
+
+def test_a_method_that_refuses_pipeline_parallelism_guards_the_class(tmp_path: Path) -> None:
+    # the validator holds no alias: the check still reads it (the gate keeps
+    # the definitions that may refuse), so the alias in another method is
+    # excused, as with every gate closed
+    source = """
+        class Drafter:
+            def validate(self, config):
+                if config.parallel_config.pipeline_parallel_size > 1:
+                    raise NotImplementedError("no PP for this drafter")
+
+            def load(self, target):
+                self.model.embed_tokens = target.model.embed_tokens
+        """
+    write(tmp_path, {"m.py": source})
+    assert run(tmp_path, "SHD302") == []
+    assert check_one(textwrap.dedent(source), "SHD302") == []
+    unguarded = source.replace("raise NotImplementedError", "print")
+    write(tmp_path, {"m.py": unguarded})
+    assert [d.span.line for d in run(tmp_path, "SHD302")] == [8]
