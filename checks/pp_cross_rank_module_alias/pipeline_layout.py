@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from checks._helpers import ast_dotted
+from checks._helpers import ast_dotted, ast_walk
 from linter.api import FactCollector, Needles, name_matches
 
 PIPELINE_MARKERS = (
@@ -44,7 +44,7 @@ def _identifiers(tree: ast.Module) -> set[str]:
     """Every identifier the module's code names: names, attributes,
     definitions, parameters, keywords and the parts of imported names."""
     out: set[str] = set()
-    for n in ast.walk(tree):
+    for n in ast_walk(tree):
         if isinstance(n, ast.Name):
             out.add(n.id)
         elif isinstance(n, ast.Attribute):
@@ -71,7 +71,7 @@ def _built_embeddings(tree: ast.Module) -> set[str]:
     (``self.embed_tokens = VocabParallelEmbedding(...)``, ``self.wte =
     nn.Embedding(...)``: the callee's last part holds ``Embedding``)."""
     out: set[str] = set()
-    for n in ast.walk(tree):
+    for n in ast_walk(tree):
         if isinstance(n, ast.Assign):
             targets, value = n.targets, n.value
         elif isinstance(n, ast.AnnAssign) and n.value is not None:
@@ -88,11 +88,14 @@ def _built_embeddings(tree: ast.Module) -> set[str]:
     return out
 
 
-def pipeline_layout(tree: ast.Module) -> dict[str, list[str]] | None:
+def pipeline_layout(tree: ast.Module, text: str | None = None) -> dict[str, list[str]] | None:
     """The pipeline markers (whole identifiers holding one) and the names
-    assigned an embedding construction in the module."""
-    markers = {i for i in _identifiers(tree) if any(m in i for m in PIPELINE_MARKERS)}
-    embeds = _built_embeddings(tree)
+    assigned an embedding construction in the module (``tree``, parsed from
+    ``text``: a part whose word the text lacks is not looked for)."""
+    markers: set[str] = set()
+    if text is None or any(m in text for m in PIPELINE_MARKERS):
+        markers = {i for i in _identifiers(tree) if any(m in i for m in PIPELINE_MARKERS)}
+    embeds = _built_embeddings(tree) if text is None or "Embedding" in text else set()
     if not markers and not embeds:
         return None
     return {"m": sorted(markers), "e": sorted(embeds)}
@@ -125,7 +128,7 @@ class PipelineLayout(FactCollector):
 
     @classmethod
     def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
-        return pipeline_layout(tree)
+        return pipeline_layout(tree, text)
 
     @classmethod
     def build_index(cls, per_module: Mapping[str, Any]) -> PipelineLayoutIndex:

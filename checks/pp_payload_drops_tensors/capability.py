@@ -9,6 +9,7 @@ import ast
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from checks._helpers import ast_walk
 from linter.api import FactCollector, Needles, ProjectFacts
 
 
@@ -17,7 +18,7 @@ def capability_reads(tree: ast.Module) -> list[str] | None:
     attribute read (``inner.supports_x``) or the key of
     ``getattr(obj, "supports_x", ...)``."""
     names: set[str] = set()
-    for n in ast.walk(tree):
+    for n in ast_walk(tree):
         if isinstance(n, ast.Attribute):
             if "support" in n.attr and not isinstance(n.ctx, ast.Store):
                 names.add(n.attr)
