@@ -229,29 +229,16 @@ def test_prefilter_skips_files_without_a_pipeline_payload() -> None:
     assert NEEDLES.match("return IntermediateTensors({})")
 
 
-_FORK_ONLY = """
-from fork.pipeline import StageHandoff, topology
-
-
-def unrelated(x):
-    return x + 1
-
-
-class ForkDecoder:
-    relays_draft_taps = True
-
-    def forward(self, hidden):
-        probes = []
-        for block in self.blocks:
-            hidden = block(hidden)
-            probes.append(hidden)
-        if not topology().IS_TAIL_STAGE:
-            return StageHandoff({"hidden": hidden})
-        return hidden, probes
-"""
+# the fork of corpus custom_names/ without its class spelled with the default
+# names (nor their import), and a function that holds no name at all
+_FORK_ONLY = (PAYLOAD / "custom_names" / "engine_fork.py").read_text(encoding="utf-8")
+_FORK_ONLY = _FORK_ONLY[: _FORK_ONLY.index("class UpstreamSpelling")].replace(
+    "from vllm.sequence import IntermediateTensors\n", ""
+) + "def unrelated(x):\n    return x + 1\n"
+_FORK_ERRORS = [n for n, line in enumerate(_FORK_ONLY.splitlines(), 1) if "# error: SHD301" in line]
 _FORK_OPTIONS = {
     "payload-classes": ["StageHandoff"],
-    "last-rank-accessors": ["is_tail_*"],
+    "last-rank-accessors": ["IS_TAIL_*"],
     "capability-flags": ["relays_draft_taps"],
     "accumulator-patterns": ["*probe*"],
 }
@@ -262,16 +249,17 @@ def test_configured_names_open_the_gates_of_a_file_without_a_default_name(tmp_pa
     assert not NEEDLES.match(_FORK_ONLY)
     assert run(tmp_path, "SHD301") == []
     diags = run(tmp_path, "SHD301", **_FORK_OPTIONS)
-    assert [d.span.line for d in diags] == [18]
+    assert [d.span.line for d in diags] == _FORK_ERRORS and len(_FORK_ERRORS) == 2
     # the accessor alone (its literal part, in any case) is enough too
-    assert [d.span.line for d in run(tmp_path, "SHD301", **{**_FORK_OPTIONS, "payload-classes": []})] == [18]
+    alone = run(tmp_path, "SHD301", **{**_FORK_OPTIONS, "payload-classes": []})
+    assert [d.span.line for d in alone] == _FORK_ERRORS
 
 
 def test_the_check_reads_the_definitions_that_hold_a_configured_name() -> None:
     file, definition = PpPayloadDropsTensors.declared_needles(_FORK_OPTIONS)
     assert file.match(_FORK_ONLY) and definition is not None
     source = check_source(_FORK_ONLY, "fork.py", [gate_of(PpPayloadDropsTensors, _FORK_OPTIONS)])
-    assert "class ForkDecoder" in source and "import" in source and "x + 1" not in source
+    assert "class ForkDecoder(" in source and "import" in source and "x + 1" not in source
     # an accessor glob with no literal part: every file, every definition
     file, definition = PpPayloadDropsTensors.declared_needles({**_FORK_OPTIONS, "last-rank-accessors": ["*"]})
     assert file.match("x = 1\n") and definition is None
