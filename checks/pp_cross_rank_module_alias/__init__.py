@@ -334,9 +334,10 @@ class PpCrossRankModuleAlias(Rule):
     such a source. Under configured module names the text must hold the
     literal part of one in any case (a glob with none, such as `*`, reads
     every file), a `getattr` key spelled with an escape, or the pair. Of
-    such a file libcst reads only the top-level definitions that hold the
-    same, and the module-level code: an alias, its source and the guards
-    that excuse it lie in one function and what encloses it.
+    such a file libcst reads the module-level code and only the definitions
+    that hold the same or may refuse pipeline parallelism (a guard name, or
+    "pp"/"pipeline", then `raise`): an alias, its source and the guards
+    that excuse it lie in one function, what encloses it and its class.
     """
 
     # (per file: whether the project has no pipeline layout, see _without_pipeline)

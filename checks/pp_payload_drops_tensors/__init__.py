@@ -182,9 +182,10 @@ class PpPayloadDropsTensors(Rule):
     configured names the text must hold a configured payload class, or the
     literal part of a configured accessor in any case (an accessor glob
     with none, such as `*`, reads every file). Of such a file libcst reads
-    only the top-level definitions that hold the same, and the module-level
-    code: a finding is made from one class (its methods, its own flag and
-    receiver) and the project's facts.
+    the module-level code and only the definitions that hold the same or a
+    receiver name (`receiver-factories`, `receiver-methods`): a finding is
+    made from one class (its methods holding a payload return, its own flag
+    and receiver) and the project's facts.
     """
 
     # (per file: capture turned on for the last rank only, see _capture_gated)
