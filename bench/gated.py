@@ -41,11 +41,12 @@ def main() -> None:
     rec: list[tuple[float, int, str, list[str], int]] = []
     orig = engine.check_text
 
-    def timed(text, relpath, module, rules, *rest):  # type: ignore[no-untyped-def]
+    def timed(text, relpath, module, rules, config, facts, gates=None):  # type: ignore[no-untyped-def]
         t = time.perf_counter()
-        out = orig(text, relpath, module, rules, *rest)
+        out = orig(text, relpath, module, rules, config, facts, gates)
         took = time.perf_counter() - t
-        parsed = sum(1 for line in check_source(text, relpath, rules).splitlines() if line.strip())
+        source = check_source(text, relpath, gates) if gates is not None else text
+        parsed = sum(1 for line in source.splitlines() if line.strip())
         rec.append((took, parsed, relpath, [r.code for r in rules], len(out[0])))
         return out
 

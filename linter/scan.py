@@ -91,60 +91,112 @@ def admits_text(gate: Gate, text: str) -> bool:
 
 
 @dataclass(frozen=True)
+class Unit:
+    """A top-level ``def``/``class``, or a ``def``/``class`` directly in a
+    top-level class's body: (start, end) offsets of its whole lines
+    (decorators included), the name it binds, its first line's indentation,
+    and the index of the class holding it (-1 at top level)."""
+
+    start: int
+    end: int
+    name: str
+    indent: int = 0
+    parent: int = -1
+    # a class whose body holds nothing but members (no docstring, no
+    # class-level statement): blanking them all would leave it empty
+    only_members: bool = False
+
+
+@dataclass(frozen=True)
 class Regions:
-    """A module cut into its top-level definitions and the rest: ``defs`` are
-    (start, end) offsets of the whole lines of each top-level ``def`` or
-    ``class`` (decorators included), in order; the rest of the text is the
-    module-level code."""
+    """A module cut into definitions (:class:`Unit`, in source order) and the
+    rest, the module-level code."""
 
     text: str
-    defs: tuple[tuple[int, int], ...]
-    # the name each definition binds, in the order of ``defs``
-    names: tuple[str, ...] = ()
+    units: tuple[Unit, ...]
+
+    def _top(self) -> list[Unit]:
+        return [u for u in self.units if u.parent < 0]
 
     def rest(self) -> str:
-        """The module-level code: the text less every definition's lines."""
+        """The module-level code: the text less every top-level definition."""
         parts, pos = [], 0
-        for a, b in self.defs:
-            parts.append(self.text[pos:a])
-            pos = b
+        for u in self._top():
+            parts.append(self.text[pos : u.start])
+            pos = u.end
         parts.append(self.text[pos:])
         return "".join(parts)
 
-    def kept(self, gates: Sequence[Gate]) -> list[tuple[int, int]] | None:
-        """The spans the libcst check of the rules must see: the module-level
-        code, the definitions one of their definition needles matches, and
-        every definition whose name what is kept mentions (transitively: a
-        helper function a kept one calls, a base class it names); None
-        (everything) when a rule declares none."""
+    def _own(self, i: int) -> str:
+        """Unit ``i``'s text less its members' (a class's header, docstring
+        and class-level statements; a function's whole text)."""
+        u = self.units[i]
+        parts, pos = [], u.start
+        for m in self.units:
+            if m.parent == i:
+                parts.append(self.text[pos : m.start])
+                pos = m.end
+        parts.append(self.text[pos : u.end])
+        return "".join(parts)
+
+    def kept(self, gates: Sequence[Gate]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]] | None:
+        """What the libcst check of the rules must see, as (spans kept,
+        placeholders): the module-level code; each definition one of their
+        definition needles matches -- a method with the skeleton (header,
+        class-level statements) of its class; every definition whose name
+        what is kept mentions, transitively (a helper a kept function calls,
+        a method called through ``self``, a base class). A class kept with
+        none of its members gets a ``pass`` at a placeholder (line index,
+        indent): its first blanked line. None (everything) when a rule declares no
+        definition needles."""
         if any(g.definition is None for g in gates):
             return None
-        texts = [self.text[a:b] for a, b in self.defs]
-        chosen = {i for i, t in enumerate(texts) if any(_matches(g, t) for g in gates)}
-        frontier = [self.rest(), *(texts[i] for i in chosen)]
-        pending = {i for i in range(len(texts)) if i not in chosen and i < len(self.names)}
+        n = len(self.units)
+        has_members = {u.parent for u in self.units if u.parent >= 0}
+        own = [self._own(i) if i in has_members else self.text[u.start : u.end] for i, u in enumerate(self.units)]
+        chosen: set[int] = set()
+        frontier = [self.rest()]
+
+        def choose(i: int) -> None:
+            if i in chosen:
+                return
+            chosen.add(i)
+            frontier.append(own[i])
+            parent = self.units[i].parent
+            if parent >= 0:
+                choose(parent)
+
+        for i in range(n):
+            if any(_matches(g, own[i]) for g in gates):
+                choose(i)
+        pending = set(range(n)) - chosen
         while frontier and pending:
             seen = frontier.pop()
-            for i in [i for i in pending if _mentions(seen, self.names[i])]:
+            for i in [i for i in pending if _mentions(seen, self.units[i].name)]:
                 pending.discard(i)
-                chosen.add(i)
-                frontier.append(texts[i])
+                choose(i)
+                pending -= chosen
+        blanked = [u for i, u in enumerate(self.units) if i not in chosen and (u.parent < 0 or u.parent in chosen)]
         keep, pos = [], 0
-        for i, (a, b) in enumerate(self.defs):
-            if i in chosen:
-                continue
-            if a > pos:
-                keep.append((pos, a))
-            pos = b
+        for u in blanked:
+            if u.start > pos:
+                keep.append((pos, u.start))
+            pos = u.end
         keep.append((pos, len(self.text)))
-        return keep
+        placeholders = []
+        for c in chosen & has_members:
+            members = [i for i in range(n) if self.units[i].parent == c]
+            if self.units[c].only_members and not any(i in chosen for i in members):
+                first = self.units[members[0]]
+                placeholders.append((self.text.count("\n", 0, first.start), first.indent))
+        return keep, sorted(placeholders)
 
     def admits(self, gate: Gate) -> bool:
-        """The definition gate: whether one definition, or the module-level
-        code, matches the rule's definition needles."""
+        """The definition gate: whether one top-level definition, or the
+        module-level code, matches the rule's definition needles."""
         if gate.definition is None:
             return True
-        return _matches(gate, self.rest()) or any(_matches(gate, self.text[a:b]) for a, b in self.defs)
+        return _matches(gate, self.rest()) or any(_matches(gate, self.text[u.start : u.end]) for u in self._top())
 
 
 def _mentions(text: str, name: str) -> bool:
@@ -167,10 +219,13 @@ def _matches(gate: Gate, text: str) -> bool:
         return True
 
 
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
 def regions_of(tree: ast.Module, text: str) -> Regions | None:
-    """``text`` cut at its top-level definitions (``tree`` is its ``ast``);
-    None when lines cannot be told the way CPython counts them (a lone
-    carriage return ends a line for CPython, not for the offsets here)."""
+    """``text`` cut at its definitions (``tree`` is its ``ast``); None when
+    lines cannot be told the way CPython counts them (a lone carriage return
+    ends a line for CPython, not for the offsets here)."""
     if "\r" in text:
         return None
     starts = [0]
@@ -180,15 +235,24 @@ def regions_of(tree: ast.Module, text: str) -> Regions | None:
         starts.append(i + 1)
         i = find("\n", i + 1)
     n = len(starts)
-    defs, names = [], []
-    for s in tree.body:
-        if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        first = min([s.lineno, *(d.lineno for d in s.decorator_list)])
+
+    def unit(s: ast.stmt, parent: int) -> Unit:
+        first = min([s.lineno, *(d.lineno for d in s.decorator_list)])  # type: ignore[attr-defined]
         last = s.end_lineno or s.lineno
-        defs.append((starts[first - 1], starts[last] if last < n else len(text)))
-        names.append(s.name)
-    return Regions(text, tuple(defs), tuple(names))
+        a, b = starts[first - 1], (starts[last] if last < n else len(text))
+        line = text[a:b]
+        bare = isinstance(s, ast.ClassDef) and all(isinstance(m, _DEFS) for m in s.body)
+        return Unit(a, b, s.name, len(line) - len(line.lstrip(" \t")), parent, bare)  # type: ignore[attr-defined]
+
+    units: list[Unit] = []
+    for s in tree.body:
+        if not isinstance(s, _DEFS):
+            continue
+        units.append(unit(s, -1))
+        if isinstance(s, ast.ClassDef):
+            at = len(units) - 1
+            units.extend(unit(m, at) for m in s.body if isinstance(m, _DEFS))
+    return Regions(text, tuple(units))
 
 
 def mask_text(text: str, spans: Sequence[tuple[int, int]]) -> str:
@@ -281,7 +345,14 @@ def check_source(text: str, relpath: str, gates: Sequence[Gate]) -> str:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return text
     regions = regions_of(tree, text)
-    spans = regions.kept(gates) if regions is not None else None
-    if spans is None or spans == [(0, len(text))]:
+    got = regions.kept(gates) if regions is not None else None
+    if got is None or got[0] == [(0, len(text))]:
         return text
-    return mask_text(text, spans)
+    spans, placeholders = got
+    masked = mask_text(text, spans)
+    if placeholders:
+        lines = masked.split("\n")
+        for index, indent in placeholders:  # a blanked line: empty in ``masked``
+            lines[index] = " " * indent + "pass"
+        masked = "\n".join(lines)
+    return masked

@@ -145,10 +145,11 @@ x = 1; y = 2
 def test_regions_are_the_top_level_definitions_with_their_decorators() -> None:
     regions = regions_of(ast.parse(_MODULE), _MODULE)
     assert regions is not None
-    got = [_MODULE[a:b] for a, b in regions.defs]
-    assert got[0].startswith("@decorator\ndef first") and got[0].endswith("BLOCK)\n")
-    assert got[1].startswith("class Second") and got[1].endswith('"min("\n')
-    assert len(got) == 2  # the def inside ``if`` is module-level code
+    got = [(_MODULE[u.start : u.end], u.parent) for u in regions.units]
+    assert got[0][0].startswith("@decorator\ndef first") and got[0][0].endswith("BLOCK)\n")
+    assert got[1][0].startswith("class Second") and got[1][0].endswith('"min("\n')
+    assert got[2][0].startswith("    def method") and got[2][1] == 1  # a member of Second
+    assert len(got) == 3  # the def inside ``if`` is module-level code
     assert "def third" in regions.rest() and "import os" in regions.rest()
 
 
@@ -180,7 +181,7 @@ def test_the_check_sees_the_matching_definitions_and_the_module_code() -> None:
     source = check_source(_MODULE, "m.py", [gate_of(Methods, {})])
     assert "def first" not in source and "class Second" in source and "BLOCK = 128" in source
     ast.parse(source)
-    assert Regions(_MODULE, ()).kept([gate_of(Methods, {})]) == [(0, len(_MODULE))]
+    assert Regions(_MODULE, ()).kept([gate_of(Methods, {})]) == ([(0, len(_MODULE))], [])
     assert Regions(_MODULE, ()).kept([Gate("SHD997", Needles())]) is None  # no definition gate: all
 
 
@@ -228,3 +229,33 @@ def test_a_kept_definition_brings_the_definitions_it_names() -> None:
     assert "def launch" in source and "def round_pow2" in source and "def next_pow2" in source
     assert "def unrelated" not in source
     assert source.count("\n") == text.count("\n")
+
+
+def test_a_class_is_narrowed_to_the_members_that_matter() -> None:
+    """A kept method brings its class's header and class-level statements
+    and the methods it names (``self.helper()``); the others are blanked. A
+    class named by kept code whose members are all blanked keeps a ``pass``,
+    so the text still parses."""
+    from linter.needles import Needles
+    from linter.rule import Rule
+
+    text = (
+        "class Runner(Base):\n"
+        "    limit = 4\n\n"
+        "    def launch(self, x):\n        return self.block(min(x, self.limit))\n\n"
+        "    def block(self, b):\n        return b\n\n"
+        "    def unrelated(self):\n        return 0\n\n"
+        "class Base:\n"
+        "    def other(self):\n        return 1\n"
+    )
+
+    class Mins(Rule):
+        code, name = "SHD994", "mins"
+        needles = definition_needles = Needles(all_of=("min(",))
+
+    source = check_source(text, "m.py", [gate_of(Mins, {})])
+    assert "limit = 4" in source and "def launch" in source and "def block" in source
+    assert "def unrelated" not in source and "def other" not in source
+    assert "class Base:\n    pass\n" in source
+    assert source.count("\n") == text.count("\n")
+    ast.parse(source)
