@@ -15,10 +15,8 @@ gate or a check read, so that a cached result depends on those alone.
 from __future__ import annotations
 
 import ast
-import copy
 import hashlib
 import json
-from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -59,14 +57,6 @@ class FactCollector:
         raise NotImplementedError
 
     @classmethod
-    def ast_scope(cls, text: str, options: Mapping[str, Mapping[str, Any]]) -> Sequence[tuple[int, int]] | None:
-        """The top-level statements ``collect`` reads, as ``Rule.ast_scope``
-        (``options``: the effective options of every rule, by code; a code
-        missing means its defaults): None (the default) for all. A
-        ``scan_scope`` may narrow it inside classes (see ``Rule.ast_scope``)."""
-        return None
-
-    @classmethod
     def build_index(cls, per_module: Mapping[str, Any]) -> Any:
         return per_module
 
@@ -87,88 +77,6 @@ def run_collector(collector: Any, text: str, module: str, path: str) -> Any:
         return collector.collect(tree, text, module, path)
     except Exception:  # a broken collector must not stop the run
         return None
-
-
-# -- scopes: the top-level statements an ast reader reads -------------------
-def scope_of(
-    reader: Any, text: str, options: Mapping[str, Mapping[str, Any]], scan: bool = False
-) -> list[tuple[int, int]] | None:
-    """``reader.ast_scope`` sorted, or None (everything) when it has none or
-    fails. With ``scan``, ``reader.scan_scope`` when it has one: a scope
-    that may also leave out statements of a class body, for the scan's
-    ``ast`` readers (see :func:`scoped_tree`)."""
-    try:
-        scope = (getattr(reader, "scan_scope", None) if scan else None) or reader.ast_scope
-        got = scope(text, options)
-    except Exception:  # a broken scope reads everything
-        return None
-    return None if got is None else sorted(got)
-
-
-def mask_text(text: str, spans: Sequence[tuple[int, int]]) -> str:
-    """``text`` with every line outside ``spans`` (sorted (start, end)
-    offsets of whole lines) blanked: the line breaks are kept, so every
-    position in it is the text's."""
-    out: list[str] = []
-    pos = 0
-    for a, b in spans:
-        if b <= pos:
-            continue
-        a = max(a, pos)
-        if a > pos:
-            out.append("\n" * text.count("\n", pos, a))
-        out.append(text[a:b])
-        pos = b
-    if pos < len(text):
-        out.append("\n" * text.count("\n", pos))
-    return "".join(out)
-
-
-def scoped_tree(tree: ast.Module, text: str, spans: Sequence[tuple[int, int]] | None) -> ast.Module:
-    """``tree`` (of ``text``, whole or masked to a union of scopes) as a
-    reader scoped to ``spans`` sees it: the top-level statements whose first
-    line (a decorator's, for a decorated definition) lies in one of the
-    spans; a class that its span does not hold whole (``scan_scope``) with
-    only the statements of its body whose first line lies in one, and its
-    end that of the last of them, as a compile of the text masked to
-    ``spans`` alone gives it; ``tree`` itself when that is all of them or
-    ``spans`` is None."""
-    if spans is None:
-        return tree
-    bounds: list[tuple[int, int]] = []  # 1-based (first line, line after) of each span
-    line, pos = 1, 0
-    n = len(text)
-    for a, b in spans:
-        line += text.count("\n", pos, a)
-        end = line + text.count("\n", a, b)
-        bounds.append((line, end if b < n else end + 1))
-        line, pos = end, b
-    firsts = [lo for lo, _ in bounds]
-
-    def inside(s: ast.stmt) -> int:
-        """The span holding the statement's first line, or -1."""
-        first = min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))])
-        k = bisect_right(firsts, first) - 1
-        return k if k >= 0 and first < bounds[k][1] else -1
-
-    body = []
-    changed = False
-    for s in tree.body:
-        k = inside(s)
-        if k < 0:
-            changed = True
-            continue
-        if isinstance(s, ast.ClassDef) and (s.end_lineno or s.lineno) >= bounds[k][1]:
-            members = [m for m in s.body if inside(m) >= 0]
-            if len(members) < len(s.body) and members:
-                s = copy.copy(s)
-                s.body = members
-                s.end_lineno, s.end_col_offset = members[-1].end_lineno, members[-1].end_col_offset
-                changed = True
-        body.append(s)
-    if not changed:
-        return tree
-    return ast.Module(body=body, type_ignores=tree.type_ignores)
 
 
 # the open ``ProjectFacts.recording`` sets: (collector, module) pairs read

@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -105,6 +105,13 @@ class Unit:
     # a class whose body holds nothing but members (no docstring, no
     # class-level statement): blanking them all would leave it empty
     only_members: bool = False
+    # the names its ``import`` statements bind (a rule may read a module's
+    # imports wherever they stand)
+    imports: tuple[str, ...] = ()
+
+    def words(self) -> tuple[str, ...]:
+        """The names kept code may use it by: its own and its imports'."""
+        return (self.name, *self.imports)
 
 
 @dataclass(frozen=True)
@@ -172,7 +179,7 @@ class Regions:
         pending = set(range(n)) - chosen
         while frontier and pending:
             seen = frontier.pop()
-            for i in [i for i in pending if _mentions(seen, self.units[i].name)]:
+            for i in [i for i in pending if any(_mentions(seen, w) for w in self.units[i].words())]:
                 pending.discard(i)
                 choose(i)
                 pending -= chosen
@@ -222,6 +229,26 @@ def _matches(gate: Gate, text: str) -> bool:
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
+def _imported_names(body: list[ast.stmt]) -> Iterator[str]:
+    """The local names the ``import`` statements among ``body`` bind, in
+    nested blocks and definitions too (statements only: no expression is
+    walked)."""
+    for node in body:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                yield a.asname or a.name.partition(".")[0]
+        elif isinstance(node, ast.ImportFrom):
+            for a in node.names:
+                yield a.asname or a.name
+        else:
+            for name in ("body", "orelse", "finalbody"):
+                sub = getattr(node, name, None)
+                if isinstance(sub, list):
+                    yield from _imported_names(sub)
+            for clause in (*getattr(node, "handlers", ()), *getattr(node, "cases", ())):
+                yield from _imported_names(clause.body)
+
+
 def regions_of(tree: ast.Module, text: str) -> Regions | None:
     """``text`` cut at its definitions (``tree`` is its ``ast``); None when
     lines cannot be told the way CPython counts them (a lone carriage return
@@ -242,7 +269,8 @@ def regions_of(tree: ast.Module, text: str) -> Regions | None:
         a, b = starts[first - 1], (starts[last] if last < n else len(text))
         line = text[a:b]
         bare = isinstance(s, ast.ClassDef) and all(isinstance(m, _DEFS) for m in s.body)
-        return Unit(a, b, s.name, len(line) - len(line.lstrip(" \t")), parent, bare)  # type: ignore[attr-defined]
+        indent = len(line) - len(line.lstrip(" \t"))
+        return Unit(a, b, s.name, indent, parent, bare, tuple(_imported_names(s.body)))  # type: ignore[attr-defined]
 
     units: list[Unit] = []
     for s in tree.body:

@@ -259,3 +259,23 @@ def test_a_class_is_narrowed_to_the_members_that_matter() -> None:
     assert "class Base:\n    pass\n" in source
     assert source.count("\n") == text.count("\n")
     ast.parse(source)
+
+
+def test_a_definition_importing_a_name_kept_code_uses_is_kept() -> None:
+    """Rules read a module's imports wherever they stand: the function that
+    imports a kernel the kept launch names stays."""
+    from linter.needles import Needles
+    from linter.rule import Rule
+
+    text = (
+        "def setup():\n    from .kernels import scale_kernel\n\n"
+        "def other():\n    import os\n\n"
+        "def launch(x):\n    block = min(x, 1024)\n    scale_kernel[(1,)](x, BLOCK=block)\n"
+    )
+
+    class Mins(Rule):
+        code, name = "SHD993", "mins"
+        needles = definition_needles = Needles(all_of=("min(",))
+
+    source = check_source(text, "m.py", [gate_of(Mins, {})])
+    assert "def setup" in source and "def launch" in source and "def other" not in source

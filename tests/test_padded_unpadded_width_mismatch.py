@@ -124,14 +124,14 @@ def test_gates_hide_nothing_on_the_corpus(broad: bool) -> None:
 
 def test_needles_skip_files_that_cannot_match() -> None:
     allocates = "import torch\ndef f(x, n):\n    return torch.zeros(n, round_up(n, 8))\n"
-    assert not PaddedUnpaddedWidthMismatch.candidate(allocates)  # no exchange
-    assert PaddedUnpaddedWidthMismatch.candidate(allocates.replace("return ", "x += "))
+    assert not PaddedUnpaddedWidthMismatch.needles.match(allocates)  # no exchange
+    assert PaddedUnpaddedWidthMismatch.needles.match(allocates.replace("return ", "x += "))
     exchanges = "def f(x, y):\n    y.copy_(x)\n"
-    assert not PaddedUnpaddedWidthMismatch.candidate(exchanges)  # no allocation
+    assert not PaddedUnpaddedWidthMismatch.needles.match(exchanges)  # no allocation
     # another module's allocator, a longer name, the word alone: no tracked allocation
     for other in ("np.zeros(n)", "tl.empty(n)", "my_zeros(n)", "zones(n)", "[] if empty else n"):
         text = f"def f(x, n):\n    a = {other}\n    a.copy_(x)\n"
-        assert not PaddedUnpaddedWidthMismatch.candidate(text), other
+        assert not PaddedUnpaddedWidthMismatch.needles.match(text), other
 
 
 def test_a_definition_without_an_allocation_is_skipped_alone(tmp_path: Path) -> None:
@@ -192,7 +192,7 @@ def test_needles_see_every_shape_the_rule_fires_on(body: str, tmp_path: Path) ->
     text = _HEAD + body
     diags = lint(text, tmp_path)
     assert [d.code for d in diags] == [CODE], text
-    assert PaddedUnpaddedWidthMismatch.candidate(text), text
+    assert PaddedUnpaddedWidthMismatch.needles.match(text), text
     assert lint(text, tmp_path, gates=False) == diags
 
 

@@ -138,13 +138,13 @@ def test_gates_hide_nothing_on_the_corpus(broad: bool) -> None:
 
 def test_needles_skip_files_that_cannot_match() -> None:
     no_parallel = "def f(num_blocks, page):\n    return num_blocks // page\n"
-    assert not RepeatedBudgetDivision.candidate(no_parallel)
+    assert not RepeatedBudgetDivision.needles.match(no_parallel)
     no_division = "def f(num_blocks, dp_size):\n    return num_blocks * dp_size\n"
-    assert not RepeatedBudgetDivision.candidate(no_division)
-    assert RepeatedBudgetDivision.candidate(no_division.replace("*", "//"))
+    assert not RepeatedBudgetDivision.needles.match(no_division)
+    assert RepeatedBudgetDivision.needles.match(no_division.replace("*", "//"))
     # the size words in any case, ceiling divisions by name
     upper = "def f(NUM_BLOCKS, DP_SIZE, EP_SIZE):\n    return cdiv(cdiv(NUM_BLOCKS, DP_SIZE), EP_SIZE)\n"
-    assert RepeatedBudgetDivision.candidate(upper)
+    assert RepeatedBudgetDivision.needles.match(upper)
 
 
 def test_a_definition_without_the_words_is_skipped_alone(tmp_path: Path) -> None:
@@ -181,7 +181,7 @@ _SHAPES = [
 def test_needles_see_every_shape_the_rule_fires_on(text: str, tmp_path: Path) -> None:
     diags = lint(text, tmp_path)
     assert [d.code for d in diags] == [CODE], text
-    assert RepeatedBudgetDivision.candidate(text), text
+    assert RepeatedBudgetDivision.needles.match(text), text
     assert lint(text, tmp_path, gates=False) == diags
 
 
