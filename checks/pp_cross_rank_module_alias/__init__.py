@@ -355,7 +355,7 @@ class PpCrossRankModuleAlias(Rule):
     options: ClassVar[Mapping[str, Option]] = {
         "first-rank-modules": Option(DEFAULT_FIRST_RANK, "list[str]", "first-rank modules"),
         "last-rank-modules": Option(DEFAULT_LAST_RANK, "list[str]", "last-rank modules"),
-        "draft-rank": Option("last", "str", "where the draft runs: last, first or any"),
+        "draft-rank": Option("last", "str", "where the draft runs: last, first or any", choices=("last", "first", "any")),
         "guard-names": Option(DEFAULT_GUARDS, "list[str]", "pipeline guard names"),
         "setter-patterns": Option(DEFAULT_SETTERS, "list[str]", "module-installing setters"),
         "assume-pipeline-parallel": Option(

@@ -198,16 +198,12 @@ class UnresolvedSentinelReachesImpl(Rule):
         "normalizer-calls": Option(
             ("max", "*resolve*", "*normali[sz]e*"), "list[str]", "Calls that normalise or resolve"
         ),
-        "resolver-scope": Option("paired", "str", "paired | any | none"),
+        "resolver-scope": Option("paired", "str", "paired | any | none", choices=("paired", "any", "none")),
     }
 
 
     def __init__(self, ctx: Any, options: Mapping[str, Any] | None = None) -> None:
-        super().__init__(ctx, options)
-        if self.opts["resolver-scope"] not in ("paired", "any", "none"):
-            raise ValueError(
-                f"resolver-scope must be 'paired', 'any' or 'none', got {self.opts['resolver-scope']!r}"
-            )
+        super().__init__(ctx, options)  # (resolver-scope's value is checked at config load)
         self.index: SentinelIndex = ctx.facts.index("sentinels")
         self._imports: dict[str, str] | None = None
         self._eff: dict[str, dict[str, SentinelAttr]] = {}
