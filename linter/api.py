@@ -8,7 +8,9 @@ rule package imports (see docs/writing-rules.md):
 - :class:`Option` (a per-rule option under ``[tool.shardlint.rules.CODE]``);
 - :class:`Severity`, :class:`Applicability`, :class:`Fixability`, :class:`Note`;
 - :class:`FactCollector` and :class:`ProjectFacts` (facts read across files);
-- the libcst helpers of :mod:`linter.syntax`.
+- the libcst helpers of :mod:`linter.syntax`; for fact collectors,
+  :mod:`linter.astwalk` (CPython ``ast``) and :mod:`linter.imports` (which
+  qualified name a local name stands for).
 """
 
 from linter.facts import FactCollector, ProjectFacts

@@ -1,22 +1,19 @@
-"""The fast ``ast`` walkers of ``checks._helpers`` against their plain
-definitions: ``ast_children`` reads only the fields a node type can hold a
-node in (a table of leaf fields per Python 3.11's grammar), and
-``function_bodies_at`` enters only the statement fields of module- and
-class-level statements; a wrong table entry or a skipped field would drop
-nodes here."""
+"""The fast ``ast`` walker of ``linter.astwalk`` against its plain
+definition: ``ast_children`` reads only the fields a node type can hold a
+node in (a table of leaf fields per Python 3.11's grammar); a wrong table
+entry would drop nodes here. Also the import readers of ``linter.imports``."""
 
 from __future__ import annotations
 
 import ast
 import textwrap
-from bisect import bisect_left
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks._helpers import ast_children, function_bodies_at
+from linter.astwalk import ast_children
 
 # one of every node kind, with the fields that hold None or strings set both
 # ways (`{**d}`'s None key, a keyword-only argument without a default,
@@ -101,72 +98,8 @@ def test_ast_children_is_iter_child_nodes_without_contexts() -> None:
             ast.MatchSingleton, ast.TryStar, ast.FormattedValue, ast.ImportFrom, ast.Dict} <= kinds
 
 
-def _reference_bodies(tree: ast.Module, hits: Sequence[int]) -> Iterator[list[ast.AST]]:
-    """``function_bodies_at`` as first written: every child entered."""
-
-    def spans_hit(n: ast.AST) -> bool:
-        i = bisect_left(hits, n.lineno)  # type: ignore[attr-defined]
-        return i < len(hits) and hits[i] <= n.end_lineno  # type: ignore[attr-defined]
-
-    defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-    holders = (ast.stmt, ast.excepthandler, ast.match_case)
-    pending: list[ast.AST] = [tree]
-    while pending:
-        owner = pending.pop()
-        function = isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef))
-        nodes: list[ast.AST] = []
-        stack = list(getattr(owner, "body", ()))
-        while stack:
-            n = stack.pop()
-            if isinstance(n, defs):
-                if spans_hit(n):
-                    pending.append(n)
-                continue
-            if isinstance(n, ast.Lambda):
-                continue
-            if function:
-                nodes.append(n)
-                stack.extend(_children(n))
-            elif isinstance(n, holders) and (isinstance(n, ast.match_case) or spans_hit(n)):
-                stack.extend(_children(n))
-        if function:
-            yield nodes
 
 
-def test_function_bodies_at_matches_the_full_walk() -> None:
-    module_level = textwrap.dedent(
-        """
-        if x:
-            def a():
-                return 1
-        else:
-            try:
-                class K:
-                    def b(self):
-                        return [lambda: 2]
-            except E:
-                def c():
-                    pass
-        match y:
-            case 1:
-                def d():
-                    pass
-        with m:
-            def e():
-                def f():
-                    pass
-        """
-    )
-    for text in (module_level, _EVERY_KIND):
-        tree = ast.parse(text)
-        n = text.count("\n") + 1
-        for hits in ([], list(range(1, n + 1)), [3], [9], [15], [18, 19], [n]):
-            want = [[id(x) for x in b] for b in _reference_bodies(tree, hits)]
-            got = [[id(x) for x in b] for b in function_bodies_at(tree, hits)]
-            assert got == want, hits
-    # every function of the module-level snippet is reached
-    tree = ast.parse(module_level)
-    assert len(list(function_bodies_at(tree, list(range(1, module_level.count("\n") + 2))))) == 6
 
 
 # -- imports read on libcst's statements ---------------------------------------------
@@ -223,7 +156,7 @@ def _imports_by_visitor(module: object, name: str, path: str) -> dict[str, str]:
     node a libcst visitor meets, in order (a later import of a name wins)."""
     import libcst as cst
 
-    from checks._imports import bind_cst_import, is_package_path
+    from linter.imports import bind_cst_import, is_package_path
 
     out: dict[str, str] = {}
     pkg = is_package_path(path)
@@ -242,7 +175,7 @@ def _imports_by_visitor(module: object, name: str, path: str) -> dict[str, str]:
 def test_imports_from_cst_reads_every_import_a_visitor_meets() -> None:
     import libcst as cst
 
-    from checks._imports import imports_from_cst
+    from linter.imports import imports_from_cst
 
     module = cst.parse_module(_IMPORTS_EVERYWHERE)
     got = imports_from_cst(module, "pkg.mod", "pkg/mod.py")
@@ -257,7 +190,7 @@ def test_imports_from_cst_reads_every_import_a_visitor_meets() -> None:
 def test_imports_from_cst_matches_the_visitor_on_the_corpus() -> None:
     import libcst as cst
 
-    from checks._imports import imports_from_cst
+    from linter.imports import imports_from_cst
 
     root = Path(__file__).resolve().parent.parent
     files = sorted((root / "corpus").rglob("*.py")) + sorted((root / "checks").glob("*.py"))
@@ -288,7 +221,7 @@ def test_name_matches_is_fnmatchcase_of_any_glob(patterns: list[str], leaf: str,
     ``fnmatch.fnmatchcase`` asked of each."""
     import fnmatch
 
-    from checks._helpers import name_matches
+    from linter.syntax import name_matches
 
     name = prefix + leaf
     last = name.rsplit(".", 1)[-1].lower()

@@ -220,12 +220,13 @@ def test_option_factory_methods(tmp_path: Path) -> None:
     assert "via `build_cls()`" in diags[0].message
 
 
-def test_bad_resolver_scope_value_is_reported(project: Path) -> None:
+def test_bad_resolver_scope_value_is_a_config_error_naming_key_and_file(project: Path) -> None:
+    from linter.config import ConfigError
+
     (project / "pyproject.toml").write_text('[tool.shardlint.rules.SHD201]\nresolver-scope = "sometimes"\n')
-    registry = load_registry()
-    config = load_config([project], registry).with_overrides(select=("SHD201",))
-    result = Engine(config, registry, jobs=1).run([project])
-    assert any("resolver-scope" in e.message for e in result.errors)
+    with pytest.raises(ConfigError) as exc:
+        load_config([project], load_registry())
+    assert "resolver-scope" in str(exc.value) and "pyproject.toml" in str(exc.value)
 
 
 # -- findings that need the project's facts ----------------------------------------
@@ -308,7 +309,7 @@ def _site_snippet(target: str, value: str, place: str) -> str:
 def _records_a_sentinel(text: str) -> bool:
     """Whether the facts hold a size/rank attribute (the default patterns)
     at ``-N``, or at ``None`` in the ``__init__`` family."""
-    from checks._helpers import name_matches
+    from linter.syntax import name_matches
 
     facts = SentinelFacts.collect(ast.parse(text), text, "m", "m.py") or {}
     for data in facts.get("classes", {}).values():

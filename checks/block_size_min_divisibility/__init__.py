@@ -17,8 +17,8 @@ from typing import ClassVar
 
 import libcst as cst
 
-from checks._helpers import call_name, dotted, function_params
-from checks._imports import follow_reexports, imports_from_cst, qualify
+from linter.syntax import call_name, dotted, function_params
+from linter.imports import follow_reexports, imports_from_cst, qualify
 from checks.block_size_min_divisibility.sites import (
     CDIV_NAMES,
     Consumer,

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from checks._helpers import call_name, walk
+from linter.syntax import call_name, walk
 from checks.block_size_min_divisibility.values import Env, Values, code, is_pow2
 from checks.facts.kernels import KernelFacts, Need
 from linter.types import Note, Span

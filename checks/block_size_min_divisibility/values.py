@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from checks._helpers import call_name, dotted, function_params, int_literal, walk_no_nested
+from linter.syntax import call_name, dotted, function_params, int_literal, walk_no_nested
 
 MAX_DEPTH = 12
 OTHER = object()  # a binding that is not a plain ``name = expr`` (loop target, ``+=``, unpacking)

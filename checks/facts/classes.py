@@ -7,7 +7,7 @@ are read when a query first needs them (``ClassFacts.lazy``)::
 
     {
       "path": "pkg/models/base.py",          # root-relative, for related locations
-      "imports": {"local": "qualified.name"},  # checks._imports.imports_from_ast
+      "imports": {"local": "qualified.name"},  # linter.imports.imports_from_ast
       "classes": {
         "Outer": {
           "line": 3, "col": 6, "end_line": 3, "end_col": 11,   # the class name
@@ -64,8 +64,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from checks._helpers import ast_dotted
-from checks._imports import follow_reexports, imports_from_ast, is_package_path, qualify
+from linter.astwalk import ast_dotted
+from linter.imports import follow_reexports, imports_from_ast, is_package_path, qualify
 from linter.facts import FactCollector, RecordedMemo
 from linter.needles import Needles
 

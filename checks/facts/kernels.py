@@ -23,8 +23,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from checks._helpers import ast_dotted
-from checks._imports import is_package_path, resolve_relative
+from linter.astwalk import ast_dotted
+from linter.imports import is_package_path, resolve_relative
 from linter.facts import FactCollector
 from linter.needles import Needles
 

@@ -39,8 +39,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from checks._helpers import ast_dotted, ast_stmt_fields
-from checks._imports import follow_reexports, imports_from_ast, qualify
+from linter.astwalk import ast_dotted, ast_stmt_fields
+from linter.imports import follow_reexports, imports_from_ast, qualify
 from linter.facts import FactCollector, RecordedMemo
 from linter.needles import Needles
 

@@ -9,17 +9,7 @@ from typing import Any
 
 import libcst as cst
 
-from checks._helpers import (
-    call_name,
-    child_nodes,
-    dotted,
-    int_literal,
-    keyword_args,
-    last_name,
-    name_matches,
-    positional_args,
-    walk_fast,
-)
+from linter.syntax import call_name, child_nodes, dotted, int_literal, keyword_args, last_name, name_matches, positional_args, walk_fast
 from checks.padded_unpadded_width_mismatch.widths import (
     Tensor,
     Width,

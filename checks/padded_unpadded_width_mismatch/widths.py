@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from checks._helpers import dotted, int_literal
+from linter.syntax import dotted, int_literal
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from checks._helpers import ast_dotted, ast_walk
+from linter.astwalk import ast_dotted, ast_walk
 from linter.api import FactCollector, Needles, name_matches
 
 PIPELINE_MARKERS = (

@@ -9,7 +9,7 @@ import ast
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from checks._helpers import ast_walk
+from linter.astwalk import ast_walk
 from linter.api import FactCollector, Needles, ProjectFacts
 
 

@@ -9,7 +9,7 @@ import ast
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from checks._helpers import ast_dotted
+from linter.astwalk import ast_dotted
 from checks.pp_payload_drops_tensors.needles import PAYLOAD_NEEDLES
 from linter.api import FactCollector, ProjectFacts
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import libcst as cst
 
-from checks._helpers import call_name, child_nodes, dotted, last_name, name_matches, walk_fast
+from linter.syntax import call_name, child_nodes, dotted, last_name, name_matches, walk_fast
 from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule, RuleContext
 from linter.types import Applicability, Severity

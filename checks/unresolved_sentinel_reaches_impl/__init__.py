@@ -11,8 +11,8 @@ from typing import Any
 
 import libcst as cst
 
-from checks._helpers import call_name, dotted, name_matches, walk_no_nested
-from checks._imports import imports_from_cst, qualify
+from linter.syntax import call_name, dotted, name_matches, walk_no_nested
+from linter.imports import imports_from_cst, qualify
 from checks.facts.sentinels import Resolver, SentinelIndex
 from checks.unresolved_sentinel_reaches_impl.notes import (
     Construction,

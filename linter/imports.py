@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import libcst as cst
 
-from checks._helpers import dotted
+from linter.syntax import dotted
 
 
 def is_package_path(path: str) -> bool:
