@@ -117,3 +117,21 @@ def ast_walk(node: ast.AST) -> Iterator[ast.AST]:
         n = pop()
         extend(ast_children(n))
         yield n
+
+
+def module_statements(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements that run at module level, in source order: ``body``
+    and, nested, the blocks of its ``if`` and ``try`` statements (imports
+    guarded by ``if TYPE_CHECKING:`` or "is Triton available"); not the
+    bodies of functions and classes."""
+    out: list[ast.stmt] = []
+    for st in body:
+        out.append(st)
+        if isinstance(st, ast.If):
+            out += module_statements(st.body + st.orelse)
+        elif isinstance(st, ast.Try):
+            out += module_statements(st.body)
+            for h in st.handlers:
+                out += module_statements(h.body)
+            out += module_statements(st.orelse + st.finalbody)
+    return out

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from linter.astwalk import ast_dotted
+from linter.astwalk import ast_dotted, module_statements
 from linter.imports import is_package_path, resolve_relative
 from linter.facts import FactCollector
 from linter.needles import Needles
@@ -50,28 +50,11 @@ _FACADE_NEEDLE = (
 )
 
 
-def _module_statements(body: list[ast.stmt]) -> list[ast.stmt]:
-    """Module-level statements, also under ``if``/``try`` (kernels and
-    imports guarded by "is Triton available")."""
-    out: list[ast.stmt] = []
-    stack = list(body)
-    while stack:
-        st = stack.pop()
-        out.append(st)
-        if isinstance(st, ast.If):
-            stack.extend(st.body + st.orelse)
-        elif isinstance(st, ast.Try):
-            stack.extend(st.body + st.orelse + st.finalbody)
-            for h in st.handlers:
-                stack.extend(h.body)
-    return out
-
-
 def _tl_aliases(tree: ast.Module) -> set[str]:
     """Local names standing for ``triton.language`` (``tl`` by convention),
     from module-level imports."""
     out = {"tl", "triton.language"}
-    for st in _module_statements(tree.body):
+    for st in module_statements(tree.body):
         if isinstance(st, ast.Import):
             out |= {a.asname for a in st.names if a.name == "triton.language" and a.asname}
         elif isinstance(st, ast.ImportFrom) and st.module == "triton" and st.level == 0:
@@ -197,7 +180,7 @@ def collect_facts(tree: ast.Module, text: str, module: str, path: str) -> dict[s
     fns = sorted(
         (
             st
-            for st in _module_statements(tree.body)
+            for st in module_statements(tree.body)
             if isinstance(st, ast.FunctionDef) and st.decorator_list
         ),
         key=lambda f: f.lineno,

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from linter.astwalk import ast_dotted, ast_stmt_fields
+from linter.astwalk import ast_dotted, ast_stmt_fields, module_statements
 from linter.imports import follow_reexports, imports_from_ast, qualify
 from linter.facts import FactCollector, RecordedMemo
 from linter.needles import Needles
@@ -425,20 +425,8 @@ def _shallow_imports(tree: ast.Module, module: str, path: str) -> dict[str, str]
     """Imports at module level (also under ``if TYPE_CHECKING:``/``try:``):
     enough to qualify bases and factory returns, and it spares a walk of the
     whole tree per file. Function-local imports are not seen."""
-    shallow = ast.Module(body=[], type_ignores=[])
-    stack: list[ast.stmt] = list(tree.body)
-    while stack:
-        stmt = stack.pop()
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            shallow.body.append(stmt)
-        elif isinstance(stmt, ast.If):
-            stack.extend(stmt.body + stmt.orelse)
-        elif isinstance(stmt, ast.Try):
-            stack.extend(stmt.body + stmt.orelse + stmt.finalbody)
-            for h in stmt.handlers:
-                stack.extend(h.body)
-    shallow.body.reverse()
-    return imports_from_ast(shallow, module, path)
+    imports = [s for s in module_statements(tree.body) if isinstance(s, (ast.Import, ast.ImportFrom))]
+    return imports_from_ast(ast.Module(body=imports, type_ignores=[]), module, path)
 
 
 # What can give a module facts, on raw text: a class statement (every class
