@@ -1,0 +1,514 @@
+"""SHD102 fixed-block-divisibility: a constant block (or a fallback chain of
+constants) required to divide a runtime model dimension.
+
+The rule's modules: ``dims`` (the real model widths a message names),
+``blocks`` (a scope's bindings, constant folding, fallback chains, what a
+model dimension is), ``kernel_tiling`` (the ``kernel_tiling`` fact collector:
+a kernel's ``tl.static_assert(P % Q == 0)``, masks and loops, shared with
+SHD103) and this one (one libcst traversal gathers each function's pieces;
+each function is analysed when it is left).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import libcst as cst
+
+from checks.fixed_block_divisibility.blocks import (
+    OTHER,
+    Bindings,
+    Env,
+    chain_leaves,
+    code,
+    const,
+    dimension_name,
+    module_bindings,
+    picks,
+    binds_before,
+    pinned_by,
+    short,
+)
+from checks.fixed_block_divisibility.dims import DIMENSION_NAMES, Dim, counterexample, kind_of
+from checks.fixed_block_divisibility.kernel_tiling import KernelFinder, KernelTiling
+from linter.needles import Needles
+from linter.rule import Option, PendingFix, Rule
+from linter.syntax import dotted, function_params, int_literal, name_matches, walk
+from linter.types import Applicability, Fixability, Note, Severity, Span
+
+# A requirement on the host is ``X % B`` in an assert or an ``if ...:
+# raise`` (a modulo by a name, after an operand); on a kernel it is reached
+# through a launch ``kernel[grid](...)``.
+NEEDLE = r"%(?:(?<=[\w)\]]%)|(?<=[\w)\]] %))\s*\(?[A-Za-z_]|\]\s*\("
+
+
+@dataclass
+class Requirement:
+    x: cst.BaseExpression
+    block: cst.BaseExpression
+    node: cst.CSTNode  # the assert / if statement: the crash site
+    raises: bool  # ``if X % B: raise`` (else an assert)
+
+
+@dataclass
+class Scope:
+    node: cst.CSTNode
+    params: frozenset[str]
+    bindings: Bindings = field(default_factory=Bindings)
+    requirements: list[Requirement] = field(default_factory=list)
+    # ``X % B`` tested where a branch handles it (not a requirement), with
+    # the branch's body (None for a loop's test)
+    handled: list[tuple[cst.BinaryOperation, cst.BaseSuite | None]] = field(default_factory=list)
+    pins: list[cst.Comparison] = field(default_factory=list)
+    launches: list[cst.Call] = field(default_factory=list)
+
+
+@dataclass
+class BlockValue:
+    """What a block expression stands for: its constant leaves and, for a
+    name bound once in this function, the binding (where a fix applies)."""
+
+    leaves: list  # list[Leaf]
+    name: str | None
+    site: cst.BaseExpression  # where a finding about this block is reported
+    local_order: int | None = None  # the binding's order, when local and single
+    label: str | None = None  # how a message names a literal passed to a kernel
+
+
+def _requirement_mod(test: cst.BaseExpression, raises: bool) -> list[cst.BinaryOperation]:
+    """The ``X % B`` a test makes mandatory: ``X % B == 0`` in an assert
+    (also inside ``and``); ``X % B``, ``X % B != 0`` or ``X % B > 0`` as
+    the test of ``if ...: raise`` (also inside ``or``)."""
+    out: list[cst.BinaryOperation] = []
+    joiner = cst.Or if raises else cst.And
+    parts = [test]
+    while parts:
+        t = parts.pop()
+        if isinstance(t, cst.BooleanOperation) and isinstance(t.operator, joiner):
+            parts += [t.left, t.right]
+            continue
+        mod: cst.BaseExpression | None = None
+        if isinstance(t, cst.Comparison) and len(t.comparisons) == 1:
+            op, right = t.comparisons[0].operator, t.comparisons[0].comparator
+            zero = int_literal(right) == 0
+            if zero and isinstance(op, cst.Equal) and not raises:
+                mod = t.left
+            elif zero and isinstance(op, (cst.NotEqual, cst.GreaterThan)) and raises:
+                mod = t.left
+        elif raises:
+            mod = t
+        elif isinstance(t, cst.UnaryOperation) and isinstance(t.operator, cst.Not):
+            mod = t.expression
+        if isinstance(mod, cst.BinaryOperation) and isinstance(mod.operator, cst.Modulo):
+            out.append(mod)
+    return out
+
+
+def _raise_only(block: cst.BaseSuite) -> bool:
+    body = block.body if isinstance(block, cst.IndentedBlock) else [block]
+    return (
+        len(body) == 1
+        and isinstance(body[0], (cst.SimpleStatementLine, cst.SimpleStatementSuite))
+        and any(isinstance(s, cst.Raise) for s in body[0].body)
+    )
+
+
+def _launch_args(call: cst.Call, params: Sequence[str]) -> dict[str, cst.BaseExpression]:
+    out: dict[str, cst.BaseExpression] = {}
+    i, positional = 0, True
+    for a in call.args:
+        if a.keyword is not None:
+            out[a.keyword.value] = a.value
+        elif a.star:
+            positional = False
+        elif positional:
+            if i < len(params):
+                out[params[i]] = a.value
+            i += 1
+    return out
+
+
+class FixedBlockDivisibility(Rule):
+    """## What it finds
+    A block fixed by the code -- a constant (`BLOCK_D = 1024`, a module
+    constant), or a fallback chain of constants (`128 if h % 128 == 0 else
+    64`, or the same written with `if`/`else` statements) -- that must divide
+    a runtime model dimension:
+
+    - on the host: `assert hidden % BLOCK_D == 0`, or `if hidden % BLOCK_D:
+      raise ...` (also `!= 0`, `> 0`, inside `and`/`or`);
+    - in a kernel: the constant passed to a `@triton.jit` kernel (same file,
+      or imported, through re-exporting packages) that requires
+      `tl.static_assert(D % BLOCK == 0)` (or `assert`) of the dimension passed
+      as `D`.
+
+    It fires only when a real model has a width that no value the block can
+    take divides; the message names it (gpt-oss's hidden size 2880, Qwen2.5-72B's
+    intermediate size at TP=8, Phi-2's head dimension 80, ...). The widths are
+    a documented table in `checks/fixed_block_divisibility/dims.py`: hidden
+    sizes, per-rank intermediate sizes and head dimensions, chosen by the
+    dimension's name (`*head*`, `*intermediate*`/`*ffn*`, `*hidden*`, any
+    other width).
+
+    Deliberately silent: a literal in the requirement itself (`assert K % 16
+    == 0` states the kernel's contract: it is the block bound to a name that
+    is a tiling choice); a block that is a parameter or bound to anything but
+    constants (`min(X, C)` is SHD101's; `math.gcd` divides by construction);
+    a dimension that is a constant, pinned (`assert D == 128`), or not a model
+    dimension by its name (token counts, page sizes); a function that
+    branches on the same remainder elsewhere (`if hidden % BLOCK: return
+    fallback(...)`); blocks every listed model's width is a multiple of
+    (`assert hidden % 64 == 0` passes them all).
+
+    ## Why it breaks
+    A tile chosen for the widths the author tested (4096, 7168) is a power
+    of two; real widths are not all multiples of it. gpt-oss's hidden and
+    intermediate size is 2880 = 64 * 45: a 128-, 256- or 1024-wide block
+    fails the requirement, so the model crashes at start-up or on its first
+    forward with an `AssertionError` (or the raise), on that model only,
+    after every test with the usual shapes passed. Per-rank widths make it
+    worse: intermediate sizes divided by TP=8 (29568 / 8 = 3696) leave only
+    small powers of two. A fallback chain that ends in another power of two
+    only moves the failure (`256 ... else 128` still fails for 2880).
+
+    ## Example
+    See the corpus files below: `BLOCK_D = 1024` followed by `assert
+    hidden_size % BLOCK_D == 0` (vLLM's `ep_gather` before PR #50458 capped
+    it with `min`: SHD101; the fixed constant is this rule).
+
+    ## Fix
+    Derive the block from the width: `math.gcd(X, C)` is the largest block
+    not above `C` that divides `X`, equal to `C` whenever `C` divides `X`
+    (so nothing changes for the widths that worked) and a power of two when
+    `C` is. The same spelling serves vLLM and SGLang. The fix rewrites the
+    constant binding in the function (`BLOCK_D = math.gcd(hidden_size,
+    1024)`) or the chain's last fallback (`... else math.gcd(h, 64)`); it is
+    *safe* when the block is used only in host code of this function (every
+    width that passed before gets the same block; the others no longer
+    crash), *unsafe* when it also reaches a kernel (a kernel may need a
+    minimum block, for example 16 for `tl.dot`). A module constant shared
+    by several functions gets a suggestion, not an edit.
+
+    ## Options
+    - `dimension-names` (list[str]): globs (last name component, any case)
+      of the names that hold a model dimension. A tensor's non-leading
+      dimension (`x.shape[1]`, `x.size(-1)`) always counts. Default: hidden,
+      intermediate, ffn, head-dimension, model and embedding widths, `dim`,
+      `*_dim`, `k`, `n`, `d`, `size_k`, `size_n`, `in_features`,
+      `out_features`, `*width*`, `n_cols`, `num_cols`.
+    - `kernel-decorators` (list[str]): decorators that make a function a
+      kernel whose requirements are followed. Default `["triton.jit",
+      "jit"]`.
+    """
+
+    code = "SHD102"
+    name = "fixed-block-divisibility"
+    summary = "A constant block (or fallback chain) required to divide a model dimension that real models break"
+    severity = Severity.ERROR
+    fixable = Fixability.SOMETIMES
+    needles = Needles(regex=NEEDLE)
+    # a requirement and the block's binding lie in one function (or the block
+    # is a module constant, module-level code being always kept); a kernel
+    # is named by the launch that reaches it
+    definition_needles = needles
+    facts = ("kernel_tiling", "facade_imports")
+    tags = ("correctness", "triton")
+    options: ClassVar[Mapping[str, Option]] = {
+        "dimension-names": Option(DIMENSION_NAMES, "list[str]", "Globs of names that hold a model dimension."),
+        "kernel-decorators": Option(
+            ("triton.jit", "jit"),
+            "list[str]",
+            "Decorators that make a function a kernel whose requirements are followed.",
+        ),
+    }
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._module = Bindings()
+        self._scopes: list[Scope] = []
+        self._finder: KernelFinder | None = None
+        self._kernel_notes: dict[int, Note] = {}
+
+    def _top(self) -> Scope:
+        return self._scopes[-1]
+
+    # -- traversal -------------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        self._module = module_bindings(node)
+        self._scopes.append(Scope(node, frozenset(), self._module))
+
+    def leave_Module(self, node: cst.Module) -> None:
+        scope = self._scopes.pop()
+        self._analyse(scope, Env(scope.bindings, frozenset(), self._module, True))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._scopes.append(Scope(node, frozenset(function_params(node))))
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        scope = self._scopes.pop()
+        self._analyse(scope, Env(scope.bindings, scope.params, self._module))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._scopes.append(Scope(node, frozenset()))
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self._scopes.pop()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(self._scopes) > 1:  # (module bindings are read whole on entry)
+            for t in node.targets:
+                self._top().bindings.bind(t.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if len(self._scopes) > 1 and node.value is not None:
+            self._top().bindings.bind(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if len(self._scopes) > 1:
+            self._top().bindings.bind(node.target, OTHER)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._top().bindings.bind(node.target, OTHER)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._top().bindings.bind(node.target, OTHER)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._top().bindings.bind(node.target, OTHER)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._top().bindings.bind(node.asname.name, OTHER)
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        scope = self._top()
+        for mod in _requirement_mod(node.test, raises=False):
+            scope.requirements.append(Requirement(mod.left, mod.right, node, False))
+        if isinstance(node.test, cst.Comparison):
+            scope.pins.append(node.test)
+
+    def visit_If(self, node: cst.If) -> None:
+        scope = self._top()
+        if _raise_only(node.body):
+            for mod in _requirement_mod(node.test, raises=True):
+                scope.requirements.append(Requirement(mod.left, mod.right, node, True))
+            return
+        self._top().handled += [(m, node.body) for m in _mods(node.test)]
+
+    def visit_While(self, node: cst.While) -> None:
+        self._top().handled += [(m, None) for m in _mods(node.test)]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Subscript):
+            self._top().launches.append(node)
+
+    # -- analysis --------------------------------------------------------------
+    def _block(self, e: cst.BaseExpression, env: Env) -> BlockValue | None:
+        """The constants a block expression can be; None when it is a
+        literal in the requirement, a parameter, or not all constants."""
+        if not isinstance(e, cst.Name):
+            return None
+        binds, where = env.lookup(e.value)
+        if not binds or any(b is OTHER for b in binds):
+            return None
+        leaves = []
+        for b in binds:
+            got = chain_leaves(b, where)
+            if got is None:
+                return None
+            leaves += got
+        local = where is env
+        site: cst.BaseExpression = e
+        order = None
+        if local and len(binds) == 1 and isinstance(binds[0], cst.BaseExpression):
+            site = binds[0]
+            order = env.local.first.get(e.value)
+        return BlockValue(leaves, e.value, site, order)
+
+    def _analyse(self, scope: Scope, env: Env) -> None:
+        dims = self.opts["dimension-names"]
+        found: dict[int, tuple[BlockValue, Dim, str, list[str], cst.BaseExpression, bool]] = {}
+        for req in scope.requirements:
+            block = self._block(req.block, env)
+            if block is None:
+                continue
+            dim_name = dimension_name(req.x, env, dims)
+            if dim_name is None or self._excused(scope, env, req.x, block):
+                continue
+            dim = self._counterexample(block, dim_name)
+            if dim is None:
+                continue
+            what = "the raise in" if req.raises else "the assert"
+            crash = f"{what} `{short(code(req.node.test))}`"  # type: ignore[attr-defined]
+            key = id(block.site)
+            if key in found:
+                found[key][3].append(crash)
+            else:
+                found[key] = (block, dim, dim_name, [crash], req.x, False)
+        for call in scope.launches:
+            self._kernel_requirements(call, env, scope, found)
+        for block, dim, dim_name, crashes, x, kernel in found.values():
+            self._report(block, dim, dim_name, crashes, x, kernel, env, scope)
+
+    def _excused(self, scope: Scope, env: Env, x: cst.BaseExpression, block: BlockValue) -> bool:
+        """The width is pinned, or a branch tests its remainder by the block
+        and does something else than pick the block (a fallback path): an
+        ``if h % 256 == 0: B = 256 else: B = 128`` chain is not an excuse."""
+        xc = code(x)
+        if pinned_by(scope.pins, xc, env):
+            return True
+        values = {leaf.value for leaf in block.leaves}
+        for mod, body in scope.handled:
+            if code(mod.left) != xc:
+                continue
+            if isinstance(mod.right, cst.Name) and mod.right.value == block.name:
+                return True
+            if const(mod.right, env) in values and not (
+                body is not None and block.name is not None and block.name in _bound_names(body)
+            ):
+                return True
+        return False
+
+    def _counterexample(self, block: BlockValue, dim_name: str) -> Dim | None:
+        values = [leaf.value for leaf in block.leaves]
+        if any(v <= 1 for v in values):
+            return None
+        dim = counterexample(kind_of(dim_name), values)
+        return dim
+
+    def _kernel_requirements(self, call: cst.Call, env: Env, scope: Scope, found: dict) -> None:
+        kname = dotted(call.func.value) if isinstance(call.func, cst.Subscript) else None
+        if not kname:
+            return
+        if self._finder is None:
+            c = self.ctx
+            self._finder = KernelFinder(c.module, c.text, c.module_name, c.path, c.facts)
+        kernel = self._finder.find(kname, self.opts["kernel-decorators"])
+        if kernel is None or not kernel.div:
+            return
+        args = _launch_args(call, kernel.params)
+        for p, q, line in kernel.div:
+            if p not in args or q not in args:
+                continue
+            block = self._block_arg(args[q], env, q)
+            if block is None:
+                continue
+            x = args[p]
+            dim_name = dimension_name(x, env, self.opts["dimension-names"])
+            if dim_name is None and const(x, env) is None and dotted(x) is not None:
+                # the kernel's own name for it (``HIDDEN``) tells the kind
+                dim_name = p if name_matches(p, self.opts["dimension-names"]) else None
+            if dim_name is None or self._excused(scope, env, x, block):
+                continue
+            dim = self._counterexample(block, dim_name)
+            if dim is None:
+                continue
+            crash = f"`{kname}` requires `{p} % {q} == 0` ({kernel.path}:{line})"
+            note = Note(
+                f"`{kname}` requires `{p} % {q} == 0`: it fails to compile (or asserts) for this width",
+                path=kernel.path,
+                span=Span(line, 0, line, 0),
+            )
+            key = id(block.site)
+            if key not in found:
+                found[key] = (block, dim, dim_name, [crash], x, True)
+                self._kernel_notes[id(block.site)] = note
+
+    def _block_arg(self, e: cst.BaseExpression, env: Env, param: str) -> BlockValue | None:
+        v = int_literal(e)
+        if v is not None:
+            return BlockValue(chain_leaves(e, env) or [], None, e, label=f"{param}={v}")
+        return self._block(e, env)
+
+    # -- reporting -------------------------------------------------------------
+    def _report(
+        self,
+        block: BlockValue,
+        dim: Dim,
+        dim_name: str,
+        crashes: list[str],
+        x: cst.BaseExpression,
+        kernel: bool,
+        env: Env,
+        scope: Scope,
+    ) -> None:
+        values = sorted({leaf.value for leaf in block.leaves}, reverse=True)
+        chain = len(values) > 1
+        bname = block.name or block.label or code(block.site)
+        xc = code(x)
+        picked = picks(block.leaves, dim.value)
+        shown = picked[-1] if picked else values[-1]
+        kind = "fallback chain" if chain else "fixed block"
+        value_text = "" if block.label else " (" + " / ".join(str(v) for v in values) + ")"
+        message = (
+            f"{kind} `{bname}`{value_text} must divide `{xc}`, and does not for "
+            f"{dim.where} = {dim.value} ({dim.value} % {shown} = {dim.value % shown}): "
+            f"{crashes[0]} fails for that model"
+        )
+        notes = [
+            Note(
+                f"`{xc}` is a model dimension ({dim_name}): it changes with the model and the "
+                f"parallel layout; `{bname}` only divides the widths it was tested with"
+                + (", and the chain's last fallback still does not divide every real width" if chain else "")
+            )
+        ]
+        kernel_note = self._kernel_notes.pop(id(block.site), None)
+        if kernel_note is not None:
+            notes.append(kernel_note)
+        notes += [Note(f"also: {c}") for c in crashes[1:]]
+        self.report(block.site, message, notes=notes, fix=self._fix(block, x, env, scope, kernel, chain))
+
+    def _fix(
+        self, block: BlockValue, x: cst.BaseExpression, env: Env, scope: Scope, kernel: bool, chain: bool
+    ) -> PendingFix:
+        xc = code(x)
+        last = block.leaves[-1] if block.leaves else None
+        reaches_kernel = kernel or any(
+            block.name is not None and block.name in _arg_names(call) for call in scope.launches
+        )
+        editable = (
+            last is not None
+            and block.local_order is not None
+            and binds_before(x, env, block.local_order)
+            and isinstance(last.node, cst.Integer)
+        )
+        if editable and last is not None:
+            return PendingFix(
+                title=(
+                    f"Use `math.gcd({xc}, {last.value})`: the largest block not above {last.value} "
+                    f"that divides {xc} (the same block for every width that passed)"
+                ),
+                applicability=Applicability.UNSAFE if reaches_kernel else Applicability.SAFE,
+                replacements=[(last.node, f"math.gcd({xc}, {last.value})")],
+                add_imports=["math"],
+            )
+        c = last.value if last is not None else "C"
+        return PendingFix(
+            title=(
+                f"Derive the block from the width where `{xc}` is known: `math.gcd({xc}, {c})` "
+                f"divides it by construction and equals {c} whenever {c} does"
+            ),
+            applicability=Applicability.DISPLAY_ONLY,
+        )
+
+
+def _mods(test: cst.BaseExpression) -> list[cst.BinaryOperation]:
+    return [
+        n for n in walk(test) if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo)
+    ]
+
+
+def _arg_names(call: cst.Call) -> set[str]:
+    return {a.value.value for a in call.args if isinstance(a.value, cst.Name)}
+
+
+def _bound_names(body: cst.CSTNode) -> set[str]:
+    return {
+        t.target.value
+        for n in walk(body)
+        if isinstance(n, cst.Assign)
+        for t in n.targets
+        if isinstance(t.target, cst.Name)
+    }

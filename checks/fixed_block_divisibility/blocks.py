@@ -1,0 +1,260 @@
+"""What SHD102 and SHD103 know of one function: its bindings in order,
+constant folding of a block's value (fallback chains included), and whether
+an expression is a runtime model dimension."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from linter.syntax import call_name, dotted, int_literal, name_matches, walk
+
+OTHER = object()  # a binding that is not ``name = expr`` (loop target, ``+=``, unpacking)
+MAX_DEPTH = 8
+
+_FOLD = {
+    "Add": lambda a, b: a + b,
+    "Subtract": lambda a, b: a - b,
+    "Multiply": lambda a, b: a * b,
+    "FloorDivide": lambda a, b: a // b if b else None,
+    "LeftShift": lambda a, b: a << b if 0 <= b < 64 else None,
+    "Power": lambda a, b: a**b if 0 <= b < 64 else None,
+}
+
+
+def code(node: cst.CSTNode) -> str:
+    """The node's code on one line."""
+    return " ".join(cst.Module(body=[]).code_for_node(node).split())
+
+
+def short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass
+class Bindings:
+    """Names bound in one scope, each with its values in source order and
+    the order of its first binding."""
+
+    values: dict[str, list[object]] = field(default_factory=dict)
+    first: dict[str, int] = field(default_factory=dict)
+    counter: int = 0
+
+    def bind(self, target: cst.BaseExpression, value: object) -> None:
+        if isinstance(target, cst.Name):
+            self.counter += 1
+            self.values.setdefault(target.value, []).append(value)
+            self.first.setdefault(target.value, self.counter)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for el in target.elements:
+                self.bind(el.value, OTHER)
+        elif isinstance(target, cst.StarredElement):
+            self.bind(target.value, OTHER)
+
+
+def module_bindings(module: cst.Module) -> Bindings:
+    """Module constants: assignments in the module body or under a top-level
+    ``if``/``try``."""
+    out = Bindings()
+    stack: list[cst.CSTNode] = list(reversed(module.body))
+    while stack:
+        st = stack.pop()
+        if isinstance(st, cst.SimpleStatementLine):
+            for small in st.body:
+                if isinstance(small, cst.Assign):
+                    for t in small.targets:
+                        out.bind(t.target, small.value)
+                elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                    out.bind(small.target, small.value)
+                elif isinstance(small, cst.AugAssign):
+                    out.bind(small.target, OTHER)
+        elif isinstance(st, (cst.If, cst.Try, cst.Else, cst.ExceptHandler, cst.Finally)):
+            if isinstance(st.body, cst.IndentedBlock):
+                stack.extend(reversed(st.body.body))
+            for attr in ("orelse", "handlers", "finalbody"):
+                more = getattr(st, attr, None)
+                if isinstance(more, (list, tuple)):
+                    stack.extend(reversed(more))
+                elif more is not None:
+                    stack.append(more)
+    return out
+
+
+@dataclass
+class Env:
+    """A function's bindings and parameters, over the module's constants."""
+
+    local: Bindings
+    params: frozenset[str]
+    module: Bindings
+    is_module: bool = False
+
+    def lookup(self, name: str) -> tuple[list[object] | None, Env]:
+        """The bindings of ``name`` and the environment they live in;
+        ``None`` for a parameter (any value) or a name bound nowhere here."""
+        if name in self.params:
+            return None, self
+        if name in self.local.values:
+            return self.local.values[name], self
+        if not self.is_module and name in self.module.values:
+            return self.module.values[name], Env(self.module, frozenset(), self.module, True)
+        return None, self
+
+
+def const(e: object, env: Env, depth: int = 0) -> int | None:
+    """The integer ``e`` always has, if this file shows one."""
+    if depth > MAX_DEPTH or not isinstance(e, cst.BaseExpression):
+        return None
+    v = int_literal(e)
+    if v is not None:
+        return v
+    if isinstance(e, cst.BinaryOperation):
+        a, b = const(e.left, env, depth + 1), const(e.right, env, depth + 1)
+        f = _FOLD.get(type(e.operator).__name__)
+        if a is None or b is None or f is None:
+            return None
+        try:
+            return f(a, b)
+        except (ValueError, OverflowError):
+            return None
+    if isinstance(e, cst.Call) and call_name(e) == "int" and len(e.args) == 1:
+        return const(e.args[0].value, env, depth + 1)
+    if isinstance(e, cst.Name):
+        binds, sub = env.lookup(e.value)
+        if binds and len(binds) == 1:
+            return const(binds[0], sub, depth + 1)
+    return None
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """One constant a block can take, with the test that picks it (None:
+    the fallback, or a test this rule does not read)."""
+
+    value: int
+    node: cst.BaseExpression
+    divisor_test: int | None  # ``X % c == 0`` picks it: the c
+
+
+def chain_leaves(e: object, env: Env, depth: int = 0) -> list[Leaf] | None:
+    """The constants a block bound to ``e`` can take: one for a constant,
+    each branch of a conditional chain (``128 if h % 128 == 0 else 64``);
+    None when any branch is not a constant."""
+    if depth > MAX_DEPTH or not isinstance(e, cst.BaseExpression):
+        return None
+    if isinstance(e, cst.IfExp):
+        body = chain_leaves(e.body, env, depth + 1)
+        orelse = chain_leaves(e.orelse, env, depth + 1)
+        if body is None or orelse is None:
+            return None
+        c = divisor_tested(e.test, env)
+        if c is not None and len(body) == 1:
+            body = [Leaf(body[0].value, body[0].node, c)]
+        return body + orelse
+    v = const(e, env)
+    if v is None:
+        return None
+    return [Leaf(v, e, None)]
+
+
+def divisor_tested(test: cst.BaseExpression, env: Env) -> int | None:
+    """``c`` for a test ``X % c == 0`` (or ``not X % c``)."""
+    mod = None
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+        if isinstance(op, cst.Equal) and int_literal(right) == 0:
+            mod = test.left
+    elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        mod = test.expression
+    if isinstance(mod, cst.BinaryOperation) and isinstance(mod.operator, cst.Modulo):
+        return const(mod.right, env)
+    return None
+
+
+def picks(leaves: list[Leaf], d: int) -> list[int]:
+    """The values a chain can give for a width ``d``: a branch picked by
+    ``d % c == 0`` is exact; any other test may go either way."""
+    out: list[int] = []
+    for leaf in leaves:
+        if leaf.divisor_test is not None:
+            if d % leaf.divisor_test == 0:
+                out.append(leaf.value)
+                return out
+            continue
+        out.append(leaf.value)
+    return out
+
+
+def resolve(e: cst.BaseExpression, env: Env, depth: int = 0) -> cst.BaseExpression:
+    """Follow a name bound once here to what it was bound to
+    (``h = x.shape[1]``), through ``int(...)``."""
+    if isinstance(e, cst.Call) and call_name(e) == "int" and len(e.args) == 1:
+        return resolve(e.args[0].value, env, depth)
+    if isinstance(e, cst.Name) and depth < 4:
+        binds, sub = env.lookup(e.value)
+        if binds and len(binds) == 1 and isinstance(binds[0], (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
+            return resolve(binds[0], sub, depth + 1)
+    return e
+
+
+def _shape_index(e: cst.BaseExpression) -> int | None:
+    """``i`` for ``t.shape[i]`` or ``t.size(i)``."""
+    if isinstance(e, cst.Subscript) and isinstance(e.value, cst.Attribute) and e.value.attr.value == "shape":
+        if len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Index):
+            return int_literal(e.slice[0].slice.value)
+    if isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute) and e.func.attr.value == "size":
+        if len(e.args) == 1 and not e.args[0].keyword:
+            return int_literal(e.args[0].value)
+    return None
+
+
+def dimension_name(e: cst.BaseExpression, env: Env, patterns: Iterable[str]) -> str | None:
+    """The name to judge ``e`` by when it is a runtime model dimension (a
+    name matching ``patterns``, itself or what it was bound to, or a
+    tensor's non-leading dimension); None otherwise."""
+    if const(e, env) is not None:
+        return None
+    for cand in (e, resolve(e, env)):
+        name = dotted(cand)
+        if name and name_matches(name, patterns):
+            return name.rsplit(".", 1)[-1]
+        idx = _shape_index(cand)
+        if idx is not None and idx != 0:
+            return code(cand)
+    return None
+
+
+def names_in(e: cst.CSTNode) -> set[str]:
+    return {n.value for n in walk(e) if isinstance(n, cst.Name)}
+
+
+def binds_before(e: cst.BaseExpression, env: Env, order: int) -> bool:
+    """Every name in ``e`` is a parameter, a module name, or first bound
+    before the binding numbered ``order``."""
+    for n in names_in(e):
+        if n in env.params:
+            continue
+        first = env.local.first.get(n)
+        if first is None or first >= order:
+            if first is None and n not in env.local.values:
+                continue  # a module name or a builtin
+            return False
+    return True
+
+
+def pinned_by(tests: Iterable[cst.Comparison], x: str, env: Env) -> bool:
+    """``assert X == c`` / ``X in (c1, c2)``: the width is fixed."""
+    for cmp in tests:
+        if len(cmp.comparisons) != 1:
+            continue
+        op, right = cmp.comparisons[0].operator, cmp.comparisons[0].comparator
+        if code(cmp.left) != x:
+            continue
+        if isinstance(op, cst.Equal) and const(right, env) is not None:
+            return True
+        if isinstance(op, cst.In) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
+            if right.elements and all(const(el.value, env) is not None for el in right.elements):
+                return True
+    return False

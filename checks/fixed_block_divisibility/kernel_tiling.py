@@ -1,0 +1,260 @@
+"""Fact collector ``kernel_tiling`` (read by SHD102 and SHD103): per module,
+what each decorated module-level function (a Triton kernel, once the rule's
+``kernel-decorators`` option agrees) does with its parameters:
+
+- ``div``: ``tl.static_assert(P % Q == 0)`` (or a plain ``assert``) between
+  two parameters: the launch must pass a ``Q`` that divides ``P``;
+- ``masked``: parameters a load/store mask depends on (``mask=offs < N``,
+  through the kernel's own assignments), or every one for a block pointer
+  with ``boundary_check``;
+- ``looped``: parameters a loop bound inside the kernel depends on
+  (``for off in range(pid * B, N, step)``): the kernel walks that extent
+  itself;
+- ``grid_stride``: the kernel reads ``tl.num_programs``: a program may
+  handle more than one block.
+
+Read from CPython's ``ast``; lazy (a module is read when a launch of one of
+its kernels is followed). :func:`find_kernel` resolves a launch's callee,
+through imports and re-exporting packages, to these facts.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import libcst as cst
+
+from linter.astwalk import ast_dotted, module_statements
+from linter.facts import FactCollector, ProjectFacts
+from linter.imports import follow_reexports, imports_from_cst, is_package_path, qualify, resolve_relative
+from linter.needles import Needles
+
+_MEMORY_OPS = ("load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas")
+_LOOPS = ("range", "static_range")
+
+
+@dataclass(frozen=True)
+class KernelTiling:
+    name: str
+    path: str
+    line: int
+    decorators: tuple[str, ...]
+    params: tuple[str, ...]
+    # (dividend param, divisor param, line of the requirement)
+    div: tuple[tuple[str, str, int], ...]
+    masked: frozenset[str]
+    looped: frozenset[str]
+    grid_stride: bool
+
+    @staticmethod
+    def from_json(name: str, d: Mapping[str, Any], path: str) -> KernelTiling:
+        return KernelTiling(
+            name=name,
+            path=path,
+            line=int(d.get("line", 1)),
+            decorators=tuple(d.get("decorators", ())),
+            params=tuple(d.get("params", ())),
+            div=tuple((str(a), str(b), int(n)) for a, b, n in d.get("div", ())),
+            masked=frozenset(d.get("masked", ())),
+            looped=frozenset(d.get("looped", ())),
+            grid_stride=bool(d.get("grid_stride", False)),
+        )
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _closure(seeds: set[str], assigned: Mapping[str, set[str]]) -> set[str]:
+    """``seeds`` and every name the kernel's assignments make them depend on."""
+    out = set(seeds)
+    todo = list(seeds)
+    while todo:
+        for dep in assigned.get(todo.pop(), ()):
+            if dep not in out:
+                out.add(dep)
+                todo.append(dep)
+    return out
+
+
+def _mod_pair(test: ast.AST) -> tuple[str, str] | None:
+    """``P % Q == 0`` (also ``0 == P % Q``) between two names."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return None
+    for a, b in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+        if (
+            isinstance(a, ast.BinOp)
+            and isinstance(a.op, ast.Mod)
+            and isinstance(a.left, ast.Name)
+            and isinstance(a.right, ast.Name)
+            and isinstance(b, ast.Constant)
+            and b.value == 0
+        ):
+            return a.left.id, a.right.id
+    return None
+
+
+def _kernel(fn: ast.FunctionDef) -> dict[str, Any]:
+    params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)]
+    pset = set(params)
+    assigned: dict[str, set[str]] = {}
+    mask_seeds: set[str] = set()
+    loop_seeds: set[str] = set()
+    div: list[list[Any]] = []
+    grid_stride = boundary = False
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign):
+            deps = _names(node.value)
+            for t in node.targets:
+                for n in _names(t):
+                    assigned.setdefault(n, set()).update(deps)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            for n in _names(node.target):
+                assigned.setdefault(n, set()).update(_names(node.value))
+        elif isinstance(node, ast.Assert):
+            pair = _mod_pair(node.test)
+            if pair and set(pair) <= pset:
+                div.append([*pair, node.lineno])
+        elif isinstance(node, ast.For) and isinstance(node.iter, ast.Call):
+            callee = ast_dotted(node.iter.func) or ""
+            if callee.rsplit(".", 1)[-1] in _LOOPS and len(node.iter.args) >= 2:
+                # the end bound (``range(start, end[, step])``): a loop to a
+                # fixed count (``range(N_BLOCKS)``) covers nothing by itself
+                loop_seeds |= _names(node.iter.args[1])
+        elif isinstance(node, ast.Call):
+            callee = ast_dotted(node.func) or ""
+            leaf = callee.rsplit(".", 1)[-1]
+            if leaf == "num_programs":
+                grid_stride = True
+            elif leaf == "static_assert" and node.args:
+                pair = _mod_pair(node.args[0])
+                if pair and set(pair) <= pset:
+                    div.append([*pair, node.lineno])
+            elif leaf in _MEMORY_OPS:
+                for kw in node.keywords:
+                    if kw.arg == "mask":
+                        mask_seeds |= _names(kw.value)
+                    elif kw.arg == "boundary_check":
+                        boundary = True
+    masked = pset if boundary else _closure(mask_seeds, assigned) & pset
+    decorators = [
+        name for d in fn.decorator_list if (name := ast_dotted(d.func if isinstance(d, ast.Call) else d))
+    ]
+    return {
+        "line": fn.lineno,
+        "decorators": decorators,
+        "params": params,
+        "div": div,
+        "masked": sorted(masked),
+        "looped": sorted(_closure(loop_seeds, assigned) & pset),
+        "grid_stride": grid_stride,
+    }
+
+
+def _from_imports(tree: ast.Module, module: str, path: str) -> dict[str, str]:
+    pkg = is_package_path(path)
+    out: dict[str, str] = {}
+    for st in tree.body:
+        if isinstance(st, ast.ImportFrom):
+            base = resolve_relative(module, pkg, st.level, st.module)
+            for a in st.names:
+                if a.name != "*":
+                    out[a.asname or a.name] = f"{base}.{a.name}" if base else a.name
+    return out
+
+
+def collect_tiling(tree: ast.Module, module: str, path: str) -> dict[str, Any] | None:
+    kernels = {
+        st.name: _kernel(st)
+        for st in module_statements(tree.body)
+        if isinstance(st, ast.FunctionDef) and st.decorator_list
+    }
+    imports = _from_imports(tree, module, path)
+    if not kernels and not imports:
+        return None
+    return {"path": path, "kernels": kernels, "imports": imports}
+
+
+class KernelTilingFacts(FactCollector):
+    """Decorated functions' divisibility requirements, masks, loops and
+    grid-stride use, plus the module's ``from``-imports (re-exports)."""
+
+    name = "kernel_tiling"
+    version = 1
+    needles = Needles(all_of=("jit",))
+    lazy = True
+
+    @classmethod
+    def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
+        return collect_tiling(tree, module, path)
+
+
+def _matches(name: str, patterns: Iterable[str]) -> bool:
+    return any(name == p or name.endswith("." + p) for p in patterns)
+
+
+class KernelFinder:
+    """Resolves a launch's callee (``_kernel[grid](...)``) to its facts: in
+    the file under check (its current text) or, through imports and
+    re-exporting packages, in another module of the project."""
+
+    def __init__(self, module: cst.Module, text: str, module_name: str, path: str, facts: ProjectFacts) -> None:
+        self._cst = module
+        self._text = text
+        self._module = module_name
+        self._path = path
+        self._facts = facts
+        self._imports: dict[str, str] | None = None
+        self._local: dict[str, KernelTiling] | None = None
+
+    def _local_kernels(self) -> dict[str, KernelTiling]:
+        if self._local is None:
+            self._local = {}
+            if "jit" in self._text:
+                try:
+                    tree = compile(self._text, self._path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    tree = None
+                data = collect_tiling(tree, self._module, self._path) if tree is not None else None
+                prefix = f"{self._module}." if self._module else ""
+                for n, f in (data or {}).get("kernels", {}).items():
+                    self._local[prefix + n] = KernelTiling.from_json(n, f, self._path)
+        return self._local
+
+    def _lookup(self, qual: str) -> KernelTiling | None:
+        hit = self._local_kernels().get(qual)
+        if hit is not None:
+            return hit
+        per_module = self._facts.raw("kernel_tiling")
+        parts = qual.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            data = per_module.get(".".join(parts[:i]))
+            k = data.get("kernels", {}).get(".".join(parts[i:])) if data else None
+            if k is not None:
+                return KernelTiling.from_json(".".join(parts[i:]), k, data.get("path", ""))
+        return None
+
+    def find(self, callee: str, decorators: Iterable[str]) -> KernelTiling | None:
+        if callee.split(".", 1)[0] in ("self", "cls"):
+            return None
+        if self._imports is None:
+            self._imports = imports_from_cst(self._cst, self._module, self._path)
+        per_module = self._facts.raw("kernel_tiling")
+        facades = self._facts.raw("facade_imports")
+
+        def imports(m: str) -> Mapping[str, str] | None:
+            data = per_module.get(m)
+            return (data.get("imports") if data else None) or facades.get(m)
+
+        qual = follow_reexports(
+            qualify(callee, self._module, self._imports),
+            lambda q: self._lookup(q) is not None,
+            imports,
+        )
+        facts = self._lookup(qual)
+        if facts is None or not any(_matches(d, decorators) for d in facts.decorators):
+            return None
+        return facts

@@ -1,0 +1,496 @@
+"""SHD103 floor-grid-drops-tail: a launch grid or a loop count computed as
+``n // BLOCK`` with nothing that makes ``n`` a multiple of ``BLOCK`` or
+handles what is left.
+
+One libcst traversal gathers each function's floor divisions (in launch
+grids, in loop counts), its remainder tests and requirements; each function
+is analysed when it is left. What a launched kernel does with the extent
+(a grid-stride loop, a loop to the extent, a ``static_assert``) comes from
+the ``kernel_tiling`` facts of SHD102's package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import libcst as cst
+
+from checks.fixed_block_divisibility.blocks import (
+    OTHER,
+    Bindings,
+    Env,
+    chain_leaves,
+    code,
+    const,
+    dimension_name,
+    module_bindings,
+    resolve,
+    short,
+)
+from checks.fixed_block_divisibility.dims import DIMENSION_NAMES, counterexample, kind_of
+from checks.fixed_block_divisibility.kernel_tiling import KernelFinder, KernelTiling
+from linter.needles import Needles
+from linter.rule import Option, PendingFix, Rule
+from linter.syntax import call_name, decorator_names, dotted, function_params, int_literal, name_matches, walk
+from linter.types import Applicability, Note, Severity, Span
+
+# a floor division by a name or a number: ``n // BLOCK``, ``x.shape[1] // 64``
+NEEDLE = r"//\s*\(?[A-Za-z_0-9]"
+LOOP_CALLS = ("range", "tl.range", "tl.static_range", "triton.language.range")
+CEIL_HELPERS = ("cdiv", "ceil_div", "ceildiv", "div_up", "round_up", "align", "next_multiple_of")
+
+
+@dataclass
+class Floor:
+    node: cst.BinaryOperation  # ``X // B``
+    launch: cst.Call | None  # the launch whose grid it sizes (None: a loop count)
+    loop: cst.For | None = None
+
+
+@dataclass
+class Scope:
+    node: cst.CSTNode
+    params: frozenset[str]
+    kernel: bool
+    # parameters' integer defaults (``BLOCK: int = 64``): the usual block
+    defaults: dict[str, int] = field(default_factory=dict)
+    bindings: Bindings = field(default_factory=Bindings)
+    floors: list[Floor] = field(default_factory=list)
+    # every ``X % Y`` and every ``X // Y`` outside the floors' own places
+    mods: list[cst.BinaryOperation] = field(default_factory=list)
+    launches: list[cst.Call] = field(default_factory=list)
+    loops: list[cst.For] = field(default_factory=list)
+    # ``(X // B) * B``, ``X - ...``: the covered part is computed (a tail pass)
+    covered: list[cst.BinaryOperation] = field(default_factory=list)
+
+
+def _floors_in(e: cst.BaseExpression) -> list[cst.BinaryOperation]:
+    """The ``X // B`` an extent is made of: the expression itself, or a
+    factor of a product (``b * h * (n // B)``)."""
+    if isinstance(e, cst.BinaryOperation):
+        if isinstance(e.operator, cst.FloorDivide):
+            return [e]
+        if isinstance(e.operator, cst.Multiply):
+            return _floors_in(e.left) + _floors_in(e.right)
+    return []
+
+
+def _is_ceil_numerator(x: cst.BaseExpression) -> bool:
+    """``(n + B - 1)``, ``n + B``, ``-n``: a ceiling division's numerator."""
+    if isinstance(x, cst.UnaryOperation) and isinstance(x.operator, cst.Minus):
+        return True
+    return isinstance(x, cst.BinaryOperation) and isinstance(x.operator, (cst.Add, cst.Subtract))
+
+
+class FloorGridDropsTail(Rule):
+    """## What it finds
+    A Triton launch grid whose extent is `n // BLOCK` (`kernel[(n //
+    BLOCK,)](...)`, `grid = (B, H, D // BLOCK_SIZE)`, also a factor of a
+    product) or a loop count `range(n // BLOCK)` (`tl.range`,
+    `tl.static_range`, in host code or inside a kernel) where nothing makes
+    `n` a multiple of `BLOCK` or handles what is left: no `assert n % BLOCK
+    == 0` or `if n % BLOCK: raise`, no remainder computed (`n % BLOCK`,
+    `n - (n // BLOCK) * BLOCK`), no `tl.static_assert(N % BLOCK == 0)` in the
+    kernel, no grid-stride loop (`tl.num_programs`) or loop to the extent in
+    the launched kernel.
+
+    `BLOCK` is a block: a number above 1, a name bound to numbers, or a
+    name matching `block-names`; `n` is a runtime value that is not a padded
+    extent (`*pad*`, `*aligned*`, `*round*`, a `round_up`/`cdiv(...) * B`
+    value).
+
+    Deliberately silent: ceiling divisions (`triton.cdiv`, `(n + B - 1) //
+    B`, `-(-n // B)`); a launch whose kernel is not found (an attribute such
+    as `self.kernel[grid]`, or a name bound to something else than a
+    decorated function): a kernel may cover the extent in ways a launch does
+    not show; `n // min(n, C)`, SHD101's finding, reported there; requirements
+    with a fixed block, SHD102's.
+
+    ## Why it breaks
+    `n // BLOCK` counts the *whole* blocks of `n`. A grid sized with it
+    launches no program for the last partial block, and a loop counted with
+    it never runs its last partial iteration: those elements are silently
+    not computed (not written, not reduced, not quantised), and the result
+    is wrong only for widths that are not multiples of the block -- a head
+    dimension of 80 or 96, a per-rank width of 2880 or 3696 -- or, for a
+    token count, only for batches that are not. With `n < BLOCK` nothing
+    runs at all. A mask in the kernel does not help: no program exists to
+    apply it.
+
+    ## Example
+    See the corpus files below: `grid = (rows, width // BLOCK)` for a kernel
+    that even masks `offs < width`.
+
+    ## Fix
+    Cover the tail: `triton.cdiv(n, BLOCK)` for a grid (the kernel must then
+    mask `offs < n`), and a ceiling count for a loop (`cdiv` from
+    `vllm.utils.math_utils` on vLLM code, `ceil_div` from `sglang.srt.utils`
+    on SGLang code) with a masked or clipped last step; or state the
+    contract with `assert n % BLOCK == 0` where the caller guarantees it. A
+    suggestion, not an edit: which one is right depends on the kernel.
+
+    ## Options
+    - `block-names` (list[str]): globs (last name component, any case) of
+      the names that hold a block size. Default `["*block*", "*tile*",
+      "*chunk*", "*_blk", "blk_*", "bs"]`; UPPER_CASE names and names bound to
+      numbers are blocks whatever their name.
+    - `dimension-names` (list[str]): globs of names that hold a model
+      dimension (for the counterexample the message names; the default is
+      SHD102's).
+    - `kernel-decorators` (list[str]): decorators that make a function a
+      kernel. Default `["triton.jit", "jit"]`.
+    """
+
+    code = "SHD103"
+    name = "floor-grid-drops-tail"
+    summary = "A launch grid or loop count `n // BLOCK` with no divisibility check or tail pass"
+    severity = Severity.WARNING
+    needles = Needles(regex=NEEDLE)
+    # every finding is a floor division inside one top-level definition (or
+    # module code); the kernel a launch names is kept by the engine
+    definition_needles = needles
+    facts = ("kernel_tiling", "facade_imports")
+    tags = ("correctness", "triton")
+    options: ClassVar[Mapping[str, Option]] = {
+        "block-names": Option(
+            ("*block*", "*tile*", "*chunk*", "*_blk", "blk_*", "bs"),
+            "list[str]",
+            "Globs of names that hold a block size.",
+        ),
+        "dimension-names": Option(DIMENSION_NAMES, "list[str]", "Globs of names that hold a model dimension."),
+        "kernel-decorators": Option(
+            ("triton.jit", "jit"), "list[str]", "Decorators that make a function a kernel."
+        ),
+    }
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._module = Bindings()
+        self._scopes: list[Scope] = []
+        self._finder: KernelFinder | None = None
+
+    def _top(self) -> Scope:
+        return self._scopes[-1]
+
+    # -- traversal -------------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        self._module = module_bindings(node)
+        self._scopes.append(Scope(node, frozenset(), False, self._module))
+
+    def leave_Module(self, node: cst.Module) -> None:
+        scope = self._scopes.pop()
+        self._analyse(scope, Env(scope.bindings, frozenset(), self._module, True))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        decorators = self.opts["kernel-decorators"]
+        kernel = any(
+            d == p or d.endswith("." + p) for d in decorator_names(node) for p in decorators
+        )
+        p = node.params
+        defaults = {
+            a.name.value: v
+            for a in (*p.posonly_params, *p.params, *p.kwonly_params)
+            if a.default is not None and (v := int_literal(a.default)) is not None
+        }
+        self._scopes.append(Scope(node, frozenset(function_params(node)), kernel, defaults))
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        scope = self._scopes.pop()
+        self._analyse(scope, Env(scope.bindings, scope.params, self._module))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._scopes.append(Scope(node, frozenset(), False))
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self._scopes.pop()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(self._scopes) > 1:
+            for t in node.targets:
+                self._top().bindings.bind(t.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if len(self._scopes) > 1 and node.value is not None:
+            self._top().bindings.bind(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if len(self._scopes) > 1:
+            self._top().bindings.bind(node.target, OTHER)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._top().bindings.bind(node.target, OTHER)
+        it = node.iter
+        if isinstance(it, cst.Call) and call_name(it) in LOOP_CALLS:
+            args = [a.value for a in it.args if a.keyword is None and not a.star]
+            end = args[0] if len(args) == 1 else args[1] if len(args) >= 2 else None
+            start_zero = len(args) == 1 or const(args[0], Env(Bindings(), frozenset(), Bindings())) == 0
+            if end is not None and start_zero:
+                for f in _floors_in(end):
+                    self._top().floors.append(Floor(f, None, node))
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        op = node.operator
+        scope = self._top()
+        if isinstance(op, cst.Modulo):
+            scope.mods.append(node)
+        elif isinstance(op, (cst.Multiply, cst.Subtract)):
+            scope.covered.append(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Subscript):
+            self._top().launches.append(node)
+        elif call_name(node) in ("tl.static_assert", "static_assert"):
+            scope = self._top()
+            scope.mods += [
+                n for n in walk(node) if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo)
+            ]
+
+    # -- analysis --------------------------------------------------------------
+    def _grid_elements(self, call: cst.Call, env: Env) -> list[cst.BaseExpression]:
+        sub = call.func
+        assert isinstance(sub, cst.Subscript)
+        if len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
+            return []
+        g: object = sub.slice[0].slice.value
+        if isinstance(g, cst.Name):
+            binds, _ = env.lookup(g.value)
+            g = binds[0] if binds and len(binds) == 1 else None
+        if isinstance(g, cst.Lambda):
+            g = g.body
+        if isinstance(g, (cst.Tuple, cst.List)):
+            return [el.value for el in g.elements]
+        if isinstance(g, cst.BaseExpression):
+            return [g]
+        return []
+
+    def _analyse(self, scope: Scope, env: Env) -> None:
+        for call in scope.launches:
+            for el in self._grid_elements(call, env):
+                for f in _floors_in(el):
+                    scope.floors.append(Floor(f, call))
+        seen: set[str] = set()
+        for floor in scope.floors:
+            key = code(floor.node)
+            if key in seen:
+                continue
+            seen.add(key)
+            self._judge(floor, scope, env)
+
+    def _block_value(self, b: cst.BaseExpression, env: Env) -> tuple[bool, int | None]:
+        """Whether ``b`` is a block, and its value when the file shows one."""
+        v = const(b, env)
+        if v is not None:
+            return v > 1, v
+        if isinstance(b, cst.Name):
+            binds, where = env.lookup(b.value)
+            if binds and all(x is not OTHER for x in binds):
+                leaves = [chain_leaves(x, where) for x in binds]
+                if all(lv is not None for lv in leaves):
+                    vals = [leaf.value for lv in leaves if lv for leaf in lv]
+                    return all(v > 1 for v in vals), min(vals) if vals else None
+                if any(
+                    isinstance(x, cst.Call) and call_name(x) == "min" for x in binds
+                ):
+                    return True, None
+        name = dotted(b)
+        if (
+            isinstance(b, cst.Subscript)
+            and len(b.slice) == 1
+            and isinstance(b.slice[0].slice, cst.Index)
+            and isinstance(b.slice[0].slice.value, cst.SimpleString)
+        ):
+            # ``meta["BLOCK_N"]`` in a grid lambda
+            name = b.slice[0].slice.value.evaluated_value
+            name = name if isinstance(name, str) else None
+        if not name:
+            return False, None
+        leaf = name.rsplit(".", 1)[-1]
+        if leaf.isupper() and any(ch.isalpha() for ch in leaf):
+            return True, None
+        return name_matches(name, self.opts["block-names"]), None
+
+    def _padded(self, x: cst.BaseExpression, env: Env) -> bool:
+        for cand in (x, resolve(x, env)):
+            name = dotted(cand) or ""
+            low = name.lower()
+            if any(w in low for w in ("pad", "align", "round", "multiple")):
+                return True
+            if isinstance(cand, cst.Call) and any(
+                (call_name(cand) or "").endswith(h) for h in CEIL_HELPERS
+            ):
+                return True
+            if isinstance(cand, cst.BinaryOperation) and isinstance(cand.operator, cst.Multiply):
+                return True  # ``cdiv(n, B) * B``, ``num_blocks * B``: a multiple by construction
+        if isinstance(x, cst.Name):
+            binds, _ = env.lookup(x.value)
+            if binds and any(
+                isinstance(b, cst.BinaryOperation) and isinstance(b.operator, cst.Multiply) for b in binds
+            ):
+                return True
+        return False
+
+    def _min_capped(self, x: cst.BaseExpression, b: cst.BaseExpression, env: Env) -> bool:
+        """``B = min(X, C)`` with the same ``X``: SHD101 reports it."""
+        if not isinstance(b, cst.Name):
+            return False
+        binds, _ = env.lookup(b.value)
+        xc = code(x)
+        return any(
+            isinstance(v, cst.Call)
+            and call_name(v) == "min"
+            and any(code(a.value) == xc for a in v.args)
+            for v in binds or ()
+        )
+
+    def _handled(self, x: cst.BaseExpression, b: cst.BaseExpression, scope: Scope, env: Env) -> bool:
+        xc, bc = code(x), code(b)
+        rx = code(resolve(x, env))
+        for m in scope.mods:
+            if code(m.left) in (xc, rx):
+                return True
+        for n in scope.covered:
+            # ``(X // B) * B`` or ``X - ...``: the covered part is computed
+            parts = [n.left, n.right]
+            if isinstance(n.operator, cst.Subtract) and code(n.left) in (xc, rx):
+                return True
+            for p in parts:
+                if isinstance(p, cst.BinaryOperation) and isinstance(p.operator, cst.FloorDivide):
+                    if code(p.left) in (xc, rx) and code(p.right) == bc:
+                        return True
+        return False
+
+    def _judge(self, floor: Floor, scope: Scope, env: Env) -> None:
+        x, b = floor.node.left, floor.node.right
+        if _is_ceil_numerator(x) or const(x, env) is not None:
+            return
+        is_block, bval = self._block_value(b, env)
+        if bval is None and isinstance(b, cst.Name):
+            bval = scope.defaults.get(b.value)
+        if not is_block or self._padded(x, env) or self._min_capped(x, b, env):
+            return
+        if self._handled(x, b, scope, env):
+            return
+        kernel: KernelTiling | None = None
+        masked = False
+        if floor.launch is not None:
+            kernel = self._kernel(floor.launch)
+            if kernel is None:
+                return
+            params = _params_receiving(floor.launch, kernel.params, x)
+            if kernel.grid_stride or params & kernel.looped:
+                return
+            if any(p in params for p, _, _ in kernel.div):
+                return
+            masked = bool(params & kernel.masked)
+        self._report(floor, x, b, bval, kernel, masked, env)
+
+    def _kernel(self, call: cst.Call) -> KernelTiling | None:
+        kname = dotted(call.func.value) if isinstance(call.func, cst.Subscript) else None
+        if not kname:
+            return None
+        if self._finder is None:
+            c = self.ctx
+            self._finder = KernelFinder(c.module, c.text, c.module_name, c.path, c.facts)
+        return self._finder.find(kname, self.opts["kernel-decorators"])
+
+    # -- reporting -------------------------------------------------------------
+    def _report(
+        self,
+        floor: Floor,
+        x: cst.BaseExpression,
+        b: cst.BaseExpression,
+        bval: int | None,
+        kernel: KernelTiling | None,
+        masked: bool,
+        env: Env,
+    ) -> None:
+        xc, bc = code(x), code(b)
+        what = "grid" if floor.launch is not None else "loop count"
+        example = self._example(x, bc, bval, env)
+        if floor.launch is not None:
+            kname = dotted(floor.launch.func.value)  # type: ignore[attr-defined]
+            consequence = f"no program of `{kname}` covers the last partial block"
+        else:
+            consequence = "the last partial block is never processed"
+        message = (
+            f"{what} `{short(code(floor.node))}` rounds down: {consequence}, silently "
+            f"({example}); `{xc}` < `{bc}` runs nothing"
+        )
+        notes: list[Note] = []
+        if kernel is not None and masked:
+            notes.append(
+                Note(
+                    f"`{kernel.name}` masks against `{xc}`: it was written for a partial block, "
+                    f"but a floor grid launches no program for it",
+                    path=kernel.path,
+                    span=Span(kernel.line, 0, kernel.line, 0),
+                )
+            )
+        elif kernel is not None:
+            notes.append(
+                Note(
+                    f"`{kernel.name}` neither masks nor loops over `{xc}`: with a ceiling grid it "
+                    f"would also need a mask",
+                    path=kernel.path,
+                    span=Span(kernel.line, 0, kernel.line, 0),
+                )
+            )
+        self.report(floor.node, message, notes=notes, fix=self._suggest(floor, xc, bc, masked))
+
+    def _example(self, x: cst.BaseExpression, bc: str, bval: int | None, env: Env) -> str:
+        if bval is None:
+            return f"any `{code(x)}` that is not a multiple of `{bc}` loses its remainder"
+        dim_name = dimension_name(x, env, self.opts["dimension-names"])
+        if dim_name is not None:
+            dim = counterexample(kind_of(dim_name), [bval])
+            if dim is not None:
+                lost = dim.value % bval
+                return f"{dim.where} = {dim.value} with {bc} = {bval}: the last {lost} are skipped"
+        n = bval + bval // 2 if bval > 2 else bval + 1
+        return f"{code(x)} = {n} with {bc} = {bval}: the last {n % bval} are skipped"
+
+    def _suggest(self, floor: Floor, xc: str, bc: str, masked: bool) -> PendingFix:
+        mod = self.ctx.module_name
+        if floor.launch is not None:
+            tail = "" if masked else f" and mask `offs < {xc}` in the kernel"
+            title = f"Launch `triton.cdiv({xc}, {bc})` programs{tail}, or assert `{xc} % {bc} == 0` if the caller guarantees it"
+        elif mod.startswith("sglang"):
+            title = (
+                f"Count `ceil_div({xc}, {bc})` iterations (`from sglang.srt.utils import ceil_div`) and "
+                f"clip or mask the last one, or assert `{xc} % {bc} == 0`"
+            )
+        elif mod.startswith("vllm"):
+            title = (
+                f"Count `cdiv({xc}, {bc})` iterations (`from vllm.utils.math_utils import cdiv`) and "
+                f"clip or mask the last one, or assert `{xc} % {bc} == 0`"
+            )
+        else:
+            title = (
+                f"Count `triton.cdiv({xc}, {bc})` iterations (or `-(-{xc} // {bc})`) and clip or mask "
+                f"the last one, or assert `{xc} % {bc} == 0`"
+            )
+        return PendingFix(title=title, applicability=Applicability.DISPLAY_ONLY)
+
+
+def _params_receiving(call: cst.Call, params: tuple[str, ...], x: cst.BaseExpression) -> set[str]:
+    """The kernel parameters a launch passes ``x`` to (or an expression
+    holding it)."""
+    xc = code(x)
+    out: set[str] = set()
+    i, positional = 0, True
+    for a in call.args:
+        if a.keyword is not None:
+            name = a.keyword.value
+        elif a.star:
+            positional = False
+            continue
+        elif positional and i < len(params):
+            name = params[i]
+            i += 1
+        else:
+            continue
+        if any(code(n) == xc for n in walk(a.value)) or code(a.value) == xc:
+            out.add(name)
+    return out

@@ -1,0 +1,66 @@
+"""The family written other ways: fallback chains, module constants, SGLang
+style, a raise in an ``or``, the kernel's own requirement."""
+
+import torch
+import triton
+import triton.language as tl
+
+QUANT_TILE = 256
+
+
+def fallback_chain(w: torch.Tensor) -> torch.Tensor:
+    ffn_dim = w.shape[-1]
+    # the chain ends in another power of two: 2880 still fails
+    tile = 512 if ffn_dim % 512 == 0 else 128  # error: SHD102
+    assert ffn_dim % tile == 0, "unsupported width"
+    return w.view(-1, ffn_dim // tile, tile)
+
+
+def statement_chain(x: torch.Tensor) -> int:
+    hidden = x.size(-1)
+    if hidden % 256 == 0:
+        chunk = 256
+    else:
+        chunk = 128
+    assert hidden % chunk == 0  # error: SHD102
+    return hidden // chunk
+
+
+def module_constant(x: torch.Tensor) -> int:
+    hidden_dim = x.shape[1]
+    assert hidden_dim % QUANT_TILE == 0  # error: SHD102
+    return hidden_dim // QUANT_TILE
+
+
+class SglangStyleNorm:
+    def __init__(self, hidden_size: int) -> None:
+        self.hidden_size = hidden_size
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        block_h = 1024  # error: SHD102
+        if self.hidden_size % block_h or x.dim() != 2:
+            raise RuntimeError("hidden size must be a multiple of the block")
+        return x.view(x.shape[0], -1, block_h).float().pow(2).mean(-1)
+
+
+def head_blocks(q: torch.Tensor) -> int:
+    head_dim = q.shape[-1]
+    HEAD_BLOCK = 64  # error: SHD102
+    assert head_dim % HEAD_BLOCK == 0
+    return head_dim // HEAD_BLOCK
+
+
+@triton.jit
+def _rms_chunk_kernel(x_ptr, out_ptr, HIDDEN: tl.constexpr, CHUNK: tl.constexpr):
+    tl.static_assert(HIDDEN % CHUNK == 0)
+    row = tl.program_id(0)
+    acc = tl.zeros([CHUNK], dtype=tl.float32)
+    for c in tl.static_range(HIDDEN // CHUNK):
+        offs = c * CHUNK + tl.arange(0, CHUNK)
+        v = tl.load(x_ptr + row * HIDDEN + offs).to(tl.float32)
+        acc += v * v
+    tl.store(out_ptr + row, tl.sum(acc) / HIDDEN)
+
+
+def rms_by_kernel(x: torch.Tensor, out: torch.Tensor) -> None:
+    _rms_chunk_kernel[(x.shape[0],)](x, out, HIDDEN=x.shape[1], CHUNK=512)  # error: SHD102

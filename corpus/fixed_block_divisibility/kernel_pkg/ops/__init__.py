@@ -1,0 +1,3 @@
+from .tiles import tiled_quant_kernel
+
+__all__ = ["tiled_quant_kernel"]
