@@ -17,7 +17,10 @@ import libcst as cst
 
 from checks.facts.classes import ClassIndex, ClassInfo, NonLiteral
 from checks.pp_payload_drops_tensors.capability import engine_checks_flag
+from checks.pp_payload_drops_tensors import messages
 from checks.pp_payload_drops_tensors.capture import capture_gated
+from checks.pp_payload_drops_tensors.locate import note_at
+from checks.pp_payload_drops_tensors.paths import TapPathIndex, is_tap_setter
 from checks.pp_payload_drops_tensors.needles import (
     DEFAULT_LAST_RANK,
     DEFAULT_PAYLOAD_CLASSES,
@@ -196,7 +199,7 @@ class PpPayloadDropsTensors(Rule):
     severity = Severity.ERROR
     needles = PAYLOAD_NEEDLES
     definition_needles = DEFINITION_NEEDLES
-    facts = ("classes", "pp_receivers", "pp_capture_setters", "capability_reads")
+    facts = ("classes", "pp_receivers", "pp_capture_setters", "capability_reads", "aux_tap_paths")
     tags = ("correctness", "pipeline-parallel", "speculative-decoding")
     options: ClassVar[Mapping[str, Option]] = {
         "payload-classes": Option(DEFAULT_PAYLOAD_CLASSES, "list[str]", "payload constructors"),
@@ -221,7 +224,7 @@ class PpPayloadDropsTensors(Rule):
             return
         # the claim and the receiver are looked up lazily, once per class:
         # most classes with a payload drop nothing
-        claim: tuple[Any, str, Note | None] | None = None
+        claim: tuple[Any, str, Note | None, str | None] | None = None
         claim_done = receiver_done = False
         receiver: tuple[list[set[str]], str] | None = None
         for m in methods:
@@ -475,15 +478,16 @@ class PpPayloadDropsTensors(Rule):
                 return NonLiteral(self.ctx.code_for(value)), target
         return None
 
-    def _claim(self, node: cst.ClassDef) -> tuple[Any, str, Note | None] | None:
-        """(value, flag, note) of the first capability flag set on the class
-        or along its bases; ``None`` when no flag is set anywhere."""
+    def _claim(self, node: cst.ClassDef) -> tuple[Any, str, Note | None, str | None] | None:
+        """(value, flag, note, owner) of the first capability flag set on the
+        class or along its bases (``owner`` the base that sets it, None for
+        the class itself); ``None`` when no flag is set anywhere."""
         index: ClassIndex | None = self._index()
         mro: list[tuple[str, ClassInfo]] | None = None
         for flag in self.opts["capability-flags"]:
             own = self._own_flag(node, flag)
             if own is not None:
-                return own[0], flag, None
+                return own[0], flag, None, None
             if index is None:
                 continue
             if mro is None:
@@ -501,7 +505,7 @@ class PpPayloadDropsTensors(Rule):
                     path,
                     Span(line, col, end_line, end_col),
                 )
-            return hit.value, flag, note
+            return hit.value, flag, note, hit.owner
         return None
 
     def _index(self) -> ClassIndex | None:
@@ -513,53 +517,107 @@ class PpPayloadDropsTensors(Rule):
         node: cst.ClassDef,
         m: _Method,
         dropped: list[tuple[_Return, list[str]]],
-        claim: tuple[Any, str, Note | None] | None,
+        claim: tuple[Any, str, Note | None, str | None] | None,
     ) -> None:
-        severity = None
-        if claim is None:
-            if (
-                self.opts["require-claim"]
-                or self._capture_gated()
-                or engine_checks_flag(self.ctx.facts, self.opts["capability-flags"])
-            ):
-                return
-            flags = " or ".join(f"`{f}`" for f in self.opts["capability-flags"])
-            why = (
-                f"no class in its hierarchy sets {flags}: safe only while the engine refuses "
-                "a draft with pipeline parallelism for this model at start-up"
-            )
-            notes: list[Note | str] = []
-            severity = Severity.WARNING
-        else:
-            value, flag, note = claim
-            if isinstance(value, NonLiteral) or not value:
-                return
-            where = "inherited from a base class" if note is not None else "set on this class"
-            why = f"`{flag} = {value!r}` ({where}) claims they survive pipeline parallelism"
-            notes = [note] if note is not None else []
+        reach = self._reach(node, claim)
+        if reach is None:
+            return
         cls = self._class_qualname(node)
-        for r, names in dropped:
-            payload = self._payload_call(r.node.value)
-            what = f"`{call_name(payload)}`" if payload is not None else "the payload"
-            shown = ", ".join(f"`{n}`" for n in names)
-            self.report(
-                payload or r.node,
-                f"`{cls}.{m.func.name.value}` returns {shown} on the last pipeline rank but "
-                f"{what} returned by the other ranks does not carry {'it' if len(names) == 1 else 'them'}: "
-                f"their taps are silently dropped; {why}",
-                notes=[
-                    *notes,
-                    (
-                        "Every rank but the last computes the taps of its own layers and discards them "
-                        "here; the draft model is then conditioned on the last rank's taps only."
-                    ),
-                    (
-                        "Pack them into the payload (e.g. `**self.pack_local_aux_hidden_states(...)`) and "
-                        "reserve their slots on the receiving side, or set the flag to False."
-                    ),
-                ],
-                severity=severity,
-            )
+        flags = self.opts["capability-flags"]
+        flag = claim[1] if claim is not None else flags[0]
+        paths = self._paths()
+        r, names = dropped[0]
+        names = sorted({n for _r, ns in dropped for n in ns})
+        payload = self._payload_call(r.node.value)
+        payload_name = call_name(payload) if payload is not None else None
+        sglang = self.ctx.module_name.split(".")[0] == "sglang" or (
+            payload_name is not None and "PPProxy" in payload_name
+        )
+        fix = messages.fix_note(
+            sglang=sglang,
+            cls=cls,
+            flag=flag,
+            reach=reach,
+            has_packer=self._has_packer(node),
+            checked=paths.checked_paths(flags) if paths is not None else (),
+        )
+        # (one finding per method: its other payload returns drop the same taps)
+        others = [
+            note_at(self.ctx, o.node, "this return of the other ranks leaves them behind too")
+            for o, _ns in dropped[1:]
+        ]
+        self.report(
+            payload or r.node,
+            messages.message(cls, m.func.name.value, names, payload_name, reach),
+            notes=[*reach.notes, *others, messages.CONSEQUENCE, fix],
+            severity=Severity.WARNING if reach.warning else None,
+        )
+
+    def _reach(
+        self, node: cst.ClassDef, claim: tuple[Any, str, Note | None, str | None] | None
+    ) -> messages.Reach | None:
+        """Why a draft with pipeline parallelism reaches the class, or None
+        when every way the project starts one refuses it (silent)."""
+        flags = self.opts["capability-flags"]
+        if claim is not None:
+            value, flag, note, owner = claim
+            if isinstance(value, NonLiteral):
+                return None
+            if value:
+                return messages.claimed(flag, value, owner, note)
+        if self.opts["require-claim"] or self._capture_gated():
+            return None
+        paths = self._paths()
+        if paths is not None:
+            open_paths = paths.open_paths(flags)
+            if open_paths and self._configurable(self.ctx.module_name, self._class_qualname(node), 3):
+                return messages.open_path(open_paths, flags)
+            if paths.paths:
+                return None  # every path reads the flag or refuses the combination
+        if claim is not None or engine_checks_flag(self.ctx.facts, flags):
+            # a false flag, or an unset one the engine reads: refused
+            return None
+        return messages.unknown(flags)
+
+    def _configurable(self, module: str, name: str, depth: int) -> bool:
+        """Whether a path can turn the class's taps on: it, or a class that
+        constructs it (three wrappers up), has a tap setter in its MRO (a
+        path calls one on the model it serves, and refuses a model without
+        it: vLLM's V1 runner raises "Model does not support EAGLE3
+        interface"); True when nothing constructs it by name (unknown)."""
+        index, paths = self._index(), self._paths()
+        if index is None or paths is None:
+            return True
+        # (the public setter: ``_set_aux_hidden_state_layers`` is a mixin's helper)
+        if any(
+            is_tap_setter(m) and not m.startswith("_")
+            for _q, info in index.mro(f"{module}.{name}")
+            for m in info.methods
+        ):
+            return True
+        builders = paths.builders.get(name, [])
+        if not builders:
+            return depth == 3
+        return depth > 0 and any(self._configurable(mod, outer, depth - 1) for mod, outer in builders)
+
+    def _paths(self) -> TapPathIndex | None:
+        idx = self.ctx.facts.index("aux_tap_paths")
+        return idx if isinstance(idx, TapPathIndex) else None
+
+    def _has_packer(self, node: cst.ClassDef) -> bool:
+        """Whether the class or a base defines ``pack_local_aux_hidden_states``
+        (vLLM 0.30 on): the fix can name it."""
+        if any(
+            isinstance(s, cst.FunctionDef) and s.name.value == "pack_local_aux_hidden_states"
+            for s in _statements(node.body)
+        ):
+            return True
+        index = self._index()
+        if index is None:
+            return False
+        bases = [dotted(a.value) for a in node.bases if a.keyword is None]
+        mro = index.mro_of_bases(self.ctx.module_name, [b for b in bases if b])
+        return any("pack_local_aux_hidden_states" in info.methods for _q, info in mro)
 
     def _capture_gated(self) -> bool:
         """Whether the other ranks collect no taps (``capture.capture_gated``),

@@ -1,0 +1,31 @@
+"""Where a node of the file under check is, for a note that points at it
+(a related location of the same finding)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from linter.api import Note
+from linter.positions import positions, statement_positions
+from linter.rule import RuleContext
+from linter.types import Span
+
+
+def node_span(ctx: RuleContext, node: cst.CSTNode) -> Span | None:
+    """``node``'s position, generating only the top-level definition being
+    visited when the engine can place it (as the engine does for a report)."""
+    top = ctx.scope_nodes[0] if ctx.scope_nodes else None
+    pos = None
+    if top is not None and any(top is s for s in ctx.module.body):
+        pos = statement_positions(ctx.module, ctx.text, top)
+    if pos is None or node not in pos:
+        pos = positions(ctx.module, [node])
+    got = pos.get(node)
+    return Span(*got) if got else None
+
+
+def note_at(ctx: RuleContext, node: cst.CSTNode, message: str) -> Note:
+    """A note pointing at ``node`` in this file (a plain note when it
+    cannot be placed)."""
+    span = node_span(ctx, node)
+    return Note(message, ctx.path, span) if span is not None else Note(message)

@@ -1,0 +1,138 @@
+"""What SHD301 says about a dropped tap: why the combination is reachable
+(a claim, an open path, or nothing known), what then happens, and the fix
+in the engine's own spelling."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from checks.pp_payload_drops_tensors.paths import TapPath
+from linter.api import Note
+from linter.types import Span
+
+# The consequence, as it happens: the draft runs on the last rank and
+# concatenates the taps it received into its input projection (EAGLE-3's
+# ``combine_hidden_states``, DFlash/DSpark's ``fc``/``context_proj``), whose
+# width is fixed by the checkpoint.
+CONSEQUENCE = (
+    "The taps of the layers on earlier ranks never reach the last rank, where the draft runs: the "
+    "taps it concatenates come out narrower than its input projection was trained for, and its "
+    "first step fails with a shape mismatch (`mat1 and mat2 shapes cannot be multiplied`); with no "
+    "tap on the last rank the forward returns no taps at all, and a receiving rank that reserved "
+    "their slots fails on the missing keys. Pipeline size 1 is unaffected."
+)
+
+
+@dataclass(frozen=True)
+class Reach:
+    """Why the combination of a draft with pipeline parallelism reaches the
+    class: ``why`` completes the message; ``notes`` point at the claim or
+    the path; ``warning`` when nothing shows it is reachable."""
+
+    why: str
+    notes: tuple[Note, ...]
+    warning: bool
+    claimed: bool
+    open_path: TapPath | None = None
+
+
+def claimed(flag: str, value: object, inherited_from: str | None, note: Note | None) -> Reach:
+    where = f", inherited from `{inherited_from}`," if inherited_from else " on this class"
+    return Reach(
+        f"`{flag} = {value!r}`{where} lets the engine start a draft over pipeline parallelism",
+        (note,) if note is not None else (),
+        warning=False,
+        claimed=True,
+    )
+
+
+def open_path(paths: Sequence[TapPath], flags: Sequence[str]) -> Reach:
+    first = paths[0]
+    flag = " or ".join(f"`{f}`" for f in flags)
+    more = f" (and {len(paths) - 1} other path{'s' if len(paths) > 2 else ''})" if len(paths) > 1 else ""
+    notes = tuple(
+        Note(
+            f"`{p.qualname}` turns the taps on for a draft without reading {flag} and without "
+            "refusing pipeline parallelism: a draft that consumes them starts with PP > 1 through it",
+            p.path,
+            Span(*p.span),
+        )
+        for p in paths
+    )
+    return Reach(
+        f"`{first.qualname}`{more} turns the taps on without reading {flag} or refusing pipeline "
+        "parallelism, so not claiming the flag refuses nothing there",
+        notes,
+        warning=False,
+        claimed=False,
+        open_path=first,
+    )
+
+
+def unknown(flags: Sequence[str]) -> Reach:
+    flag = " or ".join(f"`{f}`" for f in flags)
+    return Reach(
+        f"no class in its hierarchy sets {flag} and no code of the project turns the taps on: safe "
+        "only while the engine refuses a draft with pipeline parallelism for this model at start-up",
+        (),
+        warning=True,
+        claimed=False,
+    )
+
+
+def message(cls: str, method: str, names: Sequence[str], payload: str | None, reach: Reach) -> str:
+    shown = ", ".join(f"`{n}`" for n in names)
+    what = f"the `{payload}`" if payload else "the payload"
+    them = "it" if len(names) == 1 else "them"
+    crash = "" if reach.warning else ": with PP > 1 the draft's first step crashes on the last rank"
+    return (
+        f"`{cls}.{method}` returns {shown} on the last pipeline rank, but {what} the other ranks "
+        f"return leaves {them} behind; {reach.why}{crash}"
+    )
+
+
+def fix_note(
+    *,
+    sglang: bool,
+    cls: str,
+    flag: str,
+    reach: Reach,
+    has_packer: bool,
+    checked: Sequence[TapPath],
+) -> str:
+    """The fix, spelled for the engine the code belongs to."""
+    if sglang:
+        carry = (
+            "Carry the taps across stages: one `PPProxyTensors` key per tap on the other ranks, "
+            "read back and prepended on the receiving ranks before the last one returns them"
+        )
+        refuse = (
+            f"or refuse the combination: raise in `{reach.open_path.qualname}` when "
+            "`pp_size > 1` and a draft consumes the taps"
+            if reach.open_path is not None
+            else "or raise in the capture setter when `self.pp_group.world_size > 1`"
+        )
+        return f"{carry}; {refuse}."
+    if has_packer:
+        carry = (
+            "Carry the taps across stages: `**self.pack_local_aux_hidden_states(aux_hidden_states)` in "
+            "the payload, `self.collect_remote_aux_hidden_states(intermediate_tensors)` prepended on "
+            f"the receiving ranks, then claim `{flag} = True`"
+        )
+    else:
+        carry = (
+            "Carry the taps across stages: one payload key per tap, reserved in "
+            "`make_empty_intermediate_tensors` and prepended on the receiving ranks"
+        )
+    if reach.claimed:
+        refuse = f"or set `{flag} = False` on `{cls}` so that the engine refuses the combination at start-up"
+    elif reach.open_path is not None:
+        like = f" as `{checked[0].qualname}` does" if checked else ""
+        refuse = (
+            f"or make `{reach.open_path.qualname}` read `{flag}` under pipeline parallelism and "
+            f"raise{like}"
+        )
+    else:
+        refuse = "or refuse a draft with pipeline parallelism for this model at start-up"
+    return f"{carry}; {refuse}."
