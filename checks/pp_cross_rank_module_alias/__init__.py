@@ -10,9 +10,11 @@ from typing import Any, ClassVar
 import libcst as cst
 
 from checks.pp_cross_rank_module_alias.pipeline_layout import PipelineLayoutIndex
+from checks.pp_payload_drops_tensors.locate import is_sglang, note_at
 from checks.pp_payload_drops_tensors.needles import caseless_words
 from linter.api import (
     Needles,
+    Note,
     Option,
     ProjectFacts,
     Rule,
@@ -169,6 +171,19 @@ class _Alias:
     node: cst.CSTNode
     receiver: str
     source: _Source
+
+
+def _fix_text(sglang: bool) -> str:
+    if sglang:
+        return (
+            "Resolve the pair for the draft's rank first (an embedding the draft loads or receives on "
+            "the last rank when `self.pp_group.world_size > 1`), or raise when `pp_size > 1`."
+        )
+    return (
+        "Check the pipeline first: raise when `get_pp_group().world_size > 1` (or when the module is a "
+        "`PPMissingLayer`), or give the draft its own copy on its rank (load it from the checkpoint, or "
+        "broadcast the embedding from the first rank once at load time)."
+    )
 
 
 def _install_root(receiver: str, installed: Mapping[str, str]) -> str:
@@ -397,35 +412,64 @@ class PpCrossRankModuleAlias(Rule):
         cls = self.ctx.current_class
         if cls is not None and self._class_refuses_pp(cls):
             return
-        ranks = {a.source.rank for a in aliases}
+        # one finding per root cause: a module of one rank borrowed from one
+        # owner in this function; its other sites are notes
+        groups: dict[tuple[str, str], list[_Alias]] = {}
         for a in wrong:
-            where = "first" if a.source.rank == FIRST else "last"
-            what = "input embedding" if a.source.rank == FIRST else "LM head"
-            msg = (
-                f"`{a.receiver}` borrows `{a.source.text}` by reference, but the {what} exists only on "
-                f"the {where} pipeline rank"
+            groups.setdefault((a.source.owner, a.source.rank), []).append(a)
+        for group in groups.values():
+            self._report_group(node, group, aliases)
+
+    def _report_group(self, func: cst.FunctionDef, group: list[_Alias], aliases: list[_Alias]) -> None:
+        first = group[0]
+        rank = first.source.rank
+        where, other = ("first", "last") if rank == FIRST else ("last", "first")
+        what = "input embedding" if rank == FIRST else "LM head"
+
+        def partners(a: _Alias) -> list[str]:
+            """What the same statement borrows from the other end."""
+            return sorted({b.source.text for b in aliases if b.node is a.node and b.source.rank != rank})
+
+        with_ = partners(first)
+        msg = f"`{first.receiver}` borrows `{first.source.text}` by reference"
+        if with_:
+            msg += f" together with {', '.join(f'`{w}`' for w in with_)}"
+        msg += f", but the {what} exists only on the {where} pipeline rank"
+        elsewhere = [
+            b for b in aliases if b.source.rank != rank and not any(b.node is a.node for a in group)
+        ]
+        if with_:
+            msg += f" and the {'LM head' if rank == FIRST else 'input embedding'} only on the {other}: no rank holds both"
+        elif elsewhere:
+            shown = ", ".join(sorted({f"`{b.source.text}`" for b in elsewhere}))
+            msg += (
+                f"; `{func.name.value}` also borrows {shown}, which exists only on the {other}: "
+                "no rank holds both"
             )
-            if ranks == {FIRST, LAST}:
-                others = sorted({b.source.text for b in aliases if b.source.rank != a.source.rank})
-                msg += (
-                    f" (and {', '.join(f'`{o}`' for o in others)}, also borrowed here, only on the "
-                    f"{'last' if where == 'first' else 'first'}: no rank holds both)"
-                )
-            msg += f"; `{node.name.value}` never checks the pipeline layout"
-            self.report(
-                a.node,
-                msg,
-                notes=[
-                    (
-                        "Under pipeline parallelism every other rank holds a PPMissingLayer "
-                        "placeholder there; the draft model runs on one rank and cannot reach it."
-                    ),
-                    (
-                        "Check the pipeline size and raise when it is not 1, or load/broadcast "
-                        "the weights onto the draft's rank."
-                    ),
-                ],
-            )
+        msg += f"; `{func.name.value}` never checks the pipeline layout"
+        notes: list[Note] = [
+            note_at(self.ctx, b.node, f"`{b.receiver}` borrows `{b.source.text}` here")
+            for b in elsewhere
+            if not with_
+        ]
+        for a in group[1:]:
+            also = partners(a)
+            tail = f" together with {', '.join(f'`{w}`' for w in also)}" if also else ""
+            notes.append(note_at(self.ctx, a.node, f"`{a.receiver}` borrows it here too{tail}"))
+        sglang = is_sglang(self.ctx)
+        self.report(
+            first.node,
+            msg,
+            notes=[
+                *notes,
+                (
+                    f"With pipeline parallelism every rank but the {where} holds a `PPMissingLayer` "
+                    "placeholder there; the draft runs on one rank and gets the placeholder: start-up "
+                    "fails, or the draft's first forward crashes on it."
+                ),
+                _fix_text(sglang),
+            ],
+        )
 
     # -- finding aliases ---------------------------------------------------------
     def _rank_of(self, name: str | None) -> str | None:

@@ -19,7 +19,7 @@ from checks.facts.classes import ClassIndex, ClassInfo, NonLiteral
 from checks.pp_payload_drops_tensors.capability import engine_checks_flag
 from checks.pp_payload_drops_tensors import messages
 from checks.pp_payload_drops_tensors.capture import capture_gated
-from checks.pp_payload_drops_tensors.locate import note_at
+from checks.pp_payload_drops_tensors.locate import is_sglang, note_at
 from checks.pp_payload_drops_tensors.paths import TapPathIndex, is_tap_setter
 from checks.pp_payload_drops_tensors.needles import (
     DEFAULT_LAST_RANK,
@@ -530,7 +530,7 @@ class PpPayloadDropsTensors(Rule):
         names = sorted({n for _r, ns in dropped for n in ns})
         payload = self._payload_call(r.node.value)
         payload_name = call_name(payload) if payload is not None else None
-        sglang = self.ctx.module_name.split(".")[0] == "sglang" or (
+        sglang = is_sglang(self.ctx) or (
             payload_name is not None and "PPProxy" in payload_name
         )
         fix = messages.fix_note(

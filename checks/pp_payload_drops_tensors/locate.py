@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from linter.api import Note
@@ -29,3 +31,14 @@ def note_at(ctx: RuleContext, node: cst.CSTNode, message: str) -> Note:
     cannot be placed)."""
     span = node_span(ctx, node)
     return Note(message, ctx.path, span) if span is not None else Note(message)
+
+
+_IMPORTS_SGLANG = re.compile(r"^\s*(?:from|import)\s+sglang\b", re.MULTILINE)
+
+
+def is_sglang(ctx: RuleContext) -> bool:
+    """Whether the file under check is SGLang's (its fixes are spelled
+    with SGLang's names): its module or path says so, or it imports
+    ``sglang`` (a tree linted from inside its package)."""
+    parts = {*ctx.module_name.split("."), *ctx.path.replace("\\", "/").split("/")}
+    return "sglang" in parts or _IMPORTS_SGLANG.search(ctx.text) is not None
