@@ -31,7 +31,7 @@ from checks.fixed_block_divisibility.blocks import (
     pinned_by,
     short,
 )
-from checks.fixed_block_divisibility.dims import DIMENSION_NAMES, Dim, counterexample, kind_of
+from checks.fixed_block_divisibility.dims import DIMENSION_NAMES, FORMAT_BLOCK_NAMES, Dim, counterexample, kind_of
 from checks.fixed_block_divisibility.kernel_tiling import KernelFinder, KernelTiling
 from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule
@@ -149,8 +149,8 @@ class FixedBlockDivisibility(Rule):
     intermediate size at TP=8, Phi-2's head dimension 80, ...). The widths are
     a documented table in `checks/fixed_block_divisibility/dims.py`: hidden
     sizes, per-rank intermediate sizes and head dimensions, chosen by the
-    dimension's name (`*head*`, `*intermediate*`/`*ffn*`, `*hidden*`, any
-    other width).
+    dimension's name (`*head*`, `*intermediate*`/`*ffn*`, `*hidden*`; any
+    other width, `K` or `x.shape[-1]`, is judged against hidden sizes only).
 
     Deliberately silent: a literal in the requirement itself (`assert K % 16
     == 0` states the kernel's contract: it is the block bound to a name that
@@ -194,13 +194,19 @@ class FixedBlockDivisibility(Rule):
     ## Options
     - `dimension-names` (list[str]): globs (last name component, any case)
       of the names that hold a model dimension. A tensor's non-leading
-      dimension (`x.shape[1]`, `x.size(-1)`) always counts. Default: hidden,
+      dimension (`x.shape[1]`, `x.size(-1)`) always counts; a name like a
+      block, page, tile, chunk or top-k never does. Default: hidden,
       intermediate, ffn, head-dimension, model and embedding widths, `dim`,
-      `*_dim`, `k`, `n`, `d`, `size_k`, `size_n`, `in_features`,
-      `out_features`, `*width*`, `n_cols`, `num_cols`.
+      `*_dim`, `k`, `n`, `size_k`, `size_n`, `in_features`, `out_features`,
+      `n_cols`, `num_cols`.
     - `kernel-decorators` (list[str]): decorators that make a function a
       kernel whose requirements are followed. Default `["triton.jit",
       "jit"]`.
+    - `format-block-names` (list[str]): globs of block names fixed by a
+      number format rather than chosen as tiles (MX formats' 32, NVFP4's 16,
+      quantisation groups): a width that is not a multiple is the format's
+      refusal, and a gcd would change the format. Default `["*mxfp*",
+      "*nvfp*", "*fp4*", "*fp8*", "*int4*", "*group_size*", "*quant*"]`.
     """
 
     code = "SHD102"
@@ -221,6 +227,11 @@ class FixedBlockDivisibility(Rule):
             ("triton.jit", "jit"),
             "list[str]",
             "Decorators that make a function a kernel whose requirements are followed.",
+        ),
+        "format-block-names": Option(
+            FORMAT_BLOCK_NAMES,
+            "list[str]",
+            "Globs of block names fixed by a number format (left alone).",
         ),
     }
 
@@ -308,7 +319,7 @@ class FixedBlockDivisibility(Rule):
     def _block(self, e: cst.BaseExpression, env: Env) -> BlockValue | None:
         """The constants a block expression can be; None when it is a
         literal in the requirement, a parameter, or not all constants."""
-        if not isinstance(e, cst.Name):
+        if not isinstance(e, cst.Name) or name_matches(e.value, self.opts["format-block-names"]):
             return None
         binds, where = env.lookup(e.value)
         if not binds or any(b is OTHER for b in binds):
@@ -329,7 +340,7 @@ class FixedBlockDivisibility(Rule):
 
     def _analyse(self, scope: Scope, env: Env) -> None:
         dims = self.opts["dimension-names"]
-        found: dict[int, tuple[BlockValue, Dim, str, list[str], cst.BaseExpression, bool]] = {}
+        found: dict[object, tuple[BlockValue, Dim, str, list[str], cst.BaseExpression, bool]] = {}
         for req in scope.requirements:
             block = self._block(req.block, env)
             if block is None:
@@ -342,7 +353,7 @@ class FixedBlockDivisibility(Rule):
                 continue
             what = "the raise in" if req.raises else "the assert"
             crash = f"{what} `{short(code(req.node.test))}`"  # type: ignore[attr-defined]
-            key = id(block.site)
+            key = block.name or id(block.site)
             if key in found:
                 found[key][3].append(crash)
             else:
@@ -411,7 +422,7 @@ class FixedBlockDivisibility(Rule):
                 path=kernel.path,
                 span=Span(line, 0, line, 0),
             )
-            key = id(block.site)
+            key = block.name or id(block.site)
             if key not in found:
                 found[key] = (block, dim, dim_name, [crash], x, True)
                 self._kernel_notes[id(block.site)] = note

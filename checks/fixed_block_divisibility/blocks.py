@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from checks.fixed_block_divisibility.dims import NOT_DIMENSIONS
 from linter.syntax import call_name, dotted, int_literal, name_matches, walk
 
 OTHER = object()  # a binding that is not ``name = expr`` (loop target, ``+=``, unpacking)
@@ -218,6 +219,8 @@ def dimension_name(e: cst.BaseExpression, env: Env, patterns: Iterable[str]) -> 
         return None
     for cand in (e, resolve(e, env)):
         name = dotted(cand)
+        if name and name_matches(name, NOT_DIMENSIONS):
+            return None
         if name and name_matches(name, patterns):
             return name.rsplit(".", 1)[-1]
         idx = _shape_index(cand)

@@ -14,8 +14,7 @@ is judged without a table).
 
 from __future__ import annotations
 
-import fnmatch
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -55,8 +54,10 @@ HEAD: tuple[Dim, ...] = (
     Dim(256, "Gemma 2/3 head_dim"),
 )
 
-# a width whose kind the name does not tell (``K``, ``N``, ``x.shape[-1]``)
-WIDTH: tuple[Dim, ...] = HIDDEN + tuple(d for d in INTERMEDIATE if d not in HIDDEN)
+# a width whose kind the name does not tell (``K``, ``N``, ``x.shape[-1]``):
+# hidden sizes only, the widths every layer sees (a per-rank intermediate
+# size or a head dimension would be a guess about which width it is)
+WIDTH: tuple[Dim, ...] = HIDDEN
 
 TABLES = {"hidden": HIDDEN, "intermediate": INTERMEDIATE, "head": HEAD, "width": WIDTH}
 
@@ -76,15 +77,23 @@ DIMENSION_NAMES: tuple[str, ...] = (
     "*_dim",
     "k",
     "n",
-    "d",
     "size_k",
     "size_n",
     "in_features",
     "out_features",
-    "*width*",
     "n_cols",
     "num_cols",
 )
+
+
+# block sizes fixed by a number format, not chosen as tiles: MX formats
+# (OCP MX: 32 elements per scale), NVFP4 (16), quantisation groups. Requiring
+# a width to be a multiple of them is the format's contract, and a gcd would
+# change the format: SHD102 leaves them alone.
+FORMAT_BLOCK_NAMES: tuple[str, ...] = ("*mxfp*", "*nvfp*", "*fp4*", "*fp8*", "*int4*", "*group_size*", "*quant*")
+
+# a dividend named like a block or a page is not a model width
+NOT_DIMENSIONS: tuple[str, ...] = ("*block*", "*page*", "*tile*", "*chunk*", "*topk*", "*top_k*")
 
 
 def kind_of(name: str) -> str:
@@ -97,11 +106,6 @@ def kind_of(name: str) -> str:
     if "hidden" in low or "model" in low or "embed" in low:
         return "hidden"
     return "width"
-
-
-def is_dimension_name(name: str, patterns: Iterable[str]) -> bool:
-    low = name.lower()
-    return any(fnmatch.fnmatchcase(low, p.lower()) for p in patterns)
 
 
 def counterexample(kind: str, blocks: Sequence[int]) -> Dim | None:

@@ -11,9 +11,10 @@ the ``kernel_tiling`` facts of SHD102's package.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import libcst as cst
 
@@ -36,8 +37,22 @@ from linter.rule import Option, PendingFix, Rule
 from linter.syntax import call_name, decorator_names, dotted, function_params, int_literal, name_matches, walk
 from linter.types import Applicability, Note, Severity, Span
 
-# a floor division by a name or a number: ``n // BLOCK``, ``x.shape[1] // 64``
-NEEDLE = r"//\s*\(?[A-Za-z_0-9]"
+DEFAULT_BLOCK_NAMES = ("*block*", "*tile*", "*chunk*", "*_blk", "blk_*", "bs")
+
+
+def floor_needles(block_names: Sequence[str]) -> Needles:
+    """A floor division whose divisor text holds what ``_block_value``
+    accepts -- two digits, an upper-case letter (UPPER_CASE names), or a
+    block name's literal part -- in a file that loops or launches."""
+    words = []
+    for glob in block_names:
+        part = max(re.split(r"[*?\[\]]", glob.lower()), key=len)
+        if not part:
+            return Needles()  # a glob with no literal part: no gate
+        words.append(re.escape(part))
+    regex = r"//\s*\(?[\w.]*?(?:\[\s*[\"'][\w.]*?)?(?:\d\d|[A-Z]|(?i:" + "|".join(words) + "))"
+    return Needles(any_of=(("range", "]("),), regex=regex)
+MIN_LITERAL_BLOCK = 32
 LOOP_CALLS = ("range", "tl.range", "tl.static_range", "triton.language.range")
 CEIL_HELPERS = ("cdiv", "ceil_div", "ceildiv", "div_up", "round_up", "align", "next_multiple_of")
 
@@ -147,15 +162,16 @@ class FloorGridDropsTail(Rule):
     name = "floor-grid-drops-tail"
     summary = "A launch grid or loop count `n // BLOCK` with no divisibility check or tail pass"
     severity = Severity.WARNING
-    needles = Needles(regex=NEEDLE)
+    needles = floor_needles(DEFAULT_BLOCK_NAMES)
     # every finding is a floor division inside one top-level definition (or
-    # module code); the kernel a launch names is kept by the engine
+    # module code), with its loop or launch; the kernel a launch names is
+    # kept by the engine
     definition_needles = needles
     facts = ("kernel_tiling", "facade_imports")
     tags = ("correctness", "triton")
     options: ClassVar[Mapping[str, Option]] = {
         "block-names": Option(
-            ("*block*", "*tile*", "*chunk*", "*_blk", "blk_*", "bs"),
+            DEFAULT_BLOCK_NAMES,
             "list[str]",
             "Globs of names that hold a block size.",
         ),
@@ -164,6 +180,11 @@ class FloorGridDropsTail(Rule):
             ("triton.jit", "jit"), "list[str]", "Decorators that make a function a kernel."
         ),
     }
+
+    @classmethod
+    def declared_needles(cls, options: Mapping[str, Any]) -> tuple[Needles, Needles | None]:
+        needles = floor_needles(tuple(options.get("block-names", DEFAULT_BLOCK_NAMES)))
+        return needles, needles
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -279,21 +300,14 @@ class FloorGridDropsTail(Rule):
             self._judge(floor, scope, env)
 
     def _block_value(self, b: cst.BaseExpression, env: Env) -> tuple[bool, int | None]:
-        """Whether ``b`` is a block, and its value when the file shows one."""
-        v = const(b, env)
-        if v is not None:
-            return v > 1, v
-        if isinstance(b, cst.Name):
-            binds, where = env.lookup(b.value)
-            if binds and all(x is not OTHER for x in binds):
-                leaves = [chain_leaves(x, where) for x in binds]
-                if all(lv is not None for lv in leaves):
-                    vals = [leaf.value for lv in leaves if lv for leaf in lv]
-                    return all(v > 1 for v in vals), min(vals) if vals else None
-                if any(
-                    isinstance(x, cst.Call) and call_name(x) == "min" for x in binds
-                ):
-                    return True, None
+        """Whether ``b`` is a block, and its value when the file shows one: a
+        number of at least ``MIN_LITERAL_BLOCK`` (smaller ones are unrolling
+        and packing factors over fixed extents: ``bf16_dim // 16``,
+        ``heads // 4``), or an UPPER_CASE or block-named name (a grid
+        lambda's ``meta["BLOCK_N"]`` too)."""
+        if isinstance(b, (cst.Integer, cst.BinaryOperation)):
+            v = const(b, env)
+            return v is not None and v >= MIN_LITERAL_BLOCK, v
         name = dotted(b)
         if (
             isinstance(b, cst.Subscript)
@@ -301,15 +315,25 @@ class FloorGridDropsTail(Rule):
             and isinstance(b.slice[0].slice, cst.Index)
             and isinstance(b.slice[0].slice.value, cst.SimpleString)
         ):
-            # ``meta["BLOCK_N"]`` in a grid lambda
-            name = b.slice[0].slice.value.evaluated_value
-            name = name if isinstance(name, str) else None
+            key = b.slice[0].slice.value.evaluated_value
+            name = key if isinstance(key, str) else None
         if not name:
             return False, None
         leaf = name.rsplit(".", 1)[-1]
-        if leaf.isupper() and any(ch.isalpha() for ch in leaf):
-            return True, None
-        return name_matches(name, self.opts["block-names"]), None
+        upper = leaf.isupper() and any(ch.isalpha() for ch in leaf)
+        if not (upper or name_matches(name, self.opts["block-names"])):
+            return False, None
+        value = None
+        if isinstance(b, cst.Name):
+            binds, where = env.lookup(b.value)
+            if binds and all(x is not OTHER for x in binds):
+                leaves = [chain_leaves(x, where) for x in binds]
+                if all(lv is not None for lv in leaves):
+                    vals = [leaf.value for lv in leaves if lv for leaf in lv]
+                    if vals and min(vals) <= 1:
+                        return False, None
+                    value = min(vals) if vals else None
+        return True, value
 
     def _padded(self, x: cst.BaseExpression, env: Env) -> bool:
         for cand in (x, resolve(x, env)):
@@ -365,6 +389,8 @@ class FloorGridDropsTail(Rule):
         x, b = floor.node.left, floor.node.right
         if _is_ceil_numerator(x) or const(x, env) is not None:
             return
+        if "grid" in code(x).lower():
+            return  # a grid read back (``grid[0] // SPLIT_K``): sized as a multiple where it was built
         is_block, bval = self._block_value(b, env)
         if bval is None and isinstance(b, cst.Name):
             bval = scope.defaults.get(b.value)

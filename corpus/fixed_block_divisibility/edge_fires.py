@@ -5,7 +5,7 @@ import torch
 import triton
 import triton.language as tl
 
-QUANT_TILE = 256
+ROW_TILE = 256
 
 
 def fallback_chain(w: torch.Tensor) -> torch.Tensor:
@@ -28,8 +28,8 @@ def statement_chain(x: torch.Tensor) -> int:
 
 def module_constant(x: torch.Tensor) -> int:
     hidden_dim = x.shape[1]
-    assert hidden_dim % QUANT_TILE == 0  # error: SHD102
-    return hidden_dim // QUANT_TILE
+    assert hidden_dim % ROW_TILE == 0  # error: SHD102
+    return hidden_dim // ROW_TILE
 
 
 class SglangStyleNorm:

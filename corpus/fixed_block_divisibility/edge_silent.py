@@ -67,3 +67,18 @@ def token_counts(num_tokens: int) -> int:
     BLOCK_M = 128
     assert num_tokens % BLOCK_M == 0
     return num_tokens // BLOCK_M
+
+
+MXFP4_BLOCK = 32
+
+
+def format_block(w: torch.Tensor) -> None:
+    # the number format's own block: the width must be a multiple of it
+    intermediate_size = w.shape[-1]
+    assert intermediate_size % MXFP4_BLOCK == 0
+
+
+def page_sized(kv: torch.Tensor) -> None:
+    page_size = kv.shape[1]
+    BLOCK_KV = 64
+    assert page_size % BLOCK_KV == 0

@@ -22,9 +22,9 @@ def gather_rows(src: torch.Tensor, dst: torch.Tensor) -> None:
     _gather_rows_kernel[grid](src, dst, hidden_size, BLOCK_D=BLOCK_D)
 
 
-def split_scales(x: torch.Tensor) -> torch.Tensor:
+def split_rows(x: torch.Tensor) -> torch.Tensor:
     intermediate = x.shape[-1]
-    group = math.gcd(intermediate, 128)
-    if intermediate % group != 0:
-        raise ValueError(f"{intermediate} is not a multiple of {group}")
-    return x.view(*x.shape[:-1], intermediate // group, group).amax(-1)
+    tile = math.gcd(intermediate, 128)
+    if intermediate % tile != 0:
+        raise ValueError(f"{intermediate} is not a multiple of {tile}")
+    return x.view(*x.shape[:-1], intermediate // tile, tile).amax(-1)

@@ -8,9 +8,9 @@ SCALE_TILE = 128
 
 
 def quantize(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    rows, width = x.shape
+    rows, hidden = x.shape
     y = torch.empty_like(x)
-    s = torch.empty(rows, width // SCALE_TILE, device=x.device)
-    grid = (rows, width // SCALE_TILE)
-    tiled_quant_kernel[grid](x, y, s, width, TILE=SCALE_TILE)  # error: SHD102
+    s = torch.empty(rows, hidden // SCALE_TILE, device=x.device)
+    grid = (rows, hidden // SCALE_TILE)
+    tiled_quant_kernel[grid](x, y, s, hidden, TILE=SCALE_TILE)  # error: SHD102
     return y, s
