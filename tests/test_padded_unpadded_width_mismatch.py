@@ -345,3 +345,57 @@ def test_gates_hide_nothing_on_random_functions(tmp_path: Path) -> None:
         assert found[0] == found[1], options
         fired += found[0]
     assert fired >= 25, "the random functions must exercise the rule"
+
+
+# -- across functions and classes ----------------------------------------------------
+STACK = PADDING / "moe_stack"
+
+
+def test_across_classes_names_the_declaring_class_and_the_step() -> None:
+    """The seed's own layout: the output copies the input's width in one
+    method, another class declares the unpadded output width, a third
+    method receives both; the note points at the declaration."""
+    [d] = diagnostics_for(PADDING)[STACK / "orchestrator.py"]
+    assert d.span.line == 28
+    assert "`hidden_states`" in d.message and "`PaddedFp4Experts`" in d.message
+    assert "`self.hidden_size_unpadded`" in d.message and "`self._finish(output, partial)`" in d.message
+    [declared] = [n for n in d.notes if n.path is not None]
+    assert declared.path is not None and declared.path.endswith("moe_stack/experts.py")
+    assert declared.span is not None and declared.span.line == 13
+    notes = " ".join(n.message for n in d.notes)
+    assert "The size of tensor a (3072) must match the size of tensor b (2880)" in notes
+
+
+def test_across_classes_needs_an_unpadded_implementation(tmp_path: Path) -> None:
+    """The same layout with no implementation of the part's type declaring
+    an unpadded width is silent; declaring one makes it fire."""
+    (tmp_path / "parts.py").write_text(
+        "class Part:\n"
+        "    def shape(self, m, k):\n"
+        "        return (m, k)\n"
+    )
+    code = """
+        import torch
+        from parts import Part
+
+        class Runner:
+            def __init__(self, part: Part) -> None:
+                self.part = part
+
+            def _go(self, x):
+                return x.new_empty(self.part.shape(x.shape[0], x.shape[-1]))
+
+            def forward(self, x):
+                out = torch.empty_like(x)
+                y = self._go(x)
+                out.copy_(y)
+                return out
+        """
+    assert not lint(code, tmp_path)
+    (tmp_path / "impl.py").write_text(
+        "from parts import Part\n\n"
+        "class Narrow(Part):\n"
+        "    def shape(self, m, k):\n"
+        "        return (m, self.width_unpadded)\n"
+    )
+    assert [d.span.line for d in lint(code, tmp_path)] == [13]

@@ -28,9 +28,18 @@ from checks.padded_unpadded_width_mismatch.widths import (
     slice_has_lower,
     stem_set,
 )
+from checks.padded_unpadded_width_mismatch.across_classes import (
+    class_methods,
+    component_calls,
+    handoffs,
+    input_width_outputs,
+)
+from checks.padded_unpadded_width_mismatch.declared_widths import UnpaddedOutputs
+from checks.facts.classes import ClassIndex
 from linter.needles import Needles
 from linter.rule import Option, Rule, RuleContext
-from linter.types import Severity
+from linter.syntax import function_params
+from linter.types import Note, Severity, Span
 
 DEFAULT_PADDED_NAMES = ("*_padded", "padded_*", "*_padded_*")
 # Names that say "not padded" although they contain the word.
@@ -82,6 +91,9 @@ _ZEROING = frozenset({"zero_", "fill_", "zeros_"})
 # - an exchange (``_exchange``: an in-place method `.copy_(`-style, an
 #   augmented `+=`-style operator, `out=`) or, for a buffer written through a
 #   subscript, a GEMM or reduction (``_consumer``).
+# Across classes (``_across_classes``), a finding needs in the method an
+# allocation at an input's width -- one of the above or a `*_like` call of
+# `empty`, `zeros`, `ones`, `full` -- and a result bound from `self.`.
 # So the same holds of its top-level definition. The padded width is left
 # out: a configured rounding function or padded name may be any name.
 _GAP = r"(?:[\s\\]|#[^\n]*+)*+"  # blanks, continuations, comments
@@ -92,10 +104,13 @@ _ALLOCATION = "|".join(
         rf"new_(?:empty|zeros|ones|full){_GAP}[()]",
         # (each led by its word: ``re`` then skips to the word's occurrences)
         *(rf"{w}(?<![\w.]{w}){_GAP}[()]" for w in sorted(_ALLOC)),
+        # an output at its input's width (``torch.empty_like(x)``), for the
+        # analysis across classes; ``torch.`` or a bare name, as above
+        *(rf"_like(?<={w}_like){_GAP}[()]" for w in ("empty", "zeros", "ones", "full")),
     ]
 )
 _NEEDLES = Needles(
-    any_of=(("copy_", "add_", "sub_", "mul_", "div_", "lerp_", "+=", "-=", "*=", "/=", "out", "]"),),
+    any_of=(("copy_", "add_", "sub_", "mul_", "div_", "lerp_", "+=", "-=", "*=", "/=", "out", "]", "self."),),
     regex=_ALLOCATION,
 )
 
@@ -114,19 +129,37 @@ class PaddedUnpaddedWidthMismatch(Rule):
     position of its shape, or when `X` was read from its shape
     (`X = y.shape[-1]`, `m, X = y.shape`).
 
+    Across functions and classes: a method that allocates its output at the
+    width of an input parameter (`torch.empty_like(hidden_states)`,
+    `x.new_empty(x.shape)`, `(*x.shape[:-1], x.size(-1))`) and hands it,
+    together with a result the class computed through one of its parts
+    (`fused_out = self._fused_experts(...)`, reaching
+    `self.fused_experts.workspace_shapes(...)` through the class's own
+    helpers), to one step (`self._finalize(output, fused_out)`,
+    `output.copy_(fused_out)`), where some implementation of that part's
+    declared type (the `__init__` parameter's annotation, or an annotated
+    attribute) declares its output at an unpadded width in the method reached
+    (`return (M, self.hidden_dim_unpadded)`, `return self.hidden_dim_unpadded`).
+    The finding is at the allocation; a note points at the declaration.
+
     ## Why it breaks
     Quantised MoE kernels pad the hidden width (2880 → 3072 for a multiple of
     256). When one side of a copy is padded and the other is not, the copy fails
     with `The size of tensor a (3072) must match the size of tensor b (2880)`,
     typically only on the expert-parallel path whose prepare/finalize step owns
-    the output buffer. An uninitialised tail that reaches a GEMM or a reduction
+    the output buffer (vLLM 0.21-0.32: gpt-oss MXFP4 with
+    `--enable-expert-parallel`, the TRT-LLM MXFP4 experts writing 2880 wide
+    into an output sized from the 3072-wide padded input). An uninitialised tail that reaches a GEMM or a reduction
     silently mixes garbage (possibly NaN) into every output.
 
     ## Example
     See the flagged and correct corpus examples below.
 
     ## Fix
-    Write through a slice (`out[:, :hidden].copy_(y)`), slice the result back
+    Across classes, size the output from the width the part declares for its
+    output (ask it: `self.fused_experts.output_hidden_dim(x.size(-1))`), not
+    from the input's shape. Otherwise write through a slice
+    (`out[:, :hidden].copy_(y)`), slice the result back
     (`out = out[:, :hidden]`), allocate the padded buffer with `zeros` and write
     into a slice, zero the tail before the GEMM, or pass the padded width to the
     callee that fills the buffer.
@@ -142,14 +175,15 @@ class PaddedUnpaddedWidthMismatch(Rule):
     Both options are honoured everywhere: the text prefilter (a file, and in
     it a top-level function or class, is analysed only if its text calls
     `torch.<name>`, a bare `<name>` or a `new_*` method, with `<name>` one of
-    `empty`, `empty_strided`, `zeros`, `ones`, `full`, `rand`, `randn`, and
-    holds an exchange or consumer token `copy_`, `add_`, `sub_`, `mul_`,
-    `div_`, `lerp_`, `+=`, `-=`, `*=`, `/=`, `out` or `]`) depends on
-    neither.
+    `empty`, `empty_strided`, `zeros`, `ones`, `full`, `rand`, `randn`, or a
+    `*_like` call of `empty`, `zeros`, `ones`, `full`, and holds an exchange
+    or consumer token `copy_`, `add_`, `sub_`, `mul_`, `div_`, `lerp_`, `+=`,
+    `-=`, `*=`, `/=`, `out`, `]` or `self.`) depends on neither.
 
-    Left out on purpose: a padded buffer allocated in another function, `out=`
-    on custom ops (a kernel may fill a padded output on purpose), and tensors
-    whose width the function cannot see.
+    Left out on purpose: a padded buffer a helper method allocates and
+    returns (the helper's rounding is not followed), a part whose type is
+    not declared, `out=` on custom ops (a kernel may fill a padded output on
+    purpose), and tensors whose width the function cannot see.
     """
 
     code = "SHD501"
@@ -163,8 +197,11 @@ class PaddedUnpaddedWidthMismatch(Rule):
             DEFAULT_ROUNDING, "list[str]", "Functions that round a width up to a multiple."
         ),
     }
+    facts = ("classes", "unpadded_output_widths", "component_types")
     needles = _NEEDLES
-    # every finding, and all it reads, lies in one function body
+    # every finding lies in one function body; what the analysis across
+    # classes reads besides is the class's own methods the function names
+    # (kept with it) and project facts
     definition_needles = _NEEDLES
 
     def __init__(self, ctx: RuleContext, options: Mapping[str, Any] | None = None) -> None:
@@ -229,6 +266,12 @@ class PaddedUnpaddedWidthMismatch(Rule):
     # -- the walk ----------------------------------------------------------------------
     # The traversal only notes which functions allocate a tensor at all; the
     # analysis runs on those alone, when the function is left.
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._stack.append([node, False])
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._stack.pop()
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._stack.append([node, False])
 
@@ -236,9 +279,11 @@ class PaddedUnpaddedWidthMismatch(Rule):
         node, allocates = self._stack.pop()
         if allocates:
             self._analyse(node)
+            if self._stack and isinstance(self._stack[-1][0], cst.ClassDef):
+                self._across_classes(node)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not self._stack:
+        if not self._stack or isinstance(self._stack[-1][0], cst.ClassDef):
             return
         f = node.func
         leaf = f.attr.value if isinstance(f, cst.Attribute) else getattr(f, "value", None)
@@ -297,6 +342,85 @@ class PaddedUnpaddedWidthMismatch(Rule):
                     f"`zeros`, or pass the slice `{t.name}{written}`",
                 ],
             )
+
+    # -- across functions and classes --------------------------------------------------
+    def _across_classes(self, node: cst.FunctionDef) -> None:
+        """An output allocated at its input's width, handed with a component's
+        result to one step, where an implementation of that component's
+        declared type declares an unpadded output width."""
+        if not all(isinstance(entry[0], cst.ClassDef) for entry in self._stack):
+            return  # a class inside a function: nothing outside can name it
+        params = set(function_params(node)) - {"self", "cls"}
+        outputs = input_width_outputs(node, params)
+        if not outputs:
+            return
+        classes = self.ctx.facts.index("classes")
+        declared = self.ctx.facts.index("unpadded_output_widths")
+        if not isinstance(classes, ClassIndex) or not isinstance(declared, UnpaddedOutputs):
+            return
+        local = ".".join(entry[0].name.value for entry in self._stack)
+        types = self._component_types(local, classes)
+        if not types:
+            return
+        methods = class_methods(self._stack[-1][0])
+        for out in outputs:
+            for handoff in handoffs(node, out.name):
+                for part, method in component_calls(handoff.producer, methods):
+                    if part not in types:
+                        continue
+                    found = declared.implementations(types[part], method, classes)
+                    if found:
+                        self._report_across(out, handoff, part, types[part], found)
+                        break
+                else:
+                    continue
+                break
+
+    def _component_types(self, local: str, classes: ClassIndex) -> dict[str, str]:
+        """The declared types of the parts the class holds, its bases' too
+        (each type qualified in the module that declares it)."""
+        facts = self.ctx.facts.raw("component_types")
+        here = f"{self.ctx.module_name}.{local}" if self.ctx.module_name else local
+        owners = [(self.ctx.module_name, local)]
+        owners += [(c.module, c.name) for q, c in classes.mro(here)[1:]]
+        out: dict[str, str] = {}
+        for module, name in owners:
+            for part, t in ((facts.get(module) or {}).get(name) or {}).items():
+                out.setdefault(part, classes.resolve(module, t))
+        return out
+
+    def _report_across(self, out: Any, handoff: Any, part: str, type_name: str, found: list[Any]) -> None:
+        d = found[0]
+        owner = d.owner.rsplit(".", 1)[-1]
+        type_name = type_name.rsplit(".", 1)[-1]
+        step = flat(self.ctx.code_for(handoff.call))
+        if len(step) > 70:
+            step = f"{call_name(handoff.call) or 'the call'}(..., {out.name}, ..., {handoff.result}, ...)"
+        others = sorted({x.owner.rsplit(".", 1)[-1] for x in found[1:]} - {owner})
+        notes: list[Note | str] = [
+            Note(
+                f"`{owner}.{d.method}` declares its output at the unpadded width `{d.width}`"
+                + (f" (also: {', '.join(f'`{o}`' for o in others)})" if others else ""),
+                d.path,
+                Span(d.line, d.col, d.end_line, d.end_col),
+            ),
+            f"`{handoff.result}` comes from `self.{part}` (`{type_name}`) through "
+            f"`{call_name(handoff.producer)}(...)`; when `{owner}` runs on an input padded past "
+            f"`{d.width}`, any implementation of `{step}` that writes `{handoff.result}` into "
+            f"`{out.name}` (as a finalize combining expert-parallel ranks into the caller's buffer "
+            f"does) raises `RuntimeError: The size of tensor a (3072) must match the size of "
+            f"tensor b (2880)` (gpt-oss: 2880 padded to 3072)",
+            f"size `{out.name}` from the width `self.{part}` declares for its output (ask it, as "
+            f"`workspace_shapes`/an output-width method does), not from `{out.source}`'s shape",
+        ]
+        self.report(
+            out.node,
+            f"`{flat(self.ctx.code_for(out.node))}` takes the width of the input `{out.source}`, "
+            f"which may be padded, but `{owner}` (a `{type_name}`) declares its output at the "
+            f"unpadded width `{d.width}`, and `{step}` receives both `{out.name}` and its result "
+            f"`{handoff.result}`",
+            notes=notes,
+        )
 
     def _on_assign(
         self,

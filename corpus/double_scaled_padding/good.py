@@ -1,0 +1,12 @@
+"""The fix: scale the per-rank pad once."""
+
+import torch
+
+
+def pad_rows_for_rank(weight: torch.Tensor, rows_per_rank: int, align: int, tp_size: int) -> torch.Tensor:
+    pad_per_rank = -rows_per_rank % align
+    pad_total = pad_per_rank * tp_size
+    padded_rows = weight.shape[0] + pad_total
+    out = weight.new_zeros((padded_rows, weight.shape[1]))
+    out[: weight.shape[0]] = weight
+    return out
