@@ -15,38 +15,14 @@ from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule, RuleContext
 from linter.types import Applicability, Severity
 
-DEFAULT_BUDGETS = (
-    "num_blocks",
-    "num_gpu_blocks",
-    "num_cpu_blocks",
-    "*_budget",
-    "*memory*",
-    "*_bytes",
-    "max_num_*",
-    "max_total_*",
-    "max_running_requests",
+from checks.repeated_budget_division.groups import (
+    DEFAULT_BUDGETS,
+    DEFAULT_SIZES,
+    group_of,
+    wrong_groups,
 )
 
-# Parallel-group sizes. `*_tp_size`-style prefixes cover SGLang's `attn_tp_size`,
-# `moe_ep_size`, `attn_dp_size`. Sizes that are not parallel groups (`page_size`,
-# `block_size`, `ring_size`) are deliberately absent.
-DEFAULT_SIZES = (
-    "dp_size",
-    "ep_size",
-    "tp_size",
-    "pp_size",
-    "cp_size",
-    "dcp_size",
-    "pcp_size",
-    "*_dp_size",
-    "*_ep_size",
-    "*_tp_size",
-    "*_pp_size",
-    "*_cp_size",
-    "world_size",
-    "*_world_size",
-    "*_parallel_size",
-)
+__all__ = ["DEFAULT_BUDGETS", "DEFAULT_SIZES", "RepeatedBudgetDivision"]
 
 # Calls that keep the value of their one budget-derived argument (clamps,
 # conversions, roundings): `max(1, num_blocks // dp_size)` is still a share.
@@ -67,6 +43,8 @@ _FRESH_CALLS = frozenset({"deepcopy", "copy", "replace", "clone", "dict", "list"
 class _Step:
     size: str  # the divisor as written
     code: str  # the expression or statement that divided, for the message
+    group: str  # the parallel group the divisor names (`dp` for `attn_dp_size`)
+    where: str = ""  # the method that made this split, when another one reads it
 
 
 def _bare_code(ctx: Any, node: cst.CSTNode) -> str:
@@ -182,6 +160,11 @@ class RepeatedBudgetDivision(Rule):
         self._size_cache: dict[str, bool] = {}
         self._stack: list[list[Any]] = []
         self._budget_cache: dict[str, bool] = {}
+        # set while a class's methods are read for the splits they store on
+        # `self` (nothing is reported then; see leave_ClassDef)
+        self._silent = False
+        self._classes: list[list[cst.FunctionDef]] = []
+        self._kinds: list[str] = []
 
     # -- classification -------------------------------------------------------
     def _leaf(self, node: cst.CSTNode) -> str | None:
@@ -195,14 +178,36 @@ class RepeatedBudgetDivision(Rule):
         return None
 
     def _is_size(self, node: cst.CSTNode) -> bool:
+        return self._size_leaf(node) is not None
+
+    def _size_leaf(self, node: cst.CSTNode) -> str | None:
+        """The size name ``node`` divides by, if it is a parallel size: a name,
+        attribute or getter, or a conditional size whose other arm is `1`
+        (`dp_size if enable_dp_attention else 1`: the group when it is on)."""
+        if isinstance(node, cst.IfExp):
+            arms = (node.body, node.orelse)
+            sizes = [a for a in arms if self._is_size(a)]
+            ones = [a for a in arms if isinstance(a, cst.Integer) and a.value == "1"]
+            if len(sizes) == 1 and len(ones) == 1:
+                return self._size_leaf(sizes[0])
+            return None
         leaf = self._leaf(node)
         if leaf is None:
-            return False
+            return None
         hit = self._size_cache.get(leaf)
         if hit is None:
             hit = name_matches(leaf.removeprefix("get_"), self._sizes)
             self._size_cache[leaf] = hit
-        return hit
+        return leaf if hit else None
+
+    def _step(self, size: cst.CSTNode, code: str) -> _Step:
+        return _Step(_bare_code(self.ctx, size), code, group_of(self._size_leaf(size) or ""))
+
+    def _wrong(self, chain: _Chain) -> tuple[str, str] | None:
+        """Why a chain of two or more splits is wrong (see ``wrong_groups``)."""
+        if len(chain.steps) < 2:
+            return None
+        return wrong_groups(chain.budget, [st.group for st in chain.steps])
 
     def _is_budget_name(self, name: str | None) -> bool:
         if name is None:
@@ -216,14 +221,57 @@ class RepeatedBudgetDivision(Rule):
 
     # -- the walk ---------------------------------------------------------------
     # The traversal only notes which functions divide at all; the statement
-    # walk runs on those alone, when the function is left.
+    # walk runs on those alone, when the function is left (a class's methods
+    # when the class is left: a split one method stores on `self` is read by
+    # the others).
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._kinds.append("class")
+        self._classes.append([])
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._kinds.pop()
+        methods = self._classes.pop()
+        if methods:
+            self._read_methods(original_node.name.value, methods)
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._stack.append([node, False])
+        self._stack.append([node, False, bool(self._kinds) and self._kinds[-1] == "class"])
+        self._kinds.append("function")
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        node, divides = self._stack.pop()
-        if divides:
+        self._kinds.pop()
+        node, divides, is_method = self._stack.pop()
+        if not divides:
+            return
+        if is_method:
+            self._classes[-1].append(node)
+        else:
             self._block(node.body, {}, set(), assigned=set())
+
+    def _read_methods(self, cls: str, methods: list[cst.FunctionDef]) -> None:
+        """Each dividing method of class ``cls``, knowing the splits the
+        others store on `self` (`self.per_dp = num_blocks // dp_size` in
+        `__init__`, `self.per_dp // self.ep_size` in `allocate`). A split a
+        method stores is not fed back into that method: its own order of
+        statements already says what it reads."""
+        stored: dict[str, tuple[_Chain, cst.FunctionDef]] = {}
+        if len(methods) > 1:
+            self._silent = True
+            try:
+                for m in methods:
+                    env: dict[str, _Chain] = {}
+                    self._block(m.body, env, set(), assigned=set())
+                    for key, chain in env.items():
+                        old = stored.get(key)
+                        if key.startswith("self.") and chain.steps and (
+                            old is None or len(chain.steps) > len(old[0].steps)
+                        ):
+                            stored[key] = (_in_method(chain, f"{cls}.{m.name.value}"), m)
+            finally:
+                self._silent = False
+        for m in methods:
+            seeded = {k: c for k, (c, owner) in stored.items() if owner is not m}
+            self._block(m.body, seeded, set(), assigned=set())
 
     def _mark(self) -> None:
         if self._stack:
@@ -273,15 +321,19 @@ class RepeatedBudgetDivision(Rule):
         elif isinstance(s, cst.If):
             self._scan_expr(s.test, env)
             branch_envs = []
-            e1 = dict(env)
-            self._block(s.body, e1, fresh, assigned)
+            # A field set in one branch only (`if cfg.x is None: cfg.x = 8192`)
+            # still holds the caller's value on the other path: it counts as
+            # set here only when every branch sets it.
+            e1, a1 = dict(env), set(assigned)
+            self._block(s.body, e1, fresh, a1)
             branch_envs.append(e1)
-            e2 = dict(env)
+            e2, a2 = dict(env), set(assigned)
             if isinstance(s.orelse, cst.If):
-                self._stmt(s.orelse, e2, fresh, assigned)
+                self._stmt(s.orelse, e2, fresh, a2)
             elif isinstance(s.orelse, cst.Else):
-                self._block(s.orelse.body, e2, fresh, assigned)
+                self._block(s.orelse.body, e2, fresh, a2)
             branch_envs.append(e2)
+            assigned |= a1 & a2
             # After the branches a name holds whichever derivation its branch
             # made; keep one that either branch made so a later split is seen.
             merged: dict[str, _Chain] = {}
@@ -294,7 +346,7 @@ class RepeatedBudgetDivision(Rule):
             env.update(merged)
         elif isinstance(s, (cst.For, cst.While)):
             self._scan_expr(s.iter if isinstance(s, cst.For) else s.test, env)
-            self._block(s.body, env, fresh, assigned)
+            self._block(s.body, env, fresh, set(assigned))  # the body may not run
             if s.orelse is not None:
                 self._block(s.orelse.body, env, fresh, assigned)
         elif isinstance(s, cst.With):
@@ -400,13 +452,13 @@ class RepeatedBudgetDivision(Rule):
                 return
             before = _Chain(key, (), frozenset())
         code = self.ctx.code_for(s).strip()
-        chain = before.plus(_Step(_bare_code(self.ctx, s.value), code), s)
+        chain = before.plus(self._step(s.value, code), s)
         shared = (
             isinstance(s.target, cst.Attribute) and not self._fresh_owner(key, fresh)
         ) or ("<shared>" + key) in assigned
         if shared and key not in assigned and not before.steps:
             self._report_in_place(s, key, chain)
-        elif len(chain.steps) >= 2:
+        elif self._wrong(chain):
             self._report_chain(s, chain)
         env[key] = chain
 
@@ -416,7 +468,7 @@ class RepeatedBudgetDivision(Rule):
         return root in fresh
 
     def _is_fresh_call(self, call: cst.Call) -> bool:
-        leaf = last_name(call_name(call))
+        leaf = last_name(call_name(call)) or _leaf_of_call(call)
         if leaf is None:
             return False
         return leaf in _FRESH_CALLS or (leaf[:1].isupper() and not leaf.isupper())
@@ -455,7 +507,7 @@ class RepeatedBudgetDivision(Rule):
                 c = self._chain(n, env, memo)
             if (
                 c is not None
-                and len(c.steps) >= 2
+                and self._wrong(c)
                 and id(n) in c.nodes
                 and not (c.nodes & self._reported)
             ):
@@ -480,9 +532,10 @@ class RepeatedBudgetDivision(Rule):
             key = dotted(n)
             if key is not None and key in env:
                 return env[key]
-            if isinstance(n, cst.Name) or key is not None:
-                if self._is_budget_name(self._leaf(n)):
-                    return _Chain(key or self.ctx.code_for(n), (), frozenset())
+            # (a budget read off a call's result, `get_schedule().max_num_reqs`,
+            # is named by its text)
+            if self._is_budget_name(self._leaf(n)):
+                return _Chain(key or self.ctx.code_for(n), (), frozenset())
             return None
         if isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Minus):
             return self._chain(n.expression, env, memo)
@@ -493,7 +546,7 @@ class RepeatedBudgetDivision(Rule):
                 if left is None:
                     return None
                 if self._is_size(n.right):
-                    return left.plus(_Step(_bare_code(self.ctx, n.right), self.ctx.code_for(n)), n)
+                    return left.plus(self._step(n.right, self.ctx.code_for(n)), n)
                 if self._mentions_size(n.right):
                     return None  # divided by an expression of sizes: a deliberate split
                 return left
@@ -519,7 +572,7 @@ class RepeatedBudgetDivision(Rule):
             if leaf in _DIV_CALLS and len(args) == 2:
                 base = self._chain(args[0], env, memo)
                 if base is not None and self._is_size(args[1]):
-                    return base.plus(_Step(_bare_code(self.ctx, args[1]), self.ctx.code_for(n)), n)
+                    return base.plus(self._step(args[1], self.ctx.code_for(n)), n)
                 return None
             if leaf in _PASS_THROUGH or leaf in {"math.floor", "math.ceil"}:
                 found = [c for a in args if (c := self._chain(a, env, memo)) is not None]
@@ -539,7 +592,7 @@ class RepeatedBudgetDivision(Rule):
     ) -> None:
         """`override(num_blocks=num_blocks // dp_size)`: the divided value is
         written back under the name it was read from."""
-        leaf = last_name(call_name(call))
+        leaf = last_name(call_name(call)) or _leaf_of_call(call)
         if not force and (leaf is None or not _OVERRIDE_CALL.search(leaf)):
             return
         for a in call.args:
@@ -548,7 +601,7 @@ class RepeatedBudgetDivision(Rule):
             c = self._chain(a.value, env or {}, {})
             if c is None or not c.steps or id(a.value) in self._reported:
                 continue
-            if last_name(c.budget) != a.keyword.value:
+            if last_name(c.budget) != a.keyword.value or self._silent:
                 continue
             self._reported.add(id(a.value))
             self._reported |= c.nodes
@@ -563,42 +616,52 @@ class RepeatedBudgetDivision(Rule):
                     "the override is applied again on re-initialisation, on a second engine "
                     "in the process or on a retry, each time shrinking the budget",
                 ],
-                fix=self._suggestion(),
+                fix=self._suggestion(in_place=True),
             )
 
     # -- reporting -------------------------------------------------------------------
-    def _suggestion(self) -> PendingFix:
-        return PendingFix(
-            title=(
-                "Split the global budget once per parallel dimension that owns a share of "
-                "it, into a new name, and make all ranks agree on the result (min all-reduce "
-                "or equality assert); do not divide shared configuration in place"
-            ),
-            applicability=Applicability.DISPLAY_ONLY,
+    def _suggestion(self, in_place: bool = False) -> PendingFix:
+        title = (
+            "Split the global budget once per parallel dimension that owns a share of "
+            "it, into a new name, and make all ranks agree on the result (min all-reduce "
+            "or equality assert); do not divide shared configuration in place"
         )
+        if in_place and self._on_sglang():
+            title += (
+                " (SGLang: keep the operator's value on `ServerArgs` and declare the per-rank "
+                "value once, as 0.5.20+ does with `declare_resolution` behind "
+                "`ServerArgs.resolve_once`)"
+            )
+        elif in_place:
+            title += (
+                " (vLLM: keep the config field as configured and derive the per-rank value "
+                "where it is used; `dataclasses.replace` on a config re-runs `__post_init__`)"
+            )
+        return PendingFix(title=title, applicability=Applicability.DISPLAY_ONLY)
+
+    def _on_sglang(self) -> bool:
+        return self.ctx.module_name.split(".", 1)[0] == "sglang"
 
     def _report_chain(self, node: cst.CSTNode, chain: _Chain) -> None:
-        if id(node) in self._reported:
+        why = self._wrong(chain)
+        if id(node) in self._reported or self._silent or why is None:
             return
         self._reported.add(id(node))
         self._reported |= chain.nodes
         sizes = [st.size for st in chain.steps]
-        path = " → ".join(f"`{st.code}`" for st in _dedupe(chain.steps))
+        path = " → ".join(
+            f"`{st.code}`" + (f" (in `{st.where}`)" if st.where else "") for st in _dedupe(chain.steps)
+        )
         self.report(
             node,
             f"budget `{chain.budget}` is split over parallel groups {len(sizes)} times "
             f"(by {', '.join(f'`{s}`' for s in sizes)}) along one path",
-            notes=[
-                f"path: {path}",
-                f"if only one of {', '.join(f'`{s}`' for s in sizes)} owns a share of "
-                f"`{chain.budget}`, ranks size their buffers from different values "
-                "(`shape mismatch` at KV-cache init with expert + data parallelism)",
-            ],
+            notes=[f"path: {path}", _why_note(chain, why)],
             fix=self._suggestion(),
         )
 
     def _report_in_place(self, node: cst.CSTNode, key: str, chain: _Chain) -> None:
-        if id(node) in self._reported:
+        if id(node) in self._reported or self._silent:
             return
         self._reported.add(id(node))
         self._reported |= chain.nodes
@@ -606,14 +669,50 @@ class RepeatedBudgetDivision(Rule):
         self.report(
             node,
             f"budget `{key}` is divided by {sizes} and stored back into shared state: "
-            "running this twice divides it twice",
+            f"with {sizes} > 1, running this twice divides it twice",
             notes=[
                 f"path: `{self.ctx.code_for(node).strip()}`",
                 "a re-run `__post_init__` (`dataclasses.replace`), a second engine in the "
-                "process or a retry divides the already-divided budget again",
+                "process or a retry divides the already-divided budget again: ranks then "
+                "run with a fraction of the configured budget, silently",
             ],
-            fix=self._suggestion(),
+            fix=self._suggestion(in_place=True),
         )
+
+
+_GROUP_NAMES = {
+    "dp": "data-parallel",
+    "ep": "expert-parallel",
+    "tp": "tensor-parallel",
+    "pp": "pipeline-parallel",
+    "cp": "context-parallel",
+    "world": "world",
+}
+
+
+def _why_note(chain: _Chain, why: tuple[str, str]) -> str:
+    kind, group = why
+    named = [st.size for st in chain.steps if st.group == group]
+    label = _GROUP_NAMES.get(group, f"`{group}`")
+    if kind == "repeat":
+        return (
+            f"{', '.join(f'`{n}`' for n in dict.fromkeys(named))} name the same {label} group "
+            f"(or one that contains the other): each rank's share of `{chain.budget}` is "
+            "divided by it twice, while code that splits it once sizes from the whole share; "
+            "ranks disagree on buffer shapes (`shape mismatch` at KV-cache init) or run with "
+            "a fraction of their budget"
+        )
+    return (
+        f"`{named[0]}` ranks own no share of `{chain.budget}` ({label} peers hold the same "
+        "blocks, slots and tokens): the extra split leaves each rank a fraction of its "
+        "budget, and code that splits once disagrees with it (`shape mismatch` at KV-cache "
+        "init with expert + data parallelism)"
+    )
+
+
+def _in_method(chain: _Chain, where: str) -> _Chain:
+    steps = tuple(_Step(st.size, st.code, st.group, st.where or where) for st in chain.steps)
+    return _Chain(chain.budget, steps, chain.nodes)
 
 
 def _leaf_of_call(call: cst.Call) -> str | None:
@@ -627,7 +726,7 @@ def _named_steps(chain: _Chain, stmt_code: str) -> _Chain:
     """Show a split stored into a name as its statement (`per_dp = num_blocks // dp_size`)."""
     first = stmt_code.splitlines()[0] if stmt_code else stmt_code
     steps = tuple(
-        _Step(st.size, first) if "=" not in st.code and st.code in stmt_code else st
+        _Step(st.size, first, st.group, st.where) if "=" not in st.code and st.code in stmt_code else st
         for st in chain.steps
     )
     return _Chain(chain.budget, steps, chain.nodes)
