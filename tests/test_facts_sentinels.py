@@ -292,12 +292,12 @@ def test_the_snippets_exercise_the_facts() -> None:
     """The comparison above is only worth something if the snippets hold facts."""
     facts = _ast_facts(_src("class_level_sentinels"), "pkg.mod", "pkg/mod.py")
     plan = facts["classes"]["Plan"]
-    assert plan["sentinel"]["size"] == ["-1", [4, 4, 4, 13], "class body"]
+    assert plan["sentinel"]["size"] == ["-1", [4, 4, 4, 13], "class body", ""]
     assert plan["sentinel"]["hexed"][0] == "-16" and plan["sentinel"]["underscored"][0] == "-1000"
     assert plan["sentinel"]["parened"][0] == "None" and plan["sentinel"]["negparen"][0] == "-3"
     assert plan["sentinel"]["both"][0] == plan["sentinel"]["again"][0] == "None"
-    assert plan["sentinel"]["guarded"] == ["-1", [20, 4, 20, 46], "class body"]
-    assert plan["sentinel"]["wrapped"] == ["-4", [21, 4, 23, 5], "class body"]
+    assert plan["sentinel"]["guarded"] == ["-1", [20, 4, 20, 46], "class body", ""]
+    assert plan["sentinel"]["wrapped"] == ["-4", [21, 4, 23, 5], "class body", ""]
     assert {"zero", "floaty", "pair", "other", "counted", "ternary", "called", "star"} <= set(
         plan["real"]
     )
@@ -309,8 +309,11 @@ def test_the_snippets_exercise_the_facts() -> None:
     data = layer["classes"]["Layer"]
     # resolved later in __init__, or proven by an assert in __post_init__
     assert {"tp_size", "cp_size", "cp_world", "e", "mode"} <= set(data["real"])
-    assert data["sentinel"]["frozen"] == ["None", [31, 12, 33, 13], "__init__"]
-    assert data["sentinel"]["late"][2] == "__post_init__"
+    # set after ``super().__init__()`` (a re-set of anything the base gave it)
+    assert data["sentinel"]["frozen"] == ["None", [31, 12, 33, 13], "__init__", "after"]
+    assert data["sentinel"]["late"][2:] == ["__post_init__", ""]
+    # where the real value is given: a later assignment, or an assert
+    assert data["real"]["tp_size"] == "__init__" and data["real"]["cp_size"] == "__post_init__"
     assert data["methods"] == {"late": ["set_world"]}
     assert not {"not_from_here", "items", "sub", "local", "other"} & set(data["real"])
 
@@ -560,11 +563,13 @@ def test_the_outline_holds_the_names_of_the_facts() -> None:
     assert run_collector(SentinelOutline, "import os\n", "m", "m.py") is None
 
 
-# the needle as first written (every alternative led by ``\b`` or a class)
+# the needle as first written (every alternative led by ``\b`` or a class),
+# and any ``=`` (an assignment may construct a class: ``constructed_names``)
 _NEEDLE_SPEC = (
     r"\bclass[ \t]|\b[tT]ype\s*\[|\breturn[\s(\\]*[^\W\d_a-z]"
     r"|(?:==|\bis\b|<=?)[\s\\(]*(?:-[\s\\(]*\d|None\b|[01]\b)"
     r"|(?:-[\s\\]*\d|\bNone|\b[01])[\s\\)]*(?:==|\bis\b|>=?)"
+    r"|="
 )
 _NEEDLE_EDGES = [
     "class A:",

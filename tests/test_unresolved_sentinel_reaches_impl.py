@@ -270,104 +270,120 @@ def test_the_configured_factory_is_followed(tmp_path: Path) -> None:
     assert [d.span.line for d in run(tmp_path)] == [15]
 
 
-# -- the text gate: every sentinel the facts record passes it -----------------------
-# The own-init check needs a size/rank attribute the ``sentinels`` facts record
-# as a sentinel (``-N``, or ``None`` set in the init family); the raw-text gate
-# looks for the assignment in any layout. The reference is the ast walk.
-
-_SITE_TARGETS = [
-    "self.cp_world_size",
-    "self.CP_RANK",
-    "self.num_kv_splits",
-    "this.tp_rank",  # the first parameter, whatever its name
-    "cp_world_size",  # a class attribute
-    "scan_rank: int",
-    "num_slots: Annotated[int, Field(ge=0)]",
-    "slot_size: Optional[\n        int\n    ]",
-    "self.other = self.sp_rank",
-]
-_SITE_VALUES = ["-1", "- 2", "-(1)", "(-1)", "(\n        -1\n    )", "\\\n        -1", "None", "(None)"]
-_SITE_PLACES = ["init", "init_if", "post_init", "class", "class_if", "semicolon"]
+# -- the facts gate: which modules libcst parses for SHD201 ------------------------
 
 
-def _site_snippet(target: str, value: str, place: str) -> str:
-    first = "this" if target.startswith("this.") else "self"
-    stmt = f"{target} = {value}"
-    if place == "class":
-        body = [f"    {stmt}", "    def __init__(self):", "        pass"]
-    elif place == "class_if":
-        body = ["    if HAVE_CP:", f"        {stmt}", "    def __init__(self):", "        pass"]
-    elif place == "semicolon":
-        body = [f"    def __init__({first}, n):", f"        {first}.n = n; {stmt}"]
-    else:
-        name = "__post_init__" if place == "post_init" else "__init__"
-        body = [f"    def {name}({first}, n):", '        """Set up."""']
-        body += [f"        if n:\n            {stmt}"] if place == "init_if" else [f"        {stmt}"]
-    return "\n".join(["class Kernel:", *body]) + "\n"
+def _admitted(root: Path, pyproject: str | None = None) -> set[str]:
+    """The modules the rule's facts gate lets through."""
+    registry = load_registry()
+    config = load_config([root], registry) if (root / "pyproject.toml").is_file() else Config(root=root)
+    engine = Engine(config.with_overrides(select=("SHD201",)), registry, jobs=1)
+    facts = engine.project_facts()
+    options = engine.rule_options(UnresolvedSentinelReachesImpl)
+    out = set()
+    for p in sorted(root.rglob("*.py")):
+        rel = p.relative_to(root).as_posix()
+        module = rel[:-3].replace("/", ".").removesuffix(".__init__")
+        if UnresolvedSentinelReachesImpl.candidate_facts(module, rel, facts, options):
+            out.add(module)
+    return out
 
 
-def _records_a_sentinel(text: str) -> bool:
-    """Whether the facts hold a size/rank attribute (the default patterns)
-    at ``-N``, or at ``None`` in the ``__init__`` family."""
-    from linter.syntax import name_matches
+def test_facts_gate_admits_constructions_of_sentinel_classes_by_any_name(project: Path) -> None:
+    write_project(
+        project,
+        {
+            # an import alias, a nested function, a cast of a factory's result
+            "pkg/aliased.py": """
+                from pkg.sub import FastContextImpl as Fast
 
-    facts = SentinelFacts.collect(ast.parse(text), text, "m", "m.py") or {}
-    for data in facts.get("classes", {}).values():
-        for attr, (value, _span, where) in data.get("sentinel", {}).items():
-            if not name_matches(attr, ("*world_size", "*rank", "*_size", "num_*")):
-                continue
-            if value != "None" or where != "class body":
-                return True
-    return False
+                def build():
+                    def inner():
+                        k = Fast(2)
+                        return k
+                    return inner
+            """,
+            "pkg/factory.py": """
+                from typing import cast
 
+                def build(backend):
+                    impl_cls = cast(type, backend.get_impl_cls())
+                    return impl_cls(2)
+            """,
+            # constructs only classes without a sentinel, sets no sentinel
+            "pkg/unrelated.py": """
+                class Plain:
+                    pass
 
-def test_text_gate_admits_every_recorded_sentinel() -> None:
-    import itertools
-
-    recorded = 0
-    for target, value, place in itertools.product(_SITE_TARGETS, _SITE_VALUES, _SITE_PLACES):
-        if place.startswith("class") and target.startswith(("self.", "this.")):
-            continue  # not a class attribute
-        text = _site_snippet(target, value, place)
-        if _records_a_sentinel(text):
-            recorded += 1
-            assert UnresolvedSentinelReachesImpl.needles.match(text), text
-            assert UnresolvedSentinelReachesImpl.needles.match(text.replace("\n", "\r\n")), text
-    assert recorded > 100  # (the shapes do hold sentinels)
-
-
-def test_text_gate_explicit_cases() -> None:
-    admitted = [
-        _site_snippet("self.cp_world_size", "\\\n        -1", "init"),
-        _site_snippet("self.cp_world_size", "(\n        -1\n    )", "init"),
-        _site_snippet("self.cp_world_size", "- 1", "init"),
-        _site_snippet("self.CP_RANK", "None", "init"),
-        _site_snippet("cp_world_size", "-1", "class"),
-        _site_snippet("num_slots: Annotated[int, Field(ge=0)]", "-1", "class"),
-        _site_snippet("this.tp_rank", "None", "init_if"),
-        "impl = FlashImpl \\\n    (heads)\n",
-        "impl = (FlashImpl)(heads)\n",
-        "cls_ = backend.get_impl_class()\n",
-        "class Kernel: cp_rank = -1\n",
-        "x = ( # the sentinel\n    -1)\n",
-    ]
-    for text in admitted:
-        assert UnresolvedSentinelReachesImpl.needles.match(text), text
-    # nothing constructed, no factory, no sentinel set: nothing can fire
-    dropped = [
-        "out = torch.cat([a, b], dim=1)\n",
-        "def f(world_size: int = 1):\n    return world_size - 1\n",
-        "# a comment\nx = y\n",
-    ]
-    for text in dropped:
-        assert not UnresolvedSentinelReachesImpl.needles.match(text), text
+                class Holder:
+                    def __init__(self):
+                        self.block_size = -1
+                        self.num_kv_splits = None
+                        self.ok = Plain()
+            """,
+        },
+    )
+    admitted = _admitted(project)
+    # base: defines the sentinel class; sub: inherits it; model, aliased:
+    # construct it by name; wrapper, factory: through get_impl_cls()
+    assert admitted == {"pkg.base", "pkg.sub", "pkg.model", "pkg.aliased", "pkg.wrapper", "pkg.factory"}
+    assert sorted(d.path for d in run(project)) == ["pkg/aliased.py", "pkg/model.py"]
 
 
-def test_text_gate_on_the_corpus() -> None:
-    for p in sorted(CORPUS_DIR.rglob("*.py")):
-        text = p.read_text(encoding="utf-8")
-        if _records_a_sentinel(text):
-            assert UnresolvedSentinelReachesImpl.needles.match(text), p
+def test_facts_gate_follows_the_options(project: Path) -> None:
+    # with ``num_*`` counted as a parallel size, the unrelated holder's
+    # ``num_kv_splits = None`` makes it a candidate (its own checks)
+    (project / "pkg/unrelated.py").write_text(
+        "class Holder:\n    def __init__(self):\n        self.num_kv_splits = None\n"
+    )
+    assert "pkg.unrelated" not in _admitted(project)
+    (project / "pyproject.toml").write_text(
+        '[tool.shardlint.rules.SHD201]\nattribute-patterns = ["num_*", "*world_size", "*rank"]\n'
+    )
+    assert "pkg.unrelated" in _admitted(project)
+    # a custom factory method admits the modules calling it
+    (project / "pkg/custom.py").write_text("def f(b):\n    k = b.build_cls()\n    return k\n")
+    assert "pkg.custom" not in _admitted(project)
+    (project / "pyproject.toml").write_text('[tool.shardlint.rules.SHD201]\nfactory-methods = ["build_cls"]\n')
+    assert "pkg.custom" in _admitted(project)
+
+
+def test_counts_and_other_sizes_are_not_parallelism_sentinels(tmp_path: Path) -> None:
+    """``num_*`` fields and block sizes left at None/-1, resolved by a paired
+    wrapper and constructed directly elsewhere: not a parallel group's size
+    or rank, so silent (SGLang's draft-input dataclasses had 18 such)."""
+    write_project(
+        tmp_path,
+        {
+            "eng/spec.py": """
+                class DraftInput:
+                    def __init__(self):
+                        self.num_accepted = None
+                        self.block_size = -1
+                        self.kv_lora_rank = -1
+
+                class Worker:
+                    def step(self):
+                        d = DraftInput()
+                        if d.num_accepted is None:
+                            d.num_accepted = 0
+                        if d.block_size == -1:
+                            d.block_size = 16
+                        if d.kv_lora_rank == -1:
+                            d.kv_lora_rank = 512
+                        return d
+
+                def runner():
+                    spec = DraftInput()
+                    return spec.block_size * 2
+            """,
+        },
+    )
+    assert run(tmp_path) == []
+    text = (tmp_path / "eng/spec.py").read_text().replace("num_accepted", "attn_tp_rank")
+    (tmp_path / "eng/spec.py").write_text(text)
+    diags = run(tmp_path)
+    assert [d.span.line for d in diags] == [20] and "`attn_tp_rank`" in diags[0].message
 
 
 @pytest.mark.parametrize(

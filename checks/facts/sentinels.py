@@ -216,7 +216,10 @@ class _ClassFacts:
     span: list[int]
     bases: list[str]
     sentinel: dict[str, list[Any]] = field(default_factory=dict)
-    real: set[str] = field(default_factory=set)
+    # attribute -> where the class gives it a real value ("class body",
+    # "__init__", "__new__", ...): a base's ``__new__`` runs before any
+    # subclass ``__init__`` can re-set it
+    real: dict[str, str] = field(default_factory=dict)
     methods: dict[str, list[str]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -224,13 +227,45 @@ class _ClassFacts:
         if self.sentinel:
             out["sentinel"] = self.sentinel
         if self.real:
-            out["real"] = sorted(self.real)
+            out["real"] = dict(sorted(self.real.items()))
         if self.methods:
             out["methods"] = self.methods
         return out
 
 
-Event = tuple[int, str, "str | None", list[int], str]
+# (line, attr, sentinel repr or None for a real value, span, method, order):
+# ``order`` says where a sentinel assignment stands against the method's
+# call of an inherited initialiser (``super().__init__(...)``,
+# ``Base.__init__(self, ...)``): ``"after"`` it (the base's value is
+# overwritten: a re-set), ``"before"`` it (the base may still assign), ``""``
+# none in the method.
+Event = tuple[int, str, "str | None", list[int], str, str]
+
+_INHERITED_INIT = frozenset({"__init__", "__post_init__"})
+
+
+def inherited_init_lines(fn: ast.FunctionDef | ast.AsyncFunctionDef, self_name: str) -> list[int]:
+    """Lines of the statements of ``fn`` that call an inherited initialiser:
+    ``super().__init__(...)``, ``super(C, self).__post_init__()``,
+    ``Base.__init__(self, ...)``."""
+    lines: list[int] = []
+    for node in statements_no_nested(fn):
+        if not isinstance(node, ast.Expr) or not isinstance(node.value, ast.Call):
+            continue
+        func = node.value.func
+        if not (isinstance(func, ast.Attribute) and func.attr in _INHERITED_INIT):
+            continue
+        owner = func.value
+        is_super = isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super"
+        first = node.value.args[0] if node.value.args else None
+        explicit = (
+            ast_dotted(owner) not in (None, self_name)
+            and isinstance(first, ast.Name)
+            and first.id == self_name
+        )
+        if is_super or explicit:
+            lines.append(node.lineno)
+    return lines
 
 
 def _method_events(
@@ -242,8 +277,9 @@ def _method_events(
 ) -> None:
     args = fn.args.posonlyargs + fn.args.args
     self_name = args[0].arg if args else "self"
+    supers = inherited_init_lines(fn, self_name) if family else []
     for node in statements_no_nested(fn):
-        _stmt_events(node, fn.name, self_name, family, events, methods, pos)
+        _stmt_events(node, fn.name, self_name, family, events, methods, pos, supers)
 
 
 def _stmt_events(
@@ -254,13 +290,14 @@ def _stmt_events(
     events: list[Event],
     methods: dict[str, list[str]],
     pos: _Pos,
+    supers: Sequence[int] = (),
 ) -> None:
     """What one statement of a method says about ``self_name``'s attributes:
-    an event (line, attr, sentinel or None, span, method) for the
-    ``__init__`` family, the late resolvers' ``methods`` otherwise."""
+    an :data:`Event` for the ``__init__`` family, the late resolvers'
+    ``methods`` otherwise."""
     if family and isinstance(node, ast.Assert):
         for attr in positive_assert(node.test, self_name):
-            events.append((pos.line(node), attr, None, pos.span(node), fn_name))
+            events.append((pos.line(node), attr, None, pos.span(node), fn_name, ""))
     if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
         return
     for target, value in _targets(node):
@@ -272,7 +309,9 @@ def _stmt_events(
             continue
         rep = sentinel_repr(value) if value is not None else None
         if family:
-            events.append((pos.line(node), target.attr, rep, pos.span(node), fn_name))
+            line = pos.line(node)
+            order = "after" if any(s < line for s in supers) else "before" if supers else ""
+            events.append((line, target.attr, rep, pos.span(node), fn_name, order))
         elif rep is None:
             add_method(methods, target.attr, fn_name)
 
@@ -306,7 +345,7 @@ def _class_facts(
         _method_events(stmt, True, events, facts.methods, pos)
     # Late resolvers matter only for a class that has sentinels: walking
     # every method of every class would dominate the collector's cost.
-    if any(rep is not None for _, _, rep, _, _ in events):
+    if any(e[2] is not None for e in events):
         for stmt in later:
             _method_events(stmt, False, events, facts.methods, pos)
     finish_class(facts, events)
@@ -317,21 +356,23 @@ def class_level_events(stmt: ast.AST, events: list[Event], pos: _Pos) -> None:
     for target, value in _targets(stmt):
         if isinstance(target, ast.Name):
             rep = sentinel_repr(value) if value is not None else None
-            events.append((0, target.id, rep, pos.span(stmt), "class body"))
+            events.append((0, target.id, rep, pos.span(stmt), "class body", ""))
 
 
 def finish_class(facts: _ClassFacts, events: list[Event]) -> None:
-    """The last word on each attribute decides: a sentinel, or a real value."""
+    """The last word on each attribute decides: a sentinel (with where it
+    stands against an inherited initialiser's call, see :data:`Event`), or
+    a real value (with the method that gives it)."""
     # Class-level lines are 0 so that any method-family assignment comes after.
     events.sort(key=lambda e: (e[0], e[3]))
-    last: dict[str, tuple[str | None, list[int], str]] = {}
-    for _, attr, rep, span, where in events:
-        last[attr] = (rep, span, where)
-    for attr, (rep, span, where) in last.items():
+    last: dict[str, tuple[str | None, list[int], str, str]] = {}
+    for _, attr, rep, span, where, order in events:
+        last[attr] = (rep, span, where, order)
+    for attr, (rep, span, where, order) in last.items():
         if rep is None:
-            facts.real.add(attr)
+            facts.real[attr] = where
         else:
-            facts.sentinel[attr] = [rep, span, where]
+            facts.sentinel[attr] = [rep, span, where, order]
     facts.methods = {a: m for a, m in facts.methods.items() if a in facts.sentinel}
 
 
@@ -460,6 +501,10 @@ _FACTS_TEXT = "|".join(
         r"1(?<!\w1)" + _SENTINEL_HEAD,
     )
 )
+# What can hold a direct construction (recorded for the rule's facts gate,
+# see ``constructed_names``): an assignment, so an ``=`` (a single literal:
+# ``re`` jumps to it). With it, nearly every file has facts.
+FACTS_NEEDLES = Needles(regex=_FACTS_TEXT + "|=")
 
 
 @dataclass
@@ -473,6 +518,7 @@ class Facts:
     resolvers: list[dict[str, Any]] = field(default_factory=list)
     calls: dict[str, list[str]] = field(default_factory=dict)
     factories: dict[str, list[str]] = field(default_factory=dict)
+    constructs: list[str] = field(default_factory=list)
 
     def add_resolvers(
         self, found: list[dict[str, Any]], qual: str, scope: str, calls_of: Callable[[], list[str]]
@@ -492,9 +538,11 @@ class Facts:
             self.factories.setdefault(key, []).extend(names)
 
     def to_json(self) -> Any:
-        if not (self.classes or self.resolvers or self.factories):
+        if not (self.classes or self.resolvers or self.factories or self.constructs):
             return None
         out: dict[str, Any] = {"path": self.path, "classes": self.classes}
+        if self.constructs:
+            out["constructs"] = self.constructs
         if self.resolvers:
             out["resolvers"] = self.resolvers
             out["calls"] = self.calls
@@ -543,7 +591,53 @@ def collect_ast(tree: ast.Module, text: str, module: str, path: str) -> Any:
     # the lines the compiler numbers: ``str.splitlines`` also breaks at form
     # feeds, ``\x1c``-``\x1e``, ``\x85``, U+2028/U+2029
     visit(tree.body, "", None, facts, _Pos(_LINE_BREAK.split(text)))
+    facts.constructs = constructed_names(tree)
     return facts.to_json()
+
+
+_CAST = frozenset({"cast", "typing.cast", "t.cast"})
+
+
+def _call_names(call: ast.Call, out: set[str]) -> None:
+    """The names a construction ``x = <call>`` can go by: a capitalised
+    callee (``Impl(...)``, ``mod.Impl(...)``), or a method whose result is
+    the class (``backend.get_impl_cls()`` assigned, called at once, or cast)."""
+    func = call.func
+    name = ast_dotted(func) if not isinstance(func, ast.Call) else None
+    if name in _CAST and len(call.args) == 2 and isinstance(call.args[1], ast.Call):
+        _call_names(call.args[1], out)
+        return
+    if isinstance(func, ast.Call):
+        _call_names(func, out)
+    elif isinstance(func, ast.Attribute):
+        out.add(func.attr)
+    elif isinstance(func, ast.Name) and func.id[:1].isupper():
+        out.add(func.id)
+
+
+def constructed_names(tree: ast.Module) -> list[str]:
+    """What the functions of a module may construct a class through, for
+    SHD201's facts gate: the names of ``x = <call>`` statements (see
+    :func:`_call_names`) anywhere in a function, nested ones included, and
+    the imported names their aliases stand for (``from m import Impl as K``
+    then ``K(...)`` records ``Impl`` too). The rule reports constructions
+    only at assignments in functions, so nothing else can matter; which of
+    these names are classes keeping a sentinel is the gate's question."""
+    names: set[str] = set()
+    aliases: dict[str, str] = {}
+    stack: list[tuple[ast.AST, bool]] = [(s, False) for s in tree.body]
+    while stack:
+        node, in_function = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                if a.asname:
+                    aliases[a.asname] = a.name.rsplit(".", 1)[-1]
+        elif in_function and isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call):
+            _call_names(node.value, names)
+        inner = in_function or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        stack.extend((c, inner) for c in _statement_children(node))
+    names |= {aliases[n] for n in names if n in aliases}
+    return sorted(names)
 
 
 class SentinelFacts(FactCollector):
@@ -552,7 +646,9 @@ class SentinelFacts(FactCollector):
     # lazy (read per module when the rule asks, see ``SentinelOutline``)
     # 13: read from CPython's ``ast`` only (a file that does not compile
     # has no facts)
-    version = 13
+    # 14: a sentinel's place against an inherited initialiser's call, where
+    # a real value is given, what the module constructs
+    version = 14
     # Read module by module when the rule asks (one class's bases, one
     # attribute's resolvers, one factory's returns): the questions that span
     # the whole project are answered from ``sentinel_outline``'s names, which
@@ -563,7 +659,7 @@ class SentinelFacts(FactCollector):
     # test or a factory's return.
     lazy = True
     index_with = ("sentinel_outline",)
-    needles = Needles(regex=_FACTS_TEXT)
+    needles = FACTS_NEEDLES
 
     @classmethod
     def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
@@ -582,8 +678,11 @@ class SentinelOutline(FactCollector):
     edits that only move lines: a cached check result depends on it whole."""
 
     name = "sentinel_outline"
-    version = 2  # 2: read from CPython's ``ast`` (the facts' own names)
-    needles = Needles(regex=_FACTS_TEXT)
+    # 2: read from CPython's ``ast`` (the facts' own names)
+    # 3: what the module constructs, its classes' sentinels and bases (the
+    # rule's facts gate)
+    version = 3
+    needles = FACTS_NEEDLES
 
     @classmethod
     def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
@@ -640,6 +739,8 @@ class SentinelIndex:
         self._by_f: dict[str, list[str]] = {}
         # module -> the class names the outline says it may define
         self._classes_in: dict[str, frozenset[str]] = {}
+        self._outline = outline
+        self._holders: dict[Any, frozenset[str]] = {}
         for mod, names in outline.items():
             for key, where in (("c", self._by_c), ("r", self._by_r), ("f", self._by_f)):
                 for n in names.get(key, ()):
@@ -710,6 +811,61 @@ class SentinelIndex:
         (case-insensitive globs, as ``name_matches``)."""
         pats = [p.lower() for p in patterns]
         return [q for leaf in self._by_c if _glob_leaf(leaf, pats) for q in self._named(leaf)]
+
+    # -- the rule's facts gate, from the outline alone --------------------------------
+    def resolver_attrs(self) -> frozenset[str]:
+        """Every attribute some resolver of the project assigns."""
+        return frozenset(self._by_r)
+
+    def sentinel_holders(self, held: Callable[[str, str], bool], key: Any) -> frozenset[str]:
+        """Names of the classes that leave an attribute ``held(attr, value)``
+        accepts at a sentinel, or inherit from one (by name, transitively:
+        a name two classes share counts for both). ``key`` memoises the
+        answer for one ``held``."""
+        got = self._holders.get(key)
+        if got is not None:
+            return got
+        holders: set[str] = set()
+        subclasses: dict[str, set[str]] = {}
+        for names in self._outline.values():
+            for leaf, attrs in names.get("s", {}).items():
+                if any(held(a, v) for a, v in attrs.items()):
+                    holders.add(leaf)
+            for leaf, bases in names.get("b", {}).items():
+                for b in bases:
+                    subclasses.setdefault(b, set()).add(leaf)
+        todo = list(holders)
+        while todo:
+            for sub in subclasses.get(todo.pop(), ()):
+                if sub not in holders:
+                    holders.add(sub)
+                    todo.append(sub)
+        got = self._holders[key] = frozenset(holders)
+        return got
+
+    def may_report_in(
+        self,
+        module: str,
+        held: Callable[[str, str], bool],
+        own: Callable[[str, str], bool],
+        factories: Iterable[str],
+        key: Any,
+    ) -> bool:
+        """Whether SHD201 can report anything in ``module``: it constructs
+        through a name of :meth:`sentinel_holders` or one of ``factories``,
+        or defines such a class, or a class leaving an attribute ``own``
+        accepts at a sentinel (its own ``__init__`` and re-set checks). A
+        plain lookup in the outline: no module's facts are read."""
+        names = self._outline.get(module)
+        if not names:
+            return False
+        holders = self.sentinel_holders(held, key)
+        constructs = names.get("k", ())
+        if any(n in holders for n in constructs) or not set(factories).isdisjoint(constructs):
+            return True
+        if any(c in holders for c in names.get("c", ())):
+            return True
+        return any(own(a, v) for attrs in names.get("s", {}).values() for a, v in attrs.items())
 
     # -- queries ------------------------------------------------------------------
     def resolve(self, qualname: str) -> str | None:
@@ -786,15 +942,34 @@ class SentinelIndex:
         return ()
 
 
-def outline_of_facts(facts: Mapping[str, Any]) -> dict[str, list[str]]:
+def outline_of_facts(facts: Mapping[str, Any]) -> dict[str, Any]:
     """The names ``SentinelIndex`` looks a module up by: ``c`` its class
     names, ``r`` the attributes its resolvers assign, ``f`` its factories'
-    names."""
-    return {
-        "c": sorted({q.rsplit(".", 1)[-1] for q in facts.get("classes", {})}),
+    names; and what the rule's facts gate asks of every module (see
+    :meth:`SentinelIndex.may_report_in`): ``k`` the names it may construct
+    through, ``s`` per class name the attributes it leaves at a sentinel
+    (with the value), ``b`` per class name its bases' names."""
+    classes = facts.get("classes", {})
+    out: dict[str, Any] = {
+        "c": sorted({q.rsplit(".", 1)[-1] for q in classes}),
         "r": sorted({r["attr"] for r in facts.get("resolvers", ())}),
         "f": sorted({k.rpartition(".")[2] for k in facts.get("factories", {})}),
     }
+    if facts.get("constructs"):
+        out["k"] = list(facts["constructs"])
+    held: dict[str, dict[str, str]] = {}
+    bases: dict[str, list[str]] = {}
+    for qual, data in classes.items():
+        leaf = qual.rsplit(".", 1)[-1]
+        for attr, info in data.get("sentinel", {}).items():
+            held.setdefault(leaf, {})[attr] = info[0]
+        if data.get("bases"):
+            bases.setdefault(leaf, []).extend(b.rsplit(".", 1)[-1] for b in data["bases"])
+    if held:
+        out["s"] = {k: dict(sorted(v.items())) for k, v in sorted(held.items())}
+    if bases:
+        out["b"] = {k: sorted(set(v)) for k, v in sorted(bases.items())}
+    return out
 
 
 def _glob_leaf(name: str, lowered_patterns: Sequence[str]) -> bool:

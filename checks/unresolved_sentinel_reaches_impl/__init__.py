@@ -13,18 +13,50 @@ import libcst as cst
 
 from linter.syntax import call_name, dotted, name_matches, walk_no_nested
 from linter.imports import imports_from_cst, qualify
-from checks.facts.sentinels import Resolver, SentinelIndex
+from checks.facts.sentinels import ClassRef, Resolver, SentinelIndex
 from checks.unresolved_sentinel_reaches_impl.notes import (
     Construction,
     SentinelAttr,
+    consequence,
     construction_message,
     notes,
+    real_value,
 )
 from linter.needles import Needles
 from linter.rule import Option, Rule
-from linter.types import Severity
+from linter.types import Note, Severity, Span
 
 _INIT_FAMILY = frozenset({"__init__", "__post_init__", "__new__"})
+
+# What counts as a parallelism sentinel: the size or rank of a parallel group
+# (``dcp_world_size``, ``attn_tp_rank``, ``moe_ep_size``, ``tp_group_size``,
+# ``data_parallel_rank``, ``world_size``, ``rank``), matched on the attribute's
+# last name, any case. Built from the parallel dimensions (tensor, pipeline,
+# data, expert, context -- decode and prefill -- and sequence parallelism,
+# with any prefix before ``_``: ``attn_``, ``moe_``) and what of a group an
+# engine leaves unresolved. Deliberately left out: other sizes
+# (``block_size``, ``page_size``, quantisation ``group_size``, ``step_size``),
+# counts (``num_kv_splits``, ``num_accept_tokens``: a ``None`` there is an
+# optional field, not an unresolved group), and matrix ranks (``kv_lora_rank``).
+PARALLEL_DIMENSIONS = ("tp", "pp", "dp", "ep", "cp", "dcp", "pcp", "sp")
+PARALLEL_QUANTITIES = ("size", "rank", "world_size", "group_size", "rank_in_group", "degree")
+PARALLEL_SENTINEL_NAMES: tuple[str, ...] = (
+    "world_size",
+    "*_world_size",
+    "rank",
+    "local_rank",
+    "global_rank",
+    "rank_in_group",
+    "*_rank_in_group",
+    "nranks",
+    "num_ranks",
+    "*_parallel_size",
+    "*_parallel_rank",
+    "*_parallel_rank_local",
+    "ulysses_degree",
+    "ring_degree",
+    *(f"{prefix}{dim}_{what}" for dim in PARALLEL_DIMENSIONS for what in PARALLEL_QUANTITIES for prefix in ("", "*_")),
+)
 _DEFAULT_FACTORIES = ("get_impl_cls", "get_impl_class")
 _CAST = frozenset({"cast", "typing.cast", "t.cast"})
 # Calls whose positional arguments are tensor shapes or loop bounds: a
@@ -71,6 +103,16 @@ def _refs(node: cst.CSTNode) -> Iterator[tuple[str, str, cst.CSTNode]]:
             if obj is not None and isinstance(key, cst.SimpleString):
                 yield obj, key.evaluated_value if isinstance(key.evaluated_value, str) else "", n
 
+
+
+def _base_giving(bases: Sequence[ClassRef], attr: str) -> tuple[str, str] | None:
+    """``(class, method)`` of the first of ``bases`` (the rest of an MRO)
+    that gives ``attr`` a real value in its ``__init__`` family."""
+    for ref in bases:
+        where = ref.data.get("real", {})
+        if isinstance(where, Mapping) and where.get(attr) in _INIT_FAMILY:
+            return ref.qual, where[attr]
+    return None
 
 
 class UnresolvedSentinelReachesImpl(Rule):
@@ -177,16 +219,15 @@ class UnresolvedSentinelReachesImpl(Rule):
     severity = Severity.ERROR
     facts = ("sentinels", "sentinel_outline")
     tags = ("correctness", "context-parallel")
-    # What a finding needs under the default options: a factory call
-    # (``get_impl_cls``), a call of an ``*Impl``/``*ImplBase`` class, or a
-    # size/rank attribute set to a sentinel in this file (``= None``, ``= -1``
-    # with brackets, comments or line continuations before the ``-``) for
-    # the class-local checks. A capitalised call alone would send every
-    # file to libcst.
-    needles = Needles(regex=r"get_impl_cl|Impl|None|=(?:[ \t\r\n\\(]|#[^\n]*\n)*-")
+    # Every finding is at an assignment (a construction ``x = Impl(...)``, a
+    # sentinel set in ``__init__``): the file gate asks for an ``=``. The real
+    # filter is the facts gate (``candidate_facts``): a module is parsed only
+    # when it constructs through a class keeping a parallelism sentinel (or
+    # inheriting one) or a factory method, or defines such a class.
+    needles = Needles(all_of=("=",))
     options = {
         "attribute-patterns": Option(
-            ("*world_size", "*rank", "*_size", "num_*"), "list[str]", "Size/rank attribute names"
+            PARALLEL_SENTINEL_NAMES, "list[str]", "Parallel group size/rank attribute names (globs)"
         ),
         "sentinel-values": Option(("-1", "None"), "list[str]", "Literals meaning 'not resolved yet'"),
         "factory-methods": Option(
@@ -201,6 +242,25 @@ class UnresolvedSentinelReachesImpl(Rule):
         "resolver-scope": Option("paired", "str", "paired | any | none", choices=("paired", "any", "none")),
     }
 
+
+    @classmethod
+    def candidate_facts(cls, module: str, path: str, facts: Any, options: Mapping[str, Any]) -> bool:
+        index: SentinelIndex = facts.index("sentinels")
+        patterns = tuple(options["attribute-patterns"])
+        values = frozenset(options["sentinel-values"])
+        # an attribute no resolver assigns never reaches ``effective``
+        # (unless resolver-scope is "none"); a class's own attributes are
+        # read by the re-set check whatever resolves them
+        resolved = index.resolver_attrs() if options["resolver-scope"] != "none" else None
+
+        def own(attr: str, value: str) -> bool:
+            return value in values and name_matches(attr, patterns)
+
+        def held(attr: str, value: str) -> bool:
+            return own(attr, value) and (resolved is None or attr in resolved)
+
+        key = (patterns, values, resolved is None)
+        return index.may_report_in(module, held, own, options["factory-methods"], key)
 
     def __init__(self, ctx: Any, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(ctx, options)  # (resolver-scope's value is checked at config load)
@@ -223,6 +283,16 @@ class UnresolvedSentinelReachesImpl(Rule):
             self._imports = imports_from_cst(self.ctx.module, self.ctx.module_name, self.ctx.path)
         return self._imports
 
+    @property
+    def engine(self) -> str:
+        """``"vllm"`` or ``"sglang"`` when this module is (or imports) that
+        engine's code: the fix is spelled in its API."""
+        for name in (self.ctx.module_name or "", *self.imports.values()):
+            head = name.split(".", 1)[0]
+            if head in ("vllm", "sglang"):
+                return head
+        return ""
+
     def _qualify(self, name: str) -> str:
         return qualify(name, self.ctx.module_name, self.imports)
 
@@ -240,20 +310,32 @@ class UnresolvedSentinelReachesImpl(Rule):
         mro = self.index.mro(q)
         decided: dict[str, SentinelAttr | None] = {}
         late: dict[str, list[str]] = {}
-        for cname in mro:
-            ref = self.index.classes[cname]
+        refs = [self.index.classes[c] for c in mro]
+        for i, ref in enumerate(refs):
             data = ref.data
             for attr, methods in data.get("methods", {}).items():
                 late.setdefault(attr, []).extend(methods)
             for attr in data.get("real", ()):
                 decided.setdefault(attr, None)
-            for attr, (value, span, where) in data.get("sentinel", {}).items():
+            for attr, (value, span, where, *rest) in data.get("sentinel", {}).items():
                 if attr in decided:
                     continue
                 if not (self._is_sentinel(value) and name_matches(attr, self.opts["attribute-patterns"])):
                     decided[attr] = None
                     continue
-                decided[attr] = SentinelAttr(attr, value, ref, tuple(span), where, (), ())
+                order = rest[0] if rest else ""
+                base = _base_giving(refs[i + 1 :], attr)
+                # set before the inherited initialiser's call, which then
+                # gives it a real value: resolved
+                if order == "before" and base is not None and base[1] in ("__init__", "__post_init__"):
+                    decided[attr] = None
+                    continue
+                overrides = None
+                if base is not None and where in ("__init__", "__post_init__") and (
+                    order == "after" or base[1] == "__new__"
+                ):
+                    overrides = base
+                decided[attr] = SentinelAttr(attr, value, ref, tuple(span), where, (), (), overrides)
         self._real[q] = {a for a, sa in decided.items() if sa is None}
         out: dict[str, SentinelAttr] = {}
         for attr, sa in decided.items():
@@ -265,7 +347,8 @@ class UnresolvedSentinelReachesImpl(Rule):
             if not resolvers and self.opts["resolver-scope"] != "none":
                 continue
             out[attr] = SentinelAttr(
-                attr, sa.value, sa.origin, sa.init_span, sa.init_where, resolvers, tuple(late.get(attr, ()))
+                attr, sa.value, sa.origin, sa.init_span, sa.init_where, resolvers, tuple(late.get(attr, ())),
+                sa.overrides,
             )
         self._eff[q] = out
         return out
@@ -317,6 +400,7 @@ class UnresolvedSentinelReachesImpl(Rule):
             for fn in methods:
                 self._check_uses(fn, stored, exclude_fn=True)
         self._check_own_init(original_node, methods)
+        self._check_reset(original_node, methods)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         nodes = self.ctx.scope_nodes
@@ -561,31 +645,89 @@ class UnresolvedSentinelReachesImpl(Rule):
                     f"`{target}.{attr}` is used as a size ({how}) in `{fn.name.value}` but may still be "
                     f"the sentinel {sa.value}: `{target}` is constructed directly in `{c.func}` "
                     f"and nothing resolves `{attr}`",
-                    notes=notes(target, {attr: sa}),
+                    notes=notes(target, {attr: sa}, self.engine),
                 )
 
     def _check_own_init(self, cls: cst.ClassDef, methods: Sequence[cst.FunctionDef]) -> None:
         """A class using its own sentinel attribute as a size in ``__init__``
         (nothing outside can have resolved it yet)."""
-        qual = ".".join([*self.ctx.scope_names[:-1], cls.name.value]) if self.ctx.scope_names else cls.name.value
-        qname = f"{self.ctx.module_name}.{qual}" if self.ctx.module_name else qual
-        eff = self.effective(qname)
+        eff = self.effective(self._class_qualname(cls))
         if not eff:
             return
         for fn in methods:
             if fn.name.value not in _INIT_FAMILY:
                 continue
-            params = fn.params.params
-            self_name = params[0].name.value if params else "self"
+            self_name = _first_param(fn)
             for node, attr, how in self._size_uses(fn, self_name, eff):
                 sa = eff[attr]
                 self.report(
                     node,
                     f"`{self_name}.{attr}` is used as a size ({how}) in `{cls.name.value}.{fn.name.value}` "
                     f"while it still holds the sentinel {sa.value}; it is only resolved later, outside the class",
-                    notes=notes(self_name, {attr: sa}),
+                    notes=notes(self_name, {attr: sa}, self.engine),
                 )
 
 
     def _report_construction(self, c: Construction) -> None:
-        self.report(c.call, construction_message(c), notes=notes(c.target, c.attrs))
+        self.report(c.call, construction_message(c), notes=notes(c.target, c.attrs, self.engine))
+
+    def _check_reset(self, cls: cst.ClassDef, methods: Sequence[cst.FunctionDef]) -> None:
+        """A class whose ``__init__`` puts a parallelism sentinel back after a
+        base class resolved it (``super().__init__()`` then
+        ``self.dcp_world_size = -1``, or over a base's ``__new__``), with no
+        resolver anywhere to undo it, and that passes the attribute on as a
+        size in its own methods: every instance runs with the sentinel."""
+        qname = self._class_qualname(cls)
+        q = self.index.resolve(qname)
+        if q is None:
+            return
+        own = self.index.classes[q]
+        eff = self.effective(q)
+        refs = [self.index.classes[c] for c in self.index.mro(q)[1:]]
+        for attr, (value, span, where, *rest) in own.data.get("sentinel", {}).items():
+            if attr in eff or not (self._is_sentinel(value) and name_matches(attr, self.opts["attribute-patterns"])):
+                continue
+            order = rest[0] if rest else ""
+            base = _base_giving(refs, attr)
+            if base is None or where not in ("__init__", "__post_init__") or not (order == "after" or base[1] == "__new__"):
+                continue
+            if self.index.resolvers.get(attr) and self.opts["resolver-scope"] != "none":
+                continue  # something resolves it later: the constructions that skip it are reported
+            sa = SentinelAttr(attr, value, own, tuple(span), where, (), (), base)
+            uses = [
+                (fn, node, how)
+                for fn in methods
+                if fn.name.value not in _INIT_FAMILY
+                for node, a, how in self._size_uses(fn, _first_param(fn), {attr: sa})
+            ]
+            if not uses:
+                continue
+            fn, node, how = uses[0]
+            others = [Note(f"also used as a size ({h}) in `{f.name.value}`") for f, _, h in uses[1:3]]
+            self.report(
+                node,
+                f"`self.{attr}` is used as a size ({how}) in `{cls.name.value}.{fn.name.value}`, but "
+                f"`{cls.name.value}.{where}` re-sets it to the sentinel {value} after `{base[0]}.{base[1]}` "
+                f"resolved it, and nothing in the project resolves it again: {consequence({attr: sa})}",
+                notes=[
+                    Note(
+                        f"`{attr}` re-set to {value} here, overwriting the value {base[0]}.{base[1]} gave it",
+                        own.path,
+                        Span(*span),
+                    ),
+                    *others,
+                    Note(
+                        f"fix: drop the re-set (keep the base's value), or assign the real value "
+                        f"(`self.{attr} = {real_value(attr, self.engine)}`)"
+                    ),
+                ],
+            )
+
+    def _class_qualname(self, cls: cst.ClassDef) -> str:
+        qual = ".".join([*self.ctx.scope_names[:-1], cls.name.value]) if self.ctx.scope_names else cls.name.value
+        return f"{self.ctx.module_name}.{qual}" if self.ctx.module_name else qual
+
+
+def _first_param(fn: cst.FunctionDef) -> str:
+    params = fn.params.params
+    return params[0].name.value if params else "self"

@@ -25,6 +25,9 @@ class SentinelAttr:
     init_where: str
     resolvers: tuple[Resolver, ...]
     late_methods: tuple[str, ...]
+    # (base class, method) whose real value this class's ``__init__``
+    # overwrites with the sentinel (a re-set), if any
+    overrides: tuple[str, str] | None = None
 
 
 @dataclass
@@ -73,14 +76,88 @@ def origins(attrs: Mapping[str, SentinelAttr]) -> list[SentinelAttr]:
     return list(seen.values())
 
 
-def notes(target: str, attrs: Mapping[str, SentinelAttr]) -> list[Note]:
-    """Where each attribute is initialised, where the normal path resolves
-    it (two sites at most), and a suggested fix."""
+# The parallel dimension an attribute belongs to (its first ``_`` token that
+# names one), for messages and the engine's spelling of the real value.
+_DIMENSIONS = {
+    "dcp": "decode context parallel",
+    "pcp": "prefill context parallel",
+    "cp": "context parallel",
+    "tp": "tensor parallel",
+    "pp": "pipeline parallel",
+    "dp": "data parallel",
+    "ep": "expert parallel",
+    "sp": "sequence parallel",
+}
+
+
+def dimension(attr: str) -> str:
+    """``dcp`` for ``dcp_world_size``, ``tp`` for ``attn_tp_rank``, ``""``
+    for a plain ``world_size``/``rank``."""
+    for token in attr.lower().split("_"):
+        if token in _DIMENSIONS:
+            return token
+    return ""
+
+
+def is_rank(attr: str) -> bool:
+    return "rank" in attr.lower() and "world" not in attr.lower() and not attr.lower().endswith("nranks")
+
+
+def describe(attr: str) -> str:
+    """``the decode context parallel world size`` for ``dcp_world_size``."""
+    dim = _DIMENSIONS.get(dimension(attr), "process group")
+    return f"the {dim} {'rank' if is_rank(attr) else 'world size'}"
+
+
+def real_value(attr: str, engine: str) -> str:
+    """How ``engine`` spells the real value of ``attr`` (the group's size or
+    this process's rank in it)."""
+    dim = dimension(attr)
+    rank = is_rank(attr)
+    attn = attr.lower().startswith("attn_") or attr.lower().startswith("attention_")
+    if engine == "sglang":
+        if dim == "dcp":
+            return "get_dcp_rank()" if rank else "get_dcp_world_size()"
+        if dim == "tp" and attn:
+            return "get_attention_tp_rank()" if rank else "get_attention_tp_size()"
+        if dim == "tp":
+            return "get_tensor_model_parallel_rank()" if rank else "get_tensor_model_parallel_world_size()"
+        group = {"cp": "get_attn_cp_group()", "ep": "get_moe_ep_group()"}.get(dim, f"get_{dim or 'world'}_group()")
+        return f"{group}.{'rank_in_group' if rank else 'world_size'}"
+    group = f"get_{dim}_group()" if dim else "get_world_group()"
+    return f"{group}.{'rank_in_group' if rank else 'world_size'}"
+
+
+def consequence(attrs: Mapping[str, SentinelAttr]) -> str:
+    """What the object does with the sentinel, in every configuration."""
+    first = next(iter(attrs.values()))
+    what = describe(first.attr)
+    dim = dimension(first.attr)
+    off = f", {dim.upper()} disabled included" if dim else ""
+    if first.value == "None":
+        hit = "the first arithmetic with it raises TypeError"
+    else:
+        hit = (
+            f"a kernel that validates it raises at the first forward, one that does not "
+            f"splits or indexes by {first.value} (wrong output)"
+        )
+    return f"the object keeps {first.value} as {what} in every configuration{off}: {hit}"
+
+
+def notes(target: str, attrs: Mapping[str, SentinelAttr], engine: str = "") -> list[Note]:
+    """Where each attribute is initialised (and the base value it
+    overwrites), where the normal path resolves it (two sites at most), and
+    a suggested fix in ``engine``'s spelling."""
     out: list[Note] = []
     for sa in attrs.values():
+        reset = (
+            f", overwriting the value {sa.overrides[0]}.{sa.overrides[1]} gave it (a re-set)"
+            if sa.overrides
+            else ""
+        )
         out.append(
             Note(
-                f"`{sa.attr}` is initialised to {sa.value} in {sa.origin.qual} ({sa.init_where})",
+                f"`{sa.attr}` is initialised to {sa.value} in {sa.origin.qual} ({sa.init_where}){reset}",
                 sa.origin.path,
                 Span(*sa.init_span),
             )
@@ -88,25 +165,28 @@ def notes(target: str, attrs: Mapping[str, SentinelAttr]) -> list[Note]:
     for r in ranked(attrs)[:2]:
         what = f"tests `{r.obj}.{r.attr}` against the sentinel" if r.test else f"assigns `{r.obj}.{r.attr}`"
         out.append(Note(f"the normal path {what} in {r.func}", r.path, Span(*r.span)))
-    out.append(Note(suggestion(target, attrs)))
+    out.append(Note(suggestion(target, attrs, engine)))
     return out
 
 
 def neutral(attr: str) -> str:
-    return "0" if attr.endswith("rank") else "1"
+    return "0" if is_rank(attr) else "1"
 
 
-def suggestion(target: str, attrs: Mapping[str, SentinelAttr]) -> str:
+def suggestion(target: str, attrs: Mapping[str, SentinelAttr], engine: str = "") -> str:
     first = next(iter(attrs.values()))
     if first.value == "None":
         test = f"{target}.{first.attr} is None"
     else:
-        bound = "0" if first.attr.endswith("rank") else "1"
-        test = f'getattr({target}, "{first.attr}", {first.value}) < {bound}'
-    body = "; ".join(f"{target}.{a} = {neutral(a)}" for a in attrs)
+        test = f'getattr({target}, "{first.attr}", {first.value}) < {"0" if is_rank(first.attr) else "1"}'
+    body = "; ".join(f"{target}.{a} = {real_value(a, engine)}" for a in attrs)
+    neutral_body = "; ".join(f"{target}.{a} = {neutral(a)}" for a in attrs)
+    resets = sorted({f"{sa.origin.qual}.{sa.init_where}" for sa in attrs.values() if sa.overrides})
+    drop = f"; or drop the re-set in {', '.join(resets)} (its base already resolved it)" if resets else ""
     return (
-        f"fix: resolve or normalise right after construction, e.g. `if {test}: {body}` "
-        "(or the real group size/rank), or construct it through the wrapper that resolves it"
+        f"fix: resolve right after construction, as the normal path does: `if {test}: {body}` "
+        f"(`{neutral_body}` where this layer refuses {dimension(first.attr).upper() or 'the parallel group'}), "
+        f"or construct it through the wrapper that resolves it{drop}"
     )
 
 
@@ -129,7 +209,9 @@ def where(attrs: Mapping[str, SentinelAttr]) -> tuple[str, str]:
 
 
 def construction_message(c: Construction) -> str:
-    """The finding at a direct construction that leaves ``c.attrs`` unresolved."""
+    """The finding at a direct construction that leaves ``c.attrs`` unresolved:
+    where the sentinel comes from, what resolves it elsewhere, and what the
+    object then does with it."""
     names = ", ".join(f"`{a}`" for a in c.attrs)
     values = "/".join(sorted({sa.value for sa in c.attrs.values()}))
     where_from, resolved = where(c.attrs)
@@ -138,5 +220,5 @@ def construction_message(c: Construction) -> str:
     return (
         f"`{c.target}` is constructed directly via `{c.via}` ({kind}), so {names} "
         f"{'stays' if one else 'stay'} at the sentinel {values} from {where_from}{resolved}; "
-        f"nothing here resolves or checks {'it' if one else 'them'} before `{c.target}` is used"
+        f"nothing here resolves or checks {'it' if one else 'them'}, so {consequence(c.attrs)}"
     )

@@ -19,9 +19,13 @@ class ShardedKVImpl:
     def __init__(self, num_kv_heads: int) -> None:
         self.num_kv_heads = num_kv_heads
         self.tp_rank = -1
+        self.tp_world_size = -1
+        # A count, not a parallel group's size or rank: never SHD201's, even
+        # sized before anything assigns it.
         self.num_kv_splits = -1
-        # Sized before anyone could have resolved it.
-        self.lse_scratch = torch.empty(2, self.num_kv_splits)  # error: SHD201
+        self.lse_scratch = torch.empty(2, self.num_kv_splits)
+        # Divided before anyone could have resolved it: -8 heads per rank.
+        self.heads_per_rank = num_kv_heads // self.tp_world_size  # error: SHD201
 
 
 class RadixSeqParallelAttn(nn.Module):
@@ -36,6 +40,7 @@ class RadixSeqParallelAttn(nn.Module):
         self.kv = ShardedKVImpl(8)
         if self.kv.tp_rank == -1:
             self.kv.tp_rank = get_tp_group().rank_in_group
+            self.kv.tp_world_size = get_tp_group().world_size
             self.kv.num_kv_splits = 4
 
 
@@ -60,6 +65,7 @@ def build_ragged_kv_checked(num_kv_heads: int) -> ShardedKVImpl:
     kv = ShardedKVImpl(num_kv_heads)
     if kv.tp_rank < 0:
         kv.tp_rank = get_tp_group().rank_in_group
+        kv.tp_world_size = get_tp_group().world_size
     kv.num_kv_splits = 4
     return kv
 
