@@ -107,8 +107,10 @@ def load_cases(paths: list[Path]) -> list[Case]:
         if extra:
             raise CaseError(f"{path}: unknown top-level keys {sorted(extra)} (cases are [[case]] tables)")
         raw = data.get("case", [])
-        if not isinstance(raw, list) or not raw:
-            raise CaseError(f"{path}: no [[case]] tables")
+        if not isinstance(raw, list):
+            raise CaseError(f"{path}: `case` is not an array of [[case]] tables")
+        if not raw:  # a file just started: nothing to run, nothing wrong
+            print(f"bench/history: {_show(path)} holds no [[case]] yet", file=sys.stderr)
         for index, table in enumerate(raw, 1):
             cases.append(_case(table, f"{_show(path)} #{index}"))
     return cases
@@ -271,7 +273,7 @@ def evaluate(cases: list[Case], fetch: bool, cache: bool) -> list[Outcome]:
     for c in cases:
         by_release[(c.package, c.version)].append(c)
     outcomes: list[Outcome] = []
-    for (package, version), group in sorted(by_release.items()):
+    for (package, version), group in sorted(by_release.items(), key=lambda kv: _release_order("-".join(kv[0]))):
         tree, why = tree_of(package, version, fetch)
         if tree is None:
             outcomes += [Outcome(c, "unavailable", why) for c in group]
@@ -314,6 +316,11 @@ def evaluate(cases: list[Case], fetch: bool, cache: bool) -> list[Outcome]:
 # -- report -------------------------------------------------------------------
 
 
+def _release_order(release: str) -> tuple[str, list[int]]:
+    name, _, version = release.rpartition("-")
+    return name, [int(p) for p in re.findall(r"\d+", version)]
+
+
 def _pct(n: int, d: int) -> str:
     return f"{100 * n / d:.0f}%" if d else "n/a"
 
@@ -338,7 +345,7 @@ def report(outcomes: list[Outcome]) -> str:
                      f"{_pct(alarms, len(clean)):>12}   {gone:>11}")
     f, d, c, a, g = totals
     lines.append(f"{'all':8} {f:>5} {d:>6} {_pct(d, f):>7}   {c:>5} {a:>8} {_pct(a, c):>12}   {g:>11}")
-    releases = sorted({o.case.release for o in outcomes if o.status != "unavailable"})
+    releases = sorted({o.case.release for o in outcomes if o.status != "unavailable"}, key=_release_order)
     lines.append(f"releases run: {len(releases)} ({', '.join(releases)})")
 
     def where(o: Outcome) -> str:

@@ -32,7 +32,6 @@ history = _load_history()
 @pytest.mark.parametrize("case_file", CASE_FILES, ids=lambda p: p.name)
 def test_case_file_is_valid(case_file: Path) -> None:
     cases = history.load_cases([case_file])
-    assert cases
     for case in cases:
         # the rule family the file is named after: its cases are that rule's
         assert case.package in ("vllm", "sglang"), case.source
