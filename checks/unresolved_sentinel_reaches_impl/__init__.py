@@ -268,6 +268,7 @@ class UnresolvedSentinelReachesImpl(Rule):
         self._imports: dict[str, str] | None = None
         self._eff: dict[str, dict[str, SentinelAttr]] = {}
         self._real: dict[str, set[str]] = {}
+        self._members: dict[str, frozenset[str]] = {}
         self._params: dict[str, str] = {}
         # per class being visited: self.<x> -> constructions stored there
         self._stored: list[dict[str, Construction]] = []
@@ -372,13 +373,27 @@ class UnresolvedSentinelReachesImpl(Rule):
         factories = {"." + f for f in self.opts["factory-methods"]}
         for call in r.calls:
             if call in factories:
-                return True
+                # the wrapper's factory hands out this class (or a base of it)
+                members = self._factory_classes(call[1:])
+                if not members or any(c in members for c in mro):
+                    return True
+                continue
             if call.startswith("."):
                 continue
             target = self.index.resolve(call)
             if target is not None and any(c in mro for c in self.index.mro(target)):
                 return True
         return False
+
+    def _factory_classes(self, factory: str) -> frozenset[str]:
+        """Classes a factory of this name may hand out, before asking which
+        keep a sentinel (what pairs a wrapper's resolver with a class)."""
+        got = self._members.get(factory)
+        if got is None:
+            named = {q for q in (self.index.resolve(n) for n in self.index.factories.get(factory, ())) if q}
+            got = frozenset(named or self.index.classes_named(self.opts["impl-class-patterns"]))
+            self._members[factory] = got
+        return got
 
     def family(self, factory: str) -> list[str]:
         """Classes a factory method of this name may hand out."""
@@ -685,14 +700,14 @@ class UnresolvedSentinelReachesImpl(Rule):
         eff = self.effective(q)
         refs = [self.index.classes[c] for c in self.index.mro(q)[1:]]
         for attr, (value, span, where, *rest) in own.data.get("sentinel", {}).items():
+            # (in ``eff``: a normal path resolves it after construction; the
+            # constructions that skip it are what gets reported)
             if attr in eff or not (self._is_sentinel(value) and name_matches(attr, self.opts["attribute-patterns"])):
                 continue
             order = rest[0] if rest else ""
             base = _base_giving(refs, attr)
             if base is None or where not in ("__init__", "__post_init__") or not (order == "after" or base[1] == "__new__"):
                 continue
-            if self.index.resolvers.get(attr) and self.opts["resolver-scope"] != "none":
-                continue  # something resolves it later: the constructions that skip it are reported
             sa = SentinelAttr(attr, value, own, tuple(span), where, (), (), base)
             uses = [
                 (fn, node, how)

@@ -162,9 +162,18 @@ def notes(target: str, attrs: Mapping[str, SentinelAttr], engine: str = "") -> l
                 Span(*sa.init_span),
             )
         )
-    for r in ranked(attrs)[:2]:
-        what = f"tests `{r.obj}.{r.attr}` against the sentinel" if r.test else f"assigns `{r.obj}.{r.attr}`"
-        out.append(Note(f"the normal path {what} in {r.func}", r.path, Span(*r.span)))
+    order = ranked(attrs)
+    # normalisers (``< 1``) are other direct constructions' fixes: shown
+    # only when no exact test or assignment says where the normal path is
+    exact = [r for r in order if r.test not in ("<1", "<=0")]
+    for r in (exact or order)[:2]:
+        if r.test in ("<1", "<=0"):
+            what = f"another construction normalises `{r.obj}.{r.attr}` in {r.func}"
+        elif r.test:
+            what = f"the normal path tests `{r.obj}.{r.attr}` against the sentinel in {r.func}"
+        else:
+            what = f"the normal path assigns `{r.obj}.{r.attr}` in {r.func}"
+        out.append(Note(what, r.path, Span(*r.span)))
     out.append(Note(suggestion(target, attrs, engine)))
     return out
 
