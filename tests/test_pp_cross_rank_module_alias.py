@@ -368,3 +368,30 @@ def test_a_method_that_refuses_pipeline_parallelism_guards_the_class(tmp_path: P
     unguarded = source.replace("raise NotImplementedError", "print")
     write(tmp_path, {"m.py": unguarded})
     assert [d.span.line for d in run(tmp_path, "SHD302")] == [8]
+
+
+def test_one_finding_per_borrowed_module_with_the_other_sites_as_notes() -> None:
+    diags = [d for d in run(ALIAS, "SHD302") if d.path == "edge_relatives.py" and "one_cause" in d.message]
+    assert len(diags) == 1
+    d = diags[0]
+    sites = sorted(n.span.line for n in d.notes if n.span is not None)
+    assert len(sites) == 2 and all(line > d.span.line for line in sites)
+    # the statement reported installs both ends; the others only the embedding
+    assert "together with" in d.message
+    assert not any("together with" in n.message for n in d.notes if n.span is not None)
+
+
+def test_the_head_is_named_only_where_it_is_borrowed(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "m.py": """
+                def wire(worker):
+                    table, head = worker.target.get_embed_and_head()
+                    worker.draft.set_embed(table)
+            """
+        },
+    )
+    diags = run(tmp_path, "SHD302")
+    assert len(diags) == 1
+    assert "[1]" not in diags[0].message and "LM head" not in diags[0].message

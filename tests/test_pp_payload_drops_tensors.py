@@ -709,3 +709,62 @@ def test_capability_reads_are_reads_of_the_code() -> None:
         """
     )
     assert capability_reads(ast.parse(text)) == ["supports_by_getattr", "supports_read"]
+
+
+# -- reachability per runner path ------------------------------------------------
+
+
+def test_a_runner_path_without_the_check_is_named_and_the_drop_is_an_error() -> None:
+    diags = run(PAYLOAD / "runner_paths", "SHD301")
+    assert len(diags) == 1
+    d = diags[0]
+    assert d.severity == Severity.ERROR and d.path.endswith("decoder.py")
+    assert "`LegacyStepRunner.prepare_draft_inputs`" in d.message and "crashes" in d.message
+    assert "silently" not in d.message
+    located = [n for n in d.notes if n.path and n.path.endswith("legacy_runner.py")]
+    assert located and located[0].span is not None and located[0].span.line == 10
+    # the fix names the path that does check, as the model to follow
+    assert any("`enable_draft_taps`" in n.message for n in d.notes)
+
+
+def test_every_runner_path_refusing_keeps_an_unclaimed_drop_silent() -> None:
+    assert run(PAYLOAD / "runner_paths_refused", "SHD301") == []
+
+
+def test_the_consequence_is_a_crash_not_a_silent_accuracy_loss() -> None:
+    diags = run(PAYLOAD / "stages", "SHD301")
+    assert diags
+    for d in diags:
+        text = " ".join([d.message, *(n.message for n in d.notes)])
+        assert "shape mismatch" in text and "missing keys" in text
+        assert "silently dropped" not in text
+
+
+def test_sglang_code_gets_the_sglang_fix(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "runner.py": """
+                def configure_capture(model, layers):
+                    model.set_eagle3_layers_to_capture(layers)
+            """,
+            "model.py": """
+                from sglang.srt.model_executor.forward_batch_info import PPProxyTensors
+
+                class Stage:
+                    def forward(self, hidden, resid):
+                        aux_hidden_states = []
+                        for block in self.blocks:
+                            aux_hidden_states.append(hidden)
+                            hidden, resid = block(hidden, resid)
+                        if not self.pp_group.is_last_rank:
+                            return PPProxyTensors({"hidden_states": hidden, "residual": resid})
+                        return hidden, aux_hidden_states
+            """,
+        },
+    )
+    diags = run(tmp_path, "SHD301")
+    assert len(diags) == 1
+    fix = diags[0].notes[-1].message
+    assert "PPProxyTensors" in fix and "`configure_capture`" in fix
+    assert "pack_local_aux_hidden_states" not in fix and "IntermediateTensors" not in fix

@@ -365,6 +365,11 @@ class PpCrossRankModuleAlias(Rule):
     severity = Severity.ERROR
     needles = ALIAS_NEEDLES
     definition_needles = DEFINITION_NEEDLES
+    # what a finding reads lies in the definitions the needles match (and
+    # their classes' headers) or in the project facts: the engine need not
+    # keep the definitions they name (set True if the analysis starts to
+    # read a helper or method it only names)
+    follows_definitions = False
     facts = ("pipeline_layout",)
     tags = ("correctness", "pipeline-parallel", "speculative-decoding")
     options: ClassVar[Mapping[str, Option]] = {
@@ -590,6 +595,14 @@ class PpCrossRankModuleAlias(Rule):
             if obj and src is not None and self._cross(self._owner(_install_root(f"{obj}.{attr}", self._installed)), src):
                 yield _Alias(n, f"{obj}.{attr}", src)
             return
+        if (
+            not fn
+            and isinstance(n.func, cst.Attribute)
+            and name_matches(n.func.attr.value, self.opts["setter-patterns"])
+        ):
+            # ``runners[i].model.set_embed_and_head(...)``: an owner written
+            # with a subscript, compared by its text
+            fn = f"{' '.join(self.ctx.code_for(n.func.value).split())}.{n.func.attr.value}"
         if not fn or "." not in fn or not name_matches(last_name(fn), self.opts["setter-patterns"]):
             return
         owner = fn.rpartition(".")[0]
@@ -662,7 +675,12 @@ class PpCrossRankModuleAlias(Rule):
 
     def _mentions_guard(self, node: cst.CSTNode) -> bool:
         guards: Sequence[str] = self.opts["guard-names"]
-        for n in walk_no_nested(node):
+        nodes = list(walk_no_nested(node))
+        # (``replace(ps, pp_size=1)``: a keyword names a parameter, it tests nothing)
+        keywords = {id(n.keyword) for n in nodes if isinstance(n, cst.Arg) and n.keyword is not None}
+        for n in nodes:
+            if id(n) in keywords:
+                continue
             if isinstance(n, cst.Name) and name_matches(n.value, guards):
                 return True
             if isinstance(n, cst.Attribute):

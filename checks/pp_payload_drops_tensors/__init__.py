@@ -20,7 +20,7 @@ from checks.pp_payload_drops_tensors.capability import engine_checks_flag
 from checks.pp_payload_drops_tensors import messages
 from checks.pp_payload_drops_tensors.capture import capture_gated
 from checks.pp_payload_drops_tensors.locate import is_sglang, note_at
-from checks.pp_payload_drops_tensors.paths import TapPathIndex, is_tap_setter
+from checks.pp_payload_drops_tensors.paths import TapPathIndex
 from checks.pp_payload_drops_tensors.needles import (
     DEFAULT_LAST_RANK,
     DEFAULT_PAYLOAD_CLASSES,
@@ -199,6 +199,11 @@ class PpPayloadDropsTensors(Rule):
     severity = Severity.ERROR
     needles = PAYLOAD_NEEDLES
     definition_needles = DEFINITION_NEEDLES
+    # what a finding reads lies in the definitions the needles match (and
+    # their classes' headers) or in the project facts: the engine need not
+    # keep the definitions they name (set True if the analysis starts to
+    # read a helper or method it only names)
+    follows_definitions = False
     facts = ("classes", "pp_receivers", "pp_capture_setters", "capability_reads", "aux_tap_paths")
     tags = ("correctness", "pipeline-parallel", "speculative-decoding")
     options: ClassVar[Mapping[str, Option]] = {
@@ -570,7 +575,7 @@ class PpPayloadDropsTensors(Rule):
         paths = self._paths()
         if paths is not None:
             open_paths = paths.open_paths(flags)
-            if open_paths and self._configurable(self.ctx.module_name, self._class_qualname(node), 3):
+            if open_paths:
                 return messages.open_path(open_paths, flags)
             if paths.paths:
                 return None  # every path reads the flag or refuses the combination
@@ -578,27 +583,6 @@ class PpPayloadDropsTensors(Rule):
             # a false flag, or an unset one the engine reads: refused
             return None
         return messages.unknown(flags)
-
-    def _configurable(self, module: str, name: str, depth: int) -> bool:
-        """Whether a path can turn the class's taps on: it, or a class that
-        constructs it (three wrappers up), has a tap setter in its MRO (a
-        path calls one on the model it serves, and refuses a model without
-        it: vLLM's V1 runner raises "Model does not support EAGLE3
-        interface"); True when nothing constructs it by name (unknown)."""
-        index, paths = self._index(), self._paths()
-        if index is None or paths is None:
-            return True
-        # (the public setter: ``_set_aux_hidden_state_layers`` is a mixin's helper)
-        if any(
-            is_tap_setter(m) and not m.startswith("_")
-            for _q, info in index.mro(f"{module}.{name}")
-            for m in info.methods
-        ):
-            return True
-        builders = paths.builders.get(name, [])
-        if not builders:
-            return depth == 3
-        return depth > 0 and any(self._configurable(mod, outer, depth - 1) for mod, outer in builders)
 
     def _paths(self) -> TapPathIndex | None:
         idx = self.ctx.facts.index("aux_tap_paths")

@@ -172,25 +172,6 @@ def _call_names(func: ast.AST) -> set[str]:
     return out
 
 
-def _builds(tree: ast.Module) -> dict[str, list[str]]:
-    """Per top-level class, the classes its methods construct (``Name(...)``
-    or ``mod.Name(...)`` with a capitalised name): what wraps what."""
-    out: dict[str, list[str]] = {}
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef):
-            built = {
-                name
-                for n in ast_walk(node)
-                if isinstance(n, ast.Call)
-                and (name := (ast_dotted(n.func) or "").rpartition(".")[2])
-                and name[:1].isupper()
-                and name != node.name
-            }
-            if built:
-                out[node.name] = sorted(built)
-    return out
-
-
 def tap_path_facts(tree: ast.Module, path: str) -> dict[str, Any] | None:
     """Per function worth keeping: ``[qualname, [line, col, end line, end
     col], sets_taps, refuses, flag reads, kept call names]``."""
@@ -205,10 +186,7 @@ def tap_path_facts(tree: ast.Module, path: str) -> dict[str, Any] | None:
         if sets or refuses or reads or kept:
             where = [getattr(node, k, 0) or 0 for k in ("lineno", "col_offset", "end_lineno", "end_col_offset")]
             rows.append([qual, where, sets, refuses, reads, kept])
-    builds = _builds(tree)
-    if not rows and not builds:
-        return None
-    return {"path": path, "functions": rows, "builds": builds}
+    return {"path": path, "functions": rows} if rows else None
 
 
 @dataclass(frozen=True)
@@ -262,12 +240,6 @@ class TapPathIndex:
                 if refuses and f.cls:
                     refusing_classes.add((module, f.cls))
         self._refusing_classes = refusing_classes
-        # class name -> the classes (module, name) that construct one
-        self.builders: dict[str, list[tuple[str, str]]] = {}
-        for module, data in per_module.items():
-            for outer, built in (data or {}).get("builds", {}).items():
-                for name in built:
-                    self.builders.setdefault(name, []).append((module, outer))
         self.paths = tuple(
             TapPath(f.module, f.qualname, f.path, f.span, self._reads(f, 3), self._refused(f, 2))
             for f in funcs

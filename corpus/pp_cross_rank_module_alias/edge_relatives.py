@@ -64,3 +64,31 @@ def head_built_here_for_the_draft(draft, target, make_linear):
 def share_the_embedding_storage(draft, target):
     # the tensor itself, not a value read from it
     draft.model.embed_tokens.weight.data = target.model.embed_tokens.weight.data  # error: SHD302
+
+
+class PerStepDrafts:
+    def bind_shared_tables(self):
+        # one draft runner per step, reached through a subscript
+        table, head = self.target_runner.model.get_embed_and_head()
+        for step in range(self.num_steps):
+            self.step_runners[step].model.set_embed_and_head(table, head)  # error: SHD302
+
+
+class OwnStageDraft:
+    def __init__(self, target_runner, stages, build):
+        # the draft's own layout says one stage; where the target's
+        # embedding lives is not checked
+        self.runner = build(stages=replace(stages, pp_rank=0, pp_size=1))
+        table, head = target_runner.model.get_embed_and_head()
+        self.runner.model.set_embed_and_head(table, head)  # error: SHD302
+
+
+def one_cause_three_sites(worker, keep_head):
+    # one borrowed embedding installed three ways: one finding, the other
+    # sites as related locations
+    table, head = worker.target.get_embed_and_head()
+    if keep_head:
+        worker.draft.set_embed_and_head(table, head)  # error: SHD302
+    else:
+        worker.draft.set_embed(table)
+    worker.shadow_draft.set_embed(table)
