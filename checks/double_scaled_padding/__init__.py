@@ -52,11 +52,15 @@ def _literal_parts(globs: tuple[str, ...]) -> list[str] | None:
     return parts
 
 
-def _needles(options: Mapping[str, Any]) -> Needles:
+def _needles(options: Mapping[str, Any], definition: bool = False) -> Needles:
+    """The file must hold a `*` and a value name's literal part; a top-level
+    definition only the name (a caller passing a scaled pad multiplies
+    nothing itself)."""
+    every = () if definition else ("*",)
     parts = _literal_parts(tuple(options.get("value-names", DEFAULT_VALUES)))
     if parts is None:
-        return Needles(all_of=("*",))
-    return Needles(all_of=("*",), regex=f"(?i:{'|'.join(sorted(set(parts)))})")
+        return Needles(all_of=every)
+    return Needles(all_of=every, regex=f"(?i:{'|'.join(sorted(set(parts)))})")
 
 
 @dataclass(frozen=True)
@@ -110,9 +114,10 @@ class DoubleScaledPadding(Rule):
     - `value-names` (list of globs, last name component, any case): the pads
       and deltas. Default: `*pad*`, `*delta*`, `*slack*`; names containing
       `unpad` or `non_pad` never count.
-    A file is analysed only if it holds a `*` and the longest literal part of
-    one `value-names` glob (any case); a glob with no literal part opens the
-    gate to every file.
+    A file is analysed only if it holds a `*` and the longest literal part
+    of one `value-names` glob (any case), and in it only the top-level
+    functions and classes holding that part, with those such code names; a
+    glob with no literal part opens the gate to every file.
 
     Left out on purpose: integer literals as factors (`2 * inter` then `* 2`
     is how a fused gate/up weight meets FP4 packing: two different meanings),
@@ -129,10 +134,15 @@ class DoubleScaledPadding(Rule):
         "value-names": Option(DEFAULT_VALUES, "list[str]", "Globs naming pads and deltas."),
     }
     needles = _needles({})
+    # Every function a finding involves holds a pad's name (the one that
+    # scales it, the one that scales it again, the caller passing it), but
+    # a consumer's parameter may be named anything: that consumer is kept
+    # because the caller, kept, names it.
+    definition_needles = _needles({}, definition=True)
 
     @classmethod
     def declared_needles(cls, options: Mapping[str, Any]) -> tuple[Needles, Needles | None]:
-        return _needles(options), None
+        return _needles(options), _needles(options, definition=True)
 
     def __init__(self, ctx: RuleContext, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
