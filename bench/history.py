@@ -355,18 +355,15 @@ def report(outcomes: list[Outcome]) -> str:
     misses = [o for o in outcomes if o.case.expect == "flag" and o.status == "silent"]
     alarms_ = [o for o in outcomes if o.case.expect == "clean" and o.status == "hit"]
     gone_ = [o for o in outcomes if o.status == "unavailable"]
-    if misses:
-        lines += ["", f"MISSES ({len(misses)})"]
-        for o in misses:
+    for title, listed, prefix in (
+        ("MISSES", misses, "elsewhere in the file: "),
+        ("FALSE ALARMS", alarms_, ""),
+    ):
+        if listed:
+            lines += ["", f"{title} ({len(listed)})"]
+        for o in listed:
             lines += [f"- {where(o)}", f"    evidence: {o.case.evidence}"]
-            for fnd in o.findings:
-                lines.append(f"    elsewhere in the file: line {fnd.primary.line}: {fnd.message}")
-    if alarms_:
-        lines += ["", f"FALSE ALARMS ({len(alarms_)})"]
-        for o in alarms_:
-            lines += [f"- {where(o)}", f"    evidence: {o.case.evidence}"]
-            for fnd in o.findings:
-                lines.append(f"    line {fnd.primary.line}: {fnd.message}")
+            lines += [f"    {prefix}line {f.primary.line}: {f.message}" for f in o.findings]
     if gone_:
         lines += ["", f"UNAVAILABLE ({len(gone_)})"]
         lines += [f"- {where(o)}: {o.why}" for o in gone_]

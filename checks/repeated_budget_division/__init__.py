@@ -1,11 +1,11 @@
 """SHD401 repeated-budget-division (seed 002): one libcst analysis per
-function (``RepeatedBudgetDivision``), gated by the text its findings need."""
+function, or per class for the methods that share splits through `self`
+(``RepeatedBudgetDivision``), gated by the text its findings need."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import libcst as cst
@@ -15,6 +15,17 @@ from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule, RuleContext
 from linter.types import Applicability, Severity
 
+from checks.repeated_budget_division.chains import (
+    Chain,
+    Step,
+    bare_code,
+    dedupe,
+    in_method,
+    leaf_of_call,
+    named_steps,
+    target_names,
+    why_note,
+)
 from checks.repeated_budget_division.groups import (
     DEFAULT_BUDGETS,
     DEFAULT_SIZES,
@@ -39,35 +50,6 @@ _OVERRIDE_CALL = re.compile(r"(^|_)(override|overrides|update|set|patch)($|_)|^s
 _FRESH_CALLS = frozenset({"deepcopy", "copy", "replace", "clone", "dict", "list"})
 
 
-@dataclass(frozen=True)
-class _Step:
-    size: str  # the divisor as written
-    code: str  # the expression or statement that divided, for the message
-    group: str  # the parallel group the divisor names (`dp` for `attn_dp_size`)
-    where: str = ""  # the method that made this split, when another one reads it
-
-
-def _bare_code(ctx: Any, node: cst.CSTNode) -> str:
-    """A divisor as written, without the parentheses around it (``(\n
-    ep_size\n)`` names ``ep_size``)."""
-    if isinstance(node, cst.BaseExpression) and (node.lpar or node.rpar):
-        node = node.with_changes(lpar=[], rpar=[])
-        return cst.Module(body=[]).code_for_node(node)
-    return ctx.code_for(node)
-
-
-@dataclass(frozen=True)
-class _Chain:
-    """A value derived from one budget by zero or more splits over parallel sizes."""
-
-    budget: str
-    steps: tuple[_Step, ...]
-    nodes: frozenset[int]  # ids of the division nodes inside the expression
-
-    def plus(self, step: _Step, node: cst.CSTNode) -> _Chain:
-        return _Chain(self.budget, (*self.steps, step), self.nodes | {id(node)})
-
-
 # -- the text a finding needs ---------------------------------------------------
 # Every finding divides by a parallel size at least once (``_is_size``,
 # ``_chain``, ``_aug``): `x // s`, `x / s`, `x //= s`, `x /= s` or a ceiling
@@ -88,10 +70,25 @@ class RepeatedBudgetDivision(Rule):
     divided in place and stored back into shared state:
 
     - `num_blocks // dp_size // ep_size`, or `per_dp = num_blocks // dp_size`
-      followed by `per_dp // ep_size` in the same function (simple local
-      derivations, clamps such as `max(1, ...)` and `cdiv` are followed);
+      followed by `per_dp // ep_size` in the same function, or in another
+      method of the same class through `self.per_dp` (simple local derivations,
+      clamps such as `max(1, ...)`, `int(x / s)`, `math.ceil`, `cdiv` and
+      `(x + s - 1) // s` are followed);
     - `cfg.num_blocks = cfg.num_blocks // dp_size`, `self.max_num_seqs //= dp_size`,
-      `override(num_blocks=num_blocks // dp_size)`.
+      `override(num_blocks=num_blocks // dp_size)` (also through a call's
+      result: `ctx().override(..., x=limits().x // dp_size)`), including a
+      field given a default in one branch only (`if self.x is None: self.x =
+      8192`), whose other path still holds the caller's value.
+
+    A size is matched by name (below) or as `dp_size if enable_dp_attention
+    else 1`. Sizes are compared by the group they name: `dp_size`,
+    `attn_dp_size`, `data_parallel_size` are one data-parallel group, and
+    `world_size` contains every group. Two splits are reported when one group
+    splits the budget twice, or when a group owns no share of it: tensor and
+    expert ranks hold the same blocks, slots and tokens as their peers. A
+    nested split over groups that each own a share stays silent: data-parallel
+    replicas then pipeline micro-batches for request slots, data-parallel then
+    context-parallel for KV blocks and tokens.
 
     ## Why it breaks
     A budget must be split exactly once per parallel dimension that owns a share
@@ -102,7 +99,11 @@ class RepeatedBudgetDivision(Rule):
     with a fraction of their memory). An in-place division of shared state is
     correct the first time and wrong the second: a re-run `__post_init__`
     (`dataclasses.replace`), a second engine in the process, or a retry after
-    profiling divides the already-divided budget again.
+    profiling divides the already-divided budget again. SGLang shipped this
+    from 0.4 to 0.5.16: its DP-attention setup stored `chunked_prefill_size //
+    dp_size` back on `ServerArgs`, and a record resolved twice halved the
+    prefill budget again (sglang#4599, #35907; fixed in 0.5.20 by declaring the
+    per-rank value once behind `ServerArgs.resolve_once`).
 
     ## Example
     See the flagged and correct corpus examples below.
@@ -111,14 +112,27 @@ class RepeatedBudgetDivision(Rule):
     Split the global budget once per parallel dimension that owns a share of it,
     in one place, into a new name (`blocks_per_dp_rank`), and make the ranks agree
     (a min all-reduce or an equality assert) before sizing shared structures.
-    Never divide a configuration field in place. The rule offers this as a
-    suggestion only: which division is the extra one depends on ownership.
+    Never divide a configuration field in place: on SGLang, declare the
+    per-rank value once (`declare_resolution` behind `ServerArgs.resolve_once`,
+    0.5.20+); on vLLM, keep the config field as configured and derive the
+    per-rank value where it is used. The rule offers this as a suggestion only:
+    which division is the extra one depends on ownership.
+
+    Not reached: a split in a caller and again in a callee, a split in one
+    class read by another (SGLang's scheduler reads the worker's per-DP
+    `max_running_requests`), a division by a product of sizes (one split over
+    the combined group), and a record made idempotent elsewhere with the same
+    text (a declaration call whose name is not `override`/`update`/`set`/
+    `patch` is not a write-back).
 
     ## Options
     - `budget-names` (list of globs, case-insensitive, matched against the last
       name component): names of global budgets. Default: `num_blocks`,
       `num_gpu_blocks`, `num_cpu_blocks`, `*_budget`, `*memory*`, `*_bytes`,
-      `max_num_*`, `max_total_*`, `max_running_requests`.
+      `max_num_*`, `max_total_*`, `max_running_requests`, `chunked_prefill_size`,
+      `max_prefill_tokens`, `*cache_size`, `*_capacity`. The budget's kind
+      (tokens, request slots, else KV blocks and memory) decides which groups
+      own a share of it.
     - `parallel-size-names` (list of globs): names of parallel-group sizes,
       also matched on the attribute of `parallel_config.data_parallel_size` and
       on getters such as `get_tensor_model_parallel_world_size()`. Default:
@@ -151,6 +165,11 @@ class RepeatedBudgetDivision(Rule):
     needles = _NEEDLES
     # every finding, and all it reads, lies in one function body
     definition_needles = _NEEDLES
+    # what a finding reads lies in the definitions the needles match (and
+    # their classes' headers) or in the project facts: the engine need not
+    # keep the definitions they name (set True if the analysis starts to
+    # read a helper or method it only names)
+    follows_definitions = False
 
     def __init__(self, ctx: RuleContext, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
@@ -200,10 +219,10 @@ class RepeatedBudgetDivision(Rule):
             self._size_cache[leaf] = hit
         return leaf if hit else None
 
-    def _step(self, size: cst.CSTNode, code: str) -> _Step:
-        return _Step(_bare_code(self.ctx, size), code, group_of(self._size_leaf(size) or ""))
+    def _step(self, size: cst.CSTNode, code: str) -> Step:
+        return Step(bare_code(self.ctx, size), code, group_of(self._size_leaf(size) or ""))
 
-    def _wrong(self, chain: _Chain) -> tuple[str, str] | None:
+    def _wrong(self, chain: Chain) -> tuple[str, str] | None:
         """Why a chain of two or more splits is wrong (see ``wrong_groups``)."""
         if len(chain.steps) < 2:
             return None
@@ -254,19 +273,19 @@ class RepeatedBudgetDivision(Rule):
         `__init__`, `self.per_dp // self.ep_size` in `allocate`). A split a
         method stores is not fed back into that method: its own order of
         statements already says what it reads."""
-        stored: dict[str, tuple[_Chain, cst.FunctionDef]] = {}
+        stored: dict[str, tuple[Chain, cst.FunctionDef]] = {}
         if len(methods) > 1:
             self._silent = True
             try:
                 for m in methods:
-                    env: dict[str, _Chain] = {}
+                    env: dict[str, Chain] = {}
                     self._block(m.body, env, set(), assigned=set())
                     for key, chain in env.items():
                         old = stored.get(key)
                         if key.startswith("self.") and chain.steps and (
                             old is None or len(chain.steps) > len(old[0].steps)
                         ):
-                            stored[key] = (_in_method(chain, f"{cls}.{m.name.value}"), m)
+                            stored[key] = (in_method(chain, f"{cls}.{m.name.value}"), m)
             finally:
                 self._silent = False
         for m in methods:
@@ -286,13 +305,13 @@ class RepeatedBudgetDivision(Rule):
             self._mark()
 
     def visit_Call(self, node: cst.Call) -> None:
-        if _leaf_of_call(node) in _DIV_CALLS:
+        if leaf_of_call(node) in _DIV_CALLS:
             self._mark()
 
     def _block(
         self,
         body: cst.BaseSuite | Sequence[cst.BaseStatement] | None,
-        env: dict[str, _Chain],
+        env: dict[str, Chain],
         fresh: set[str],
         assigned: set[str],
     ) -> None:
@@ -311,7 +330,7 @@ class RepeatedBudgetDivision(Rule):
             self._stmt(s, env, fresh, assigned)
 
     def _stmt(
-        self, s: cst.CSTNode, env: dict[str, _Chain], fresh: set[str], assigned: set[str]
+        self, s: cst.CSTNode, env: dict[str, Chain], fresh: set[str], assigned: set[str]
     ) -> None:
         if isinstance(s, cst.SimpleStatementLine):
             for small in s.body:
@@ -336,7 +355,7 @@ class RepeatedBudgetDivision(Rule):
             assigned |= a1 & a2
             # After the branches a name holds whichever derivation its branch
             # made; keep one that either branch made so a later split is seen.
-            merged: dict[str, _Chain] = {}
+            merged: dict[str, Chain] = {}
             for e in branch_envs:
                 for k, v in e.items():
                     old = merged.get(k)
@@ -366,7 +385,7 @@ class RepeatedBudgetDivision(Rule):
     def _small(
         self,
         s: cst.BaseSmallStatement,
-        env: dict[str, _Chain],
+        env: dict[str, Chain],
         fresh: set[str],
         assigned: set[str],
     ) -> None:
@@ -398,15 +417,15 @@ class RepeatedBudgetDivision(Rule):
         self,
         target: cst.BaseAssignTargetExpression,
         value: cst.BaseExpression,
-        chain: _Chain | None,
-        env: dict[str, _Chain],
+        chain: Chain | None,
+        env: dict[str, Chain],
         fresh: set[str],
         assigned: set[str],
         stmt: cst.CSTNode,
     ) -> None:
         key = dotted(target)
         if key is None:
-            for n in _target_names(target):
+            for n in target_names(target):
                 env.pop(n, None)
                 fresh.discard(n)
             return
@@ -432,11 +451,11 @@ class RepeatedBudgetDivision(Rule):
             del env[k]
         if chain is not None:
             if chain.steps:
-                chain = _named_steps(chain, self.ctx.code_for(stmt).strip())
+                chain = named_steps(chain, self.ctx.code_for(stmt).strip())
             env[key] = chain
 
     def _aug(
-        self, s: cst.AugAssign, env: dict[str, _Chain], fresh: set[str], assigned: set[str]
+        self, s: cst.AugAssign, env: dict[str, Chain], fresh: set[str], assigned: set[str]
     ) -> None:
         self._scan_expr(s.value, env)
         key = dotted(s.target)
@@ -450,7 +469,7 @@ class RepeatedBudgetDivision(Rule):
         if before is None:
             if not self._is_budget_name(last_name(key)):
                 return
-            before = _Chain(key, (), frozenset())
+            before = Chain(key, (), frozenset())
         code = self.ctx.code_for(s).strip()
         chain = before.plus(self._step(s.value, code), s)
         shared = (
@@ -468,7 +487,7 @@ class RepeatedBudgetDivision(Rule):
         return root in fresh
 
     def _is_fresh_call(self, call: cst.Call) -> bool:
-        leaf = last_name(call_name(call)) or _leaf_of_call(call)
+        leaf = last_name(call_name(call)) or leaf_of_call(call)
         if leaf is None:
             return False
         return leaf in _FRESH_CALLS or (leaf[:1].isupper() and not leaf.isupper())
@@ -484,10 +503,10 @@ class RepeatedBudgetDivision(Rule):
             self._keyword_splits(value, force=True)
 
     # -- expressions ----------------------------------------------------------------
-    def _scan_expr(self, expr: cst.BaseExpression, env: dict[str, _Chain]) -> _Chain | None:
+    def _scan_expr(self, expr: cst.BaseExpression, env: dict[str, Chain]) -> Chain | None:
         """Report every split chain in ``expr``; return the chain ``expr`` itself
         carries (if any)."""
-        memo: dict[int, _Chain | None] = {}
+        memo: dict[int, Chain | None] = {}
         top = self._chain(expr, env, memo)
         stack: list[cst.CSTNode] = [expr]
         while stack:
@@ -499,7 +518,7 @@ class RepeatedBudgetDivision(Rule):
             # divisions need their chain computed here.
             if isinstance(n, cst.Call):
                 self._keyword_splits(n, force=False, env=env)
-                if _leaf_of_call(n) in _DIV_CALLS:
+                if leaf_of_call(n) in _DIV_CALLS:
                     c = self._chain(n, env, memo)
             elif isinstance(n, cst.BinaryOperation) and isinstance(
                 n.operator, (cst.FloorDivide, cst.Divide)
@@ -516,8 +535,8 @@ class RepeatedBudgetDivision(Rule):
         return top
 
     def _chain(
-        self, n: cst.CSTNode, env: dict[str, _Chain], memo: dict[int, _Chain | None]
-    ) -> _Chain | None:
+        self, n: cst.CSTNode, env: dict[str, Chain], memo: dict[int, Chain | None]
+    ) -> Chain | None:
         if id(n) in memo:
             return memo[id(n)]
         memo[id(n)] = None  # cycle guard
@@ -526,8 +545,8 @@ class RepeatedBudgetDivision(Rule):
         return out
 
     def _chain_uncached(
-        self, n: cst.CSTNode, env: dict[str, _Chain], memo: dict[int, _Chain | None]
-    ) -> _Chain | None:
+        self, n: cst.CSTNode, env: dict[str, Chain], memo: dict[int, Chain | None]
+    ) -> Chain | None:
         if isinstance(n, (cst.Name, cst.Attribute)):
             key = dotted(n)
             if key is not None and key in env:
@@ -535,7 +554,7 @@ class RepeatedBudgetDivision(Rule):
             # (a budget read off a call's result, `get_schedule().max_num_reqs`,
             # is named by its text)
             if self._is_budget_name(self._leaf(n)):
-                return _Chain(key or self.ctx.code_for(n), (), frozenset())
+                return Chain(key or self.ctx.code_for(n), (), frozenset())
             return None
         if isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Minus):
             return self._chain(n.expression, env, memo)
@@ -588,11 +607,11 @@ class RepeatedBudgetDivision(Rule):
         )
 
     def _keyword_splits(
-        self, call: cst.Call, force: bool, env: dict[str, _Chain] | None = None
+        self, call: cst.Call, force: bool, env: dict[str, Chain] | None = None
     ) -> None:
         """`override(num_blocks=num_blocks // dp_size)`: the divided value is
         written back under the name it was read from."""
-        leaf = last_name(call_name(call)) or _leaf_of_call(call)
+        leaf = last_name(call_name(call)) or leaf_of_call(call)
         if not force and (leaf is None or not _OVERRIDE_CALL.search(leaf)):
             return
         for a in call.args:
@@ -642,7 +661,7 @@ class RepeatedBudgetDivision(Rule):
     def _on_sglang(self) -> bool:
         return self.ctx.module_name.split(".", 1)[0] == "sglang"
 
-    def _report_chain(self, node: cst.CSTNode, chain: _Chain) -> None:
+    def _report_chain(self, node: cst.CSTNode, chain: Chain) -> None:
         why = self._wrong(chain)
         if id(node) in self._reported or self._silent or why is None:
             return
@@ -650,17 +669,17 @@ class RepeatedBudgetDivision(Rule):
         self._reported |= chain.nodes
         sizes = [st.size for st in chain.steps]
         path = " → ".join(
-            f"`{st.code}`" + (f" (in `{st.where}`)" if st.where else "") for st in _dedupe(chain.steps)
+            f"`{st.code}`" + (f" (in `{st.where}`)" if st.where else "") for st in dedupe(chain.steps)
         )
         self.report(
             node,
             f"budget `{chain.budget}` is split over parallel groups {len(sizes)} times "
             f"(by {', '.join(f'`{s}`' for s in sizes)}) along one path",
-            notes=[f"path: {path}", _why_note(chain, why)],
+            notes=[f"path: {path}", why_note(chain, why)],
             fix=self._suggestion(),
         )
 
-    def _report_in_place(self, node: cst.CSTNode, key: str, chain: _Chain) -> None:
+    def _report_in_place(self, node: cst.CSTNode, key: str, chain: Chain) -> None:
         if id(node) in self._reported or self._silent:
             return
         self._reported.add(id(node))
@@ -678,75 +697,3 @@ class RepeatedBudgetDivision(Rule):
             ],
             fix=self._suggestion(in_place=True),
         )
-
-
-_GROUP_NAMES = {
-    "dp": "data-parallel",
-    "ep": "expert-parallel",
-    "tp": "tensor-parallel",
-    "pp": "pipeline-parallel",
-    "cp": "context-parallel",
-    "world": "world",
-}
-
-
-def _why_note(chain: _Chain, why: tuple[str, str]) -> str:
-    kind, group = why
-    named = [st.size for st in chain.steps if st.group == group]
-    label = _GROUP_NAMES.get(group, f"`{group}`")
-    if kind == "repeat":
-        return (
-            f"{', '.join(f'`{n}`' for n in dict.fromkeys(named))} name the same {label} group "
-            f"(or one that contains the other): each rank's share of `{chain.budget}` is "
-            "divided by it twice, while code that splits it once sizes from the whole share; "
-            "ranks disagree on buffer shapes (`shape mismatch` at KV-cache init) or run with "
-            "a fraction of their budget"
-        )
-    return (
-        f"`{named[0]}` ranks own no share of `{chain.budget}` ({label} peers hold the same "
-        "blocks, slots and tokens): the extra split leaves each rank a fraction of its "
-        "budget, and code that splits once disagrees with it (`shape mismatch` at KV-cache "
-        "init with expert + data parallelism)"
-    )
-
-
-def _in_method(chain: _Chain, where: str) -> _Chain:
-    steps = tuple(_Step(st.size, st.code, st.group, st.where or where) for st in chain.steps)
-    return _Chain(chain.budget, steps, chain.nodes)
-
-
-def _leaf_of_call(call: cst.Call) -> str | None:
-    f = call.func
-    if isinstance(f, cst.Attribute):
-        return f.attr.value
-    return f.value if isinstance(f, cst.Name) else None
-
-
-def _named_steps(chain: _Chain, stmt_code: str) -> _Chain:
-    """Show a split stored into a name as its statement (`per_dp = num_blocks // dp_size`)."""
-    first = stmt_code.splitlines()[0] if stmt_code else stmt_code
-    steps = tuple(
-        _Step(st.size, first, st.group, st.where) if "=" not in st.code and st.code in stmt_code else st
-        for st in chain.steps
-    )
-    return _Chain(chain.budget, steps, chain.nodes)
-
-
-def _dedupe(steps: Sequence[_Step]) -> list[_Step]:
-    seen: set[str] = set()
-    out = []
-    for st in steps:
-        if st.code not in seen:
-            seen.add(st.code)
-            out.append(st)
-    return out
-
-
-def _target_names(t: cst.CSTNode) -> list[str]:
-    if isinstance(t, cst.Name):
-        return [t.value]
-    if isinstance(t, (cst.Tuple, cst.List)):
-        return [n for e in t.elements for n in _target_names(e.value)]
-    if isinstance(t, cst.StarredElement):
-        return _target_names(t.value)
-    return []
