@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from linter.config import Config
 from linter.facts import ProjectFacts
-from linter.scan import Gate, check_source
+from linter.scan import Cut, Gate, check_source
 from linter.source import content_hash, one_line, shd000
 from linter.types import Diagnostic, Edit, Fix, InternalError, Span
 
@@ -104,6 +104,7 @@ def check_text(
     config: Config,
     facts: ProjectFacts,
     gates: Sequence[Gate] | None = None,
+    cut: Cut | None = None,
 ) -> tuple[list[Diagnostic], list[InternalError]]:
     """Parse ``text`` once with libcst (only the regions the rules' declared
     needles admit, with ``gates``: :func:`linter.scan.check_source`) and run
@@ -113,7 +114,7 @@ def check_text(
     from libcst.metadata import MetadataWrapper
 
     errors: list[InternalError] = []
-    source = check_source(text, relpath, gates) if gates is not None else text
+    source = check_source(text, relpath, gates, cut) if gates is not None else text
     try:
         module = parse_module_unvalidated(source)
     except cst.ParserSyntaxError as exc:

@@ -26,7 +26,7 @@ from linter.config import Config
 from linter.facts import FactCollector, FileLoader, LazyModules, ProjectFacts, run_collector
 from linter.files import SourceFile, discover, module_name_of, project_files, relpath_of
 from linter.registry import Registry, load_registry
-from linter.scan import Gate, ScanResult, gate_of, scan_text
+from linter.scan import Cut, Gate, ScanResult, gate_of, scan_text
 from linter.deep import met_recursion_limit, with_deep_retry
 from linter.source import normalize_identifiers, read_source
 from linter.workers import exit_with_parent
@@ -134,17 +134,17 @@ def _scan_job(job: tuple[str, str, bool]) -> ScanResult:
     return res
 
 
-def _check_job(job: tuple[str, str, list[str]]) -> CheckOutcome:
-    path, relpath, codes = job
+def _check_job(job: tuple[str, str, list[str], Cut | None]) -> CheckOutcome:
+    path, relpath, codes, cut = job
     engine: Engine = _W["engine"]
     text, err = read_source(path, relpath, engine.config.max_file_size)
     if text is None:
         return CheckOutcome([err] if err else [])
     facts = engine._facts
     if facts is None:
-        return engine.check_one_deep(text, relpath, codes=codes)
+        return engine.check_one_deep(text, relpath, codes=codes, cut=cut)
     with facts.recording() as read:
-        out = engine.check_one_deep(text, relpath, codes=codes)
+        out = engine.check_one_deep(text, relpath, codes=codes, cut=cut)
     out.lazy = {f"{n}\0{m}": facts.raw(n).facts_hash(m) for n, m in sorted(read)}  # type: ignore[attr-defined]
     return out
 
@@ -290,14 +290,16 @@ class Engine:
         relpath: str,
         facts: ProjectFacts | None = None,
         codes: Sequence[str] | None = None,
+        cut: Cut | None = None,
     ) -> CheckOutcome:
         """Check one text with the rules named by ``codes`` (default: those
         whose prefilter passes): diagnostics (suppressed ones marked), internal
         errors, whether libcst parsed it and which fact collectors its rules
-        read."""
+        read. ``cut``: the scan's definitions of the text, if at hand."""
         facts = facts if facts is not None else (self._facts or ProjectFacts())
         if codes is None:
-            codes = self.facts_gate(relpath, self.scan_one(text, relpath, True).rules or [], facts)
+            scan = self.scan_one(text, relpath, True)
+            codes, cut = self.facts_gate(relpath, scan.rules or [], facts), scan.cut
         wanted = set(codes)
         rules = [r for r in self.rules if r.code in wanted]
         diags: list[Diagnostic] = []
@@ -308,6 +310,7 @@ class Engine:
             diags, errors = check_text(
                 text, relpath, module_name_of(relpath), rules, self.config, facts,
                 [self.gate(r) for r in rules] if self.gates else None,
+                cut,
             )
         noqa_on = self.noqa_check(relpath, text)
         if diags or noqa_on:
@@ -338,11 +341,16 @@ class Engine:
         )
 
     def check_one_deep(
-        self, text: str, relpath: str, facts: ProjectFacts | None = None, codes: Sequence[str] | None = None
+        self,
+        text: str,
+        relpath: str,
+        facts: ProjectFacts | None = None,
+        codes: Sequence[str] | None = None,
+        cut: Cut | None = None,
     ) -> CheckOutcome:
         """``check_one`` as ``scan_one_deep`` does ``scan_one``."""
         return with_deep_retry(
-            lambda: self.check_one(text, relpath, facts, codes),
+            lambda: self.check_one(text, relpath, facts, codes, cut),
             lambda out: met_recursion_limit(out.diagnostics, out.errors),
             text, relpath,
             lambda error: CheckOutcome(self._finish_file([error], relpath, text)),
@@ -371,7 +379,7 @@ class Engine:
         if any(facts.raw(c.name).get(module) != mine.get(c.name) for c in self.collector_meta):
             facts = facts.with_module(module, mine)
         codes = self.facts_gate(relpath, scan.rules or [], facts)
-        out = self.check_one_deep(text, relpath, facts, codes)
+        out = self.check_one_deep(text, relpath, facts, codes, scan.cut)
         return sorted(out.diagnostics, key=lambda d: d.sort_key), out.errors
 
     def _finish_file(self, diags: list[Diagnostic], relpath: str, text: str | None) -> list[Diagnostic]:
@@ -703,7 +711,7 @@ class Engine:
         # the longest checks overlap the remaining gates.
         sizes = {sf.relpath: _size(sf.abspath) for sf, _, _ in pending} if self.jobs > 1 else {}
         pending.sort(key=lambda p: -sizes.get(p[0].relpath, 0))
-        todo: list[tuple[str, str, list[str]]] = []
+        todo: list[tuple[str, str, list[str], Cut | None]] = []
         gate_deps: dict[str, dict[str, list[str]]] = {}
         with _Checks(self, sizes) as checks:
             for sf, scan, e in pending:
@@ -723,11 +731,11 @@ class Engine:
                         }
                         self.cache.mark_dirty(key, sf.relpath, facts=False)
                     continue
-                job = (sf.abspath, sf.relpath, codes)
+                job = (sf.abspath, sf.relpath, codes, scan.cut)
                 todo.append(job)
                 checks.add(job)
             outs = checks.results()
-        for (path, rel, _), out in zip(todo, outs):
+        for (path, rel, _, _), out in zip(todo, outs):
             diags.extend(out.diagnostics)
             result.errors.extend(out.errors)
             result.stats.parsed += int(out.parsed)
@@ -764,7 +772,7 @@ class _Checks:
     def __init__(self, engine: Engine, sizes: Mapping[str, int]) -> None:
         self.engine = engine
         self.sizes = sizes
-        self.jobs: list[tuple[str, str, list[str]]] = []
+        self.jobs: list[tuple[str, str, list[str], Cut | None]] = []
         self.bytes = 0
         self.pool: ProcessPoolExecutor | None = None
         self.futures: list[Any] = []
@@ -776,7 +784,7 @@ class _Checks:
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=exc[0] is not None)
 
-    def add(self, job: tuple[str, str, list[str]]) -> None:
+    def add(self, job: tuple[str, str, list[str], Cut | None]) -> None:
         self.jobs.append(job)
         self.bytes += self.sizes.get(job[1], 0)
         if self.pool is not None:

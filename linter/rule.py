@@ -119,6 +119,16 @@ class Rule:
     #: when every finding lies in a matching definition or in module-level
     #: code, and what the rule reads to make it is there or named from there.
     definition_needles: ClassVar[Needles | None] = None
+    #: whether the rule's analysis of a kept definition reads other
+    #: definitions of its module by name (a helper it calls, a method called
+    #: through ``self``, a base class defined beside it). False: the engine
+    #: keeps for the rule only the definitions its ``definition_needles``
+    #: match (a method with its class's header and class-level statements)
+    #: and the module-level code -- much less for libcst to parse. Sound only
+    #: when what the rule reads outside a matching definition comes from the
+    #: project facts or the module-level code; ``tests/test_gates.py`` holds
+    #: it to that on the corpus and its mutations.
+    follows_definitions: ClassVar[bool] = True
     options: ClassVar[Mapping[str, Option]] = {}
     facts: ClassVar[tuple[str, ...]] = ()
     tags: ClassVar[tuple[str, ...]] = ()

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -49,6 +50,9 @@ class ScanResult:
     noqa: bool = False
     # per collector, a hash of this file's facts (what check results depend on)
     fh: dict[str, str] = field(default_factory=dict)
+    # the file's definitions as the scan's ``ast`` found them, handed to the
+    # check so that it need not compile the file again (not cached)
+    cut: Cut | None = None
 
 
 def facts_hash(data: Any) -> str:
@@ -70,6 +74,8 @@ class Gate:
     code: str
     file: Needles
     definition: Needles | None = None
+    # ``Rule.follows_definitions``: the definitions kept code names are kept too
+    follows: bool = True
 
 
 def gate_of(rule: type[Rule], options: Mapping[str, Any]) -> Gate:
@@ -78,7 +84,7 @@ def gate_of(rule: type[Rule], options: Mapping[str, Any]) -> Gate:
         file, definition = rule.declared_needles(options)
     except Exception:
         return Gate(rule.code, Needles())
-    return Gate(rule.code, file, definition)
+    return Gate(rule.code, file, definition, bool(getattr(rule, "follows_definitions", True)))
 
 
 def admits_text(gate: Gate, text: str) -> bool:
@@ -150,39 +156,24 @@ class Regions:
         """What the libcst check of the rules must see, as (spans kept,
         placeholders): the module-level code; each definition one of their
         definition needles matches -- a method with the skeleton (header,
-        class-level statements) of its class; every definition whose name
-        what is kept mentions, transitively (a helper a kept function calls,
+        class-level statements) of its class; for the rules that follow
+        definitions (``Gate.follows``), every definition whose name what is
+        kept for them mentions, transitively (a helper a kept function calls,
         a method called through ``self``, a base class). A class kept with
         none of its members gets a ``pass`` at a placeholder (line index,
-        indent): its first blanked line. None (everything) when a rule declares no
-        definition needles."""
+        indent): its first blanked line. None (everything) when a rule
+        declares no definition needles."""
         if any(g.definition is None for g in gates):
             return None
         n = len(self.units)
         has_members = {u.parent for u in self.units if u.parent >= 0}
         own = [self._own(i) if i in has_members else self.text[u.start : u.end] for i, u in enumerate(self.units)]
         chosen: set[int] = set()
-        frontier = [self.rest()]
-
-        def choose(i: int) -> None:
-            if i in chosen:
-                return
-            chosen.add(i)
-            frontier.append(own[i])
-            parent = self.units[i].parent
-            if parent >= 0:
-                choose(parent)
-
-        for i in range(n):
-            if any(_matches(g, own[i]) for g in gates):
-                choose(i)
-        pending = set(range(n)) - chosen
-        while frontier and pending:
-            seen = frontier.pop()
-            for i in [i for i in pending if any(_mentions(seen, w) for w in self.units[i].words())]:
-                pending.discard(i)
-                choose(i)
-                pending -= chosen
+        following = [g for g in gates if g.follows]
+        if following:
+            chosen |= self._chosen(following, own, closure=True)
+        if len(following) < len(gates):
+            chosen |= self._chosen([g for g in gates if not g.follows], own, closure=False)
         blanked = [u for i, u in enumerate(self.units) if i not in chosen and (u.parent < 0 or u.parent in chosen)]
         keep, pos = [], 0
         for u in blanked:
@@ -197,6 +188,35 @@ class Regions:
                 first = self.units[members[0]]
                 placeholders.append((self.text.count("\n", 0, first.start), first.indent))
         return keep, sorted(placeholders)
+
+    def _chosen(self, gates: Sequence[Gate], own: list[str], closure: bool) -> set[int]:
+        """The units kept for ``gates``: those their definition needles match
+        (with the classes holding them) and, with ``closure``, those the
+        module-level code or a kept unit names, transitively."""
+        chosen: set[int] = set()
+        frontier = [self.rest()] if closure else []
+
+        def choose(i: int) -> None:
+            if i in chosen:
+                return
+            chosen.add(i)
+            if closure:
+                frontier.append(own[i])
+            parent = self.units[i].parent
+            if parent >= 0:
+                choose(parent)
+
+        for i in range(len(self.units)):
+            if any(_matches(g, own[i]) for g in gates):
+                choose(i)
+        pending = set(range(len(self.units))) - chosen
+        while frontier and pending:
+            seen = frontier.pop()
+            for i in [i for i in pending if any(_mentions(seen, w) for w in self.units[i].words())]:
+                pending.discard(i)
+                choose(i)
+                pending -= chosen
+        return chosen
 
     def admits(self, gate: Gate) -> bool:
         """The definition gate: whether one top-level definition, or the
@@ -283,6 +303,28 @@ def regions_of(tree: ast.Module, text: str) -> Regions | None:
     return Regions(text, tuple(units))
 
 
+@dataclass(frozen=True)
+class Cut:
+    """A file's :class:`Unit` list with what identifies the text it was cut
+    from (the check re-reads the file: one edited in between is compiled
+    again)."""
+
+    length: int
+    crc: int
+    units: tuple[Unit, ...]
+
+    @staticmethod
+    def of(regions: Regions) -> Cut:
+        text = regions.text
+        return Cut(len(text), zlib.crc32(text.encode("utf-8", "surrogatepass")), regions.units)
+
+    def regions(self, text: str) -> Regions | None:
+        """The regions of ``text`` if it is the text this was cut from."""
+        if len(text) != self.length or zlib.crc32(text.encode("utf-8", "surrogatepass")) != self.crc:
+            return None
+        return Regions(text, self.units)
+
+
 def mask_text(text: str, spans: Sequence[tuple[int, int]]) -> str:
     """``text`` with every line outside ``spans`` (sorted (start, end)
     offsets of whole lines) blanked: the line breaks are kept, so every
@@ -347,6 +389,8 @@ def scan_text(
     if rules is not None:
         regions = regions_of(tree, text) if tree is not None and by_definition else None
         res.rules = [g.code for g in cands if regions is None or regions.admits(g)]
+        if regions is not None and res.rules:
+            res.cut = Cut.of(regions)
     for c in wanted:
         try:
             # a text collector always reads the text, even when an ast exists
@@ -360,19 +404,22 @@ def scan_text(
     return res
 
 
-def check_source(text: str, relpath: str, gates: Sequence[Gate]) -> str:
+def check_source(text: str, relpath: str, gates: Sequence[Gate], cut: Cut | None = None) -> str:
     """What libcst parses to check the rules of ``gates``: ``text`` with the
     top-level definitions none of their definition needles match blanked
     (the module-level code always kept), provided the whole text compiles
     (a syntax error anywhere is still reported); else ``text``. Positions
-    are the same."""
+    are the same. ``cut``: the scan's definitions of the text, if it has
+    them (then nothing is compiled again)."""
     if not gates or any(g.definition is None for g in gates):
         return text
-    try:
-        tree = compile_tree(text, relpath)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return text
-    regions = regions_of(tree, text)
+    regions = cut.regions(text) if cut is not None else None
+    if regions is None:
+        try:
+            tree = compile_tree(text, relpath)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return text
+        regions = regions_of(tree, text)
     got = regions.kept(gates) if regions is not None else None
     if got is None or got[0] == [(0, len(text))]:
         return text

@@ -362,7 +362,7 @@ def test_a_check_reports_the_lazy_facts_it_read(tmp_path: Path) -> None:
     eng.project_facts()
     engine_mod._init_worker({"engine": eng})
     try:
-        out = engine_mod._check_job((str(root / "stages" / "variant.py"), "stages/variant.py", ["SHD301"]))
+        out = engine_mod._check_job((str(root / "stages" / "variant.py"), "stages/variant.py", ["SHD301"], None))
     finally:
         engine_mod._init_worker({})
     assert out.diagnostics

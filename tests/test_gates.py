@@ -231,6 +231,55 @@ def test_a_kept_definition_brings_the_definitions_it_names() -> None:
     assert source.count("\n") == text.count("\n")
 
 
+def test_a_rule_that_follows_no_definitions_keeps_only_its_matches() -> None:
+    """``follows_definitions = False``: the helper a matching function names
+    is blanked for that rule, and kept when another admitted rule follows
+    names; the blanked text keeps every position."""
+    from linter.needles import Needles
+    from linter.rule import Rule
+
+    text = (
+        "def helper(n):\n    return n * 2\n\n"
+        "def launch(x):\n    block = min(x, 1024)\n    return helper(block)\n"
+    )
+
+    class Local(Rule):
+        code, name = "SHD994", "local"
+        needles = definition_needles = Needles(all_of=("min(",))
+        follows_definitions = False
+
+    class Following(Rule):
+        code, name = "SHD993", "following"
+        needles = definition_needles = Needles(all_of=("min(",))
+
+    alone = check_source(text, "m.py", [gate_of(Local, {})])
+    assert "def launch" in alone and "def helper" not in alone
+    assert alone.count("\n") == text.count("\n")
+    both = check_source(text, "m.py", [gate_of(Local, {}), gate_of(Following, {})])
+    assert "def launch" in both and "def helper" in both
+
+
+def test_the_check_reuses_the_scans_cut_only_for_the_same_text() -> None:
+    """The scan hands the check its definitions (no second compile); a text
+    changed in between is cut again rather than masked at stale offsets."""
+    from linter.needles import Needles
+    from linter.rule import Rule
+    from linter.scan import scan_text
+
+    class Mins(Rule):
+        code, name = "SHD992", "mins-cut"
+        needles = definition_needles = Needles(all_of=("min(",))
+
+    gate = gate_of(Mins, {})
+    text = "def other():\n    return 1\n\ndef launch(x):\n    return min(x, 8)\n"
+    scan = scan_text(text, "m.py", "m", [], [gate])
+    assert scan.rules == ["SHD992"] and scan.cut is not None
+    assert check_source(text, "m.py", [gate], scan.cut) == check_source(text, "m.py", [gate])
+    edited = "def launch(x):\n    return min(x, 8)\n\ndef other():\n    return 1\n"
+    assert scan.cut.regions(edited) is None
+    assert "def launch" in check_source(edited, "m.py", [gate], scan.cut)
+
+
 def test_a_class_is_narrowed_to_the_members_that_matter() -> None:
     """A kept method brings its class's header and class-level statements
     and the methods it names (``self.helper()``); the others are blanked. A
