@@ -386,6 +386,22 @@ async def test_pyproject_reload_and_bad_key(push: LanguageClient, workspace: Pat
     await eventually(lambda: codes(push.diagnostics.get(model, [])) == ["SHD201", "SHD201"], "findings back")
 
 
+async def test_a_nested_project_is_linted_under_its_own_configuration(push: LanguageClient, workspace: Path):
+    """As on the command line: a folder below the workspace whose
+    pyproject.toml has a ``[tool.shardlint]`` table configures the files
+    under it (here it ignores SHD101); the workspace's other files keep the
+    workspace's configuration."""
+    nested = workspace / "tools"
+    nested.mkdir()
+    (nested / "pyproject.toml").write_text('[tool.shardlint]\nignore = ["SHD101"]\n')
+    (nested / "kernels.py").write_text((workspace / "kernels.py").read_text())
+    docs = Docs(push)
+    _, outer = await open_and_wait(push, docs, workspace / "kernels.py")
+    _, inner = await open_and_wait(push, docs, nested / "kernels.py")
+    assert "SHD101" in codes(outer.diagnostics)
+    assert "SHD101" not in codes(inner.diagnostics)
+
+
 async def test_client_settings_from_init_options_and_did_change_configuration(
     push_ignoring: LanguageClient, workspace: Path
 ):

@@ -28,7 +28,14 @@ from linter.config import ConfigError
 from linter.fixer import fix_text
 from linter.lsp import convert
 from linter.lsp.buffers import BufferLint
-from linter.lsp.workspace import FolderState, Settings, folder_for, key_line, parse_settings
+from linter.lsp.workspace import (
+    FolderState,
+    Settings,
+    folder_for,
+    key_line,
+    nested_project_root,
+    parse_settings,
+)
 from linter.registry import load_registry_fast
 from linter.types import Applicability, Span
 
@@ -74,11 +81,17 @@ class ShardlintServer(LanguageServer):
 
     # -- folders ----------------------------------------------------------
     def folder_of(self, path: Path) -> FolderState:
-        got = folder_for(self.folders, path)
-        if got is None:
-            from linter.config import find_project_root
+        """The state whose configuration governs ``path``, as on the command
+        line (one configuration per file): the innermost workspace folder
+        holding it, or the project nested below that folder whose own
+        ``pyproject.toml`` has a ``[tool.shardlint]`` table (its root, rules
+        and facts), or, outside every folder, the file's own project."""
+        from linter.config import find_project_root
 
-            got = FolderState(find_project_root(path), self.registry, self.settings)
+        got = folder_for(self.folders, path)
+        root = find_project_root(path) if got is None else nested_project_root(got, path)
+        if root is not None:
+            got = FolderState(root, self.registry, self.settings)
             got.configure()
             self.folders.append(got)
         return got

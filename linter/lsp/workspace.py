@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from linter.config import Config, ConfigError, check_selector, load_config
+from linter.config import Config, ConfigError, check_selector, find_config_file, load_config
 from linter.engine import Engine
 from linter.facts import ProjectFacts
 from linter.files import module_name_of, relpath_of
@@ -253,6 +253,26 @@ class FolderState:
 
     def contains(self, path: Path) -> bool:
         return path == self.folder or self.folder in path.parents
+
+
+def nested_project_root(folder: FolderState, path: Path) -> Path | None:
+    """The root of the project ``path`` belongs to when it lies below
+    ``folder``'s own root: the closest folder above ``path`` whose
+    ``pyproject.toml`` has a ``[tool.shardlint]`` table. None when that is
+    the folder's own configuration, when the client's settings name one
+    configuration file for everything, or when the lookup fails (the
+    folder's configuration then stands)."""
+    if folder.settings.config_file is not None or folder.config is None:
+        return None
+    try:
+        found = find_config_file(path)
+    except ConfigError:
+        return None
+    if found is None:
+        return None
+    root = found[0].parent.resolve()
+    own = folder.config.root.resolve()
+    return root if root != own and root.is_relative_to(own) else None
 
 
 def folder_for(folders: Sequence[FolderState], path: Path) -> FolderState | None:
