@@ -306,3 +306,74 @@ def test_rule_fires_in_every_layout_with_the_gates_open(text: str) -> None:
     closed = lint(text, Path("."), gates=False)
     assert [d.code for d in closed], text  # every layout holds a finding ...
     assert lint(text, Path(".")) == closed, text  # ... that the gates let through
+
+
+# -- the shapes the engines shipped (bench/history/cases/repeated_budget_division.toml)
+
+
+def test_one_group_spelled_twice_fires_nested_owning_groups_stay_silent(tmp_path: Path) -> None:
+    diags = lint(
+        """
+        def plan(sched, attn_dp_size, dp_size, pp_size):
+            per_dp = sched.max_num_seqs // attn_dp_size
+            twice = per_dp // dp_size
+            micro = per_dp // pp_size
+            return twice, micro
+        """,
+        tmp_path,
+    )
+    assert [d.span.line for d in diags] == [4]
+    why = diags[0].notes[1].message
+    assert "`attn_dp_size`, `dp_size` name the same data-parallel group" in why
+
+
+def test_split_stored_on_self_is_followed_into_other_methods(tmp_path: Path) -> None:
+    [d] = lint(
+        """
+        class Planner:
+            def __init__(self, cache_config, parallel_config):
+                self.ep_size = parallel_config.expert_parallel_size
+                self.per_replica = cache_config.num_gpu_blocks // parallel_config.data_parallel_size
+
+            def allocate(self):
+                return self.per_replica // self.ep_size
+        """,
+        tmp_path,
+    )
+    assert d.span.line == 8
+    path = d.notes[0].message
+    assert "(in `Planner.__init__`)" in path and "self.per_replica // self.ep_size" in path
+    assert "own no share" in d.notes[1].message
+
+
+def test_default_set_in_one_branch_leaves_the_field_shared(tmp_path: Path) -> None:
+    code = """
+        class Args:
+            def __post_init__(self):
+                if self.chunked_prefill_size is None:
+                    self.chunked_prefill_size = 8192
+                {else_branch}
+                if self.enable_dp_attention:
+                    self.chunked_prefill_size = self.chunked_prefill_size // (self.dp_size if self.enable_dp_attention else 1)
+        """
+    [d] = lint(code.replace("{else_branch}", ""), tmp_path)
+    assert d.span.line == 8 and "`self.dp_size` > 1" in d.message
+    every_path = code.replace(
+        "{else_branch}", "else:\n                    self.chunked_prefill_size = 4096"
+    )
+    assert not lint(every_path, tmp_path)
+
+
+@pytest.mark.parametrize(("package", "spelling"), [("sglang", "resolve_once"), ("vllm", "dataclasses.replace")])
+def test_in_place_fix_is_spelled_for_the_engine(tmp_path: Path, package: str, spelling: str) -> None:
+    from linter.config import Config
+    from linter.engine import Engine
+
+    (tmp_path / package).mkdir()
+    (tmp_path / package / "__init__.py").write_text("")
+    code = "def resolve(args):\n    args.max_prefill_tokens = args.max_prefill_tokens // args.dp_size\n"
+    diags, errors = Engine(Config(root=tmp_path, select=(CODE,)), load_registry(), jobs=1).lint_text(
+        code, tmp_path / package / "args.py"
+    )
+    assert not errors and len(diags) == 1
+    assert diags[0].fix is not None and spelling in diags[0].fix.title

@@ -220,6 +220,8 @@ class RepeatedBudgetDivision(Rule):
         return leaf if hit else None
 
     def _step(self, size: cst.CSTNode, code: str) -> Step:
+        if isinstance(size, cst.IfExp):  # named by its size arm; the path shows the test
+            size = size.body if self._is_size(size.body) else size.orelse
         return Step(bare_code(self.ctx, size), code, group_of(self._size_leaf(size) or ""))
 
     def _wrong(self, chain: Chain) -> tuple[str, str] | None:
