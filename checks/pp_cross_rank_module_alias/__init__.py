@@ -259,8 +259,13 @@ class PpCrossRankModuleAlias(Rule):
     check, no `is_first_rank`/`is_last_rank`, no `PPMissingLayer`.
 
     Drafts run on the last pipeline rank in vLLM and SGLang, so by default
-    borrowing the LM head alone is fine and borrowing the embedding is not;
-    borrowing both is reported with both named.
+    borrowing the LM head alone is fine and borrowing the embedding is not.
+    One finding per root cause: a module of one rank borrowed from one owner
+    in one function is reported once, at its first site, with the function's
+    other sites as related locations; the message names what that statement
+    borrows (the head only where it is borrowed, "no rank holds both" when
+    the function borrows both ends). An owner may be written with a
+    subscript (`self.step_runners[i].model.set_embed_and_head(...)`).
 
     Also counted as a guard: a method of the same class that raises under a
     pipeline test (a validator refusing PP up front), and a check of the
@@ -314,7 +319,9 @@ class PpCrossRankModuleAlias(Rule):
     rank) and names the head too.
 
     ## Fix
-    Check the pipeline size first and fail loudly (`if pp_size > 1: raise
+    (SGLang: resolve the pair for the draft's stage, as
+    `srt/speculative/pp_draft_embedding.py` does in 0.5.23, or raise when
+    `pp_size > 1`.) Check the pipeline size first and fail loudly (`if pp_size > 1: raise
     NotImplementedError(...)`), or place the draft on the last rank and
     broadcast the embedding weights from the first rank once at load time, or
     let the draft load its own embedding from its checkpoint under PP.

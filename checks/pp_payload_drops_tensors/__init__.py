@@ -96,41 +96,58 @@ class PpPayloadDropsTensors(Rule):
     return of the other ranks — `if not get_pp_group().is_last_rank: return
     IntermediateTensors({...})` (SGLang: `self.pp_group.is_last_rank`,
     `PPProxyTensors`) — hands only `hidden_states`/`residual` to the next
-    stage. It is an error when the class claims the combination works: a
-    capability flag such as `supports_aux_hidden_states_over_pp = True`, set
-    on the class or inherited from a base class in any file of the project
-    (the typical live bug: a subclass that overrides `forward` and loses the
-    packing its base had, while still inheriting the base's claim). It is a
-    warning when no class of the hierarchy sets a flag at all and nothing in
-    the project reads one: latent, safe only while the engine refuses the
-    combination (vLLM 0.20–0.28 refuse EAGLE-3 with pipeline parallelism
-    globally and drop the taps of every EAGLE-3 model this way, the seed's
-    Kimi-K3 among them: what lifting that refusal meant fixing).
-    Where some module reads the flag (`getattr(model,
-    "supports_aux_hidden_states_over_pp", False)`, as vLLM 0.30 on does at
-    start-up), a class that never sets it is refused, not run: silent. A
-    flag set to a false value is a refusal too: silent. So is a project
-    that turns tap capture on for the last rank only (SGLang:
-    `set_eagle3_layers_to_capture` returns
-    at once unless `self.pp_group.is_last_rank`, or raises under a pipeline
-    test): the other ranks collect nothing to drop. That is read per module
-    (a module with such a setter), or for the project when the module has no
-    capture setter of its own.
+    stage. Whether a draft with pipeline parallelism can reach the class is
+    judged per *runner path*: each function of the project that turns a
+    model's taps on for a draft (calls `set_aux_hidden_state_layers` or a
+    `set_*_layers_to_capture` method and is not such a setter itself) is a
+    path; a path *checks* when it, or a function it calls, reads a
+    capability flag (`getattr(inner, "supports_aux_hidden_states_over_pp",
+    False)`), and *refuses* when it, a method of its class, or every caller
+    raises under a pipeline-size test in the draft's block. It is an error:
+    - when the class claims the combination works: a flag such as
+      `supports_aux_hidden_states_over_pp = True` set on the class or
+      inherited from a base class in any file of the project (the typical
+      live bug: a subclass that overrides `forward` and loses the packing
+      its base had, while still inheriting the claim) -- the checking path
+      admits it;
+    - when the class does not claim it (no flag, or a false one) and some
+      path neither checks nor refuses: that path starts the draft anyway.
+      The note names the path (vLLM 0.33: the V1 runner's
+      `_setup_eagle3_aux_hidden_state_outputs`, reached with no environment
+      variable when EAGLE-3 asks for parallel drafting, while the V2
+      runner's `set_eagle3_aux_hidden_state_layers` checks the flag).
+
+    It is silent when every path checks or refuses (an unclaimed class is
+    refused, not run), and a warning when the project shows no path at all
+    and reads no flag (a model file linted alone, a vendored copy): safe
+    only while the engine refuses the combination. A refusal outside the
+    paths (a configuration validator) is not seen: the triage names it. A
+    project that turns tap capture on for the last rank only (SGLang:
+    `set_eagle3_layers_to_capture` returns at once unless
+    `self.pp_group.is_last_rank`, or raises under a pipeline test) collects
+    nothing on the other ranks to drop: silent (read per module, or for the
+    project when the module has no capture setter of its own). The other
+    ranks' layers then give no tap at all, which is a different bug (SGLang
+    PR 39644) this rule does not report.
 
     It also fires when a payload's keys differ from the keys the receiving
     stage allocates (`make_empty_intermediate_tensors_factory([...], ...)` or a
     `make_empty_intermediate_tensors` method) in the same class or a base.
 
     ## Why it breaks
-    With pipeline parallelism each rank runs a slice of the layers. The taps
-    of layers that live on rank 0..N-2 are computed there and then dropped
-    with the payload: only the last rank's taps reach the draft. Nothing
-    crashes; the draft is conditioned on a fraction of its inputs and the
-    acceptance rate quietly collapses, worse as the PP degree grows (with
-    taps at layers 7, 31, 47, 63 and 87 of 93 and PP=2, four of five are
-    lost). A payload whose keys differ from the receiver's allocation fails
-    on the receiving rank (`KeyError`, or a shape/recv mismatch in CUDA-graph
-    capture).
+    With pipeline parallelism each rank runs a slice of the layers, and the
+    draft runs on the last rank. The taps of layers on ranks 0..N-2 never
+    reach it: the taps it concatenates come out narrower than the draft's
+    input projection (EAGLE-3's `combine_hidden_states`, DFlash/DSpark's
+    `fc`) was trained for, and its first step fails with a shape mismatch
+    (`mat1 and mat2 shapes cannot be multiplied`, the seed's own error);
+    when the last rank holds no tap layer the forward returns no taps and
+    the runner's unpacking fails; a receiving rank that reserved their
+    slots (`make_empty_intermediate_tensors`) fails on the missing keys
+    (`KeyError`, vLLM's "Missing aux_hidden_states_0"). Pipeline size 1 is
+    unaffected, which is why single-GPU tests pass. A payload whose keys
+    differ from the receiver's allocation fails on the receiving rank
+    (`KeyError`, or a shape/recv mismatch in CUDA-graph capture).
 
     ## Example
     Below, the decoder appends its taps in every layer and returns them on
@@ -141,11 +158,13 @@ class PpPayloadDropsTensors(Rule):
     (`corpus/pp_payload_drops_tensors/stages/`).
 
     ## Fix
-    Carry the taps in the payload (`**self.pack_local_aux_hidden_states(aux)`,
-    or a key per tap), collect the upstream ones on the receiving ranks and
-    reserve their slots in `make_empty_intermediate_tensors`; or set the
-    capability flag to `False` on the subclass so the runtime refuses the
-    combination honestly.
+    Carry the taps in the payload and collect them on the receiving ranks
+    (vLLM: `**self.pack_local_aux_hidden_states(aux_hidden_states)` and
+    `self.collect_remote_aux_hidden_states(intermediate_tensors)`; SGLang: a
+    `PPProxyTensors` key per tap), then claim the flag; or refuse the
+    combination honestly: set the flag to `False` on a subclass that
+    claims it wrongly, and make the open path read the flag and raise under
+    pipeline parallelism, as the checking path does. The note names both.
 
     ## Options
     - `payload-classes` (list[str], default `["IntermediateTensors",

@@ -1,5 +1,5 @@
-"""The decoder that leaves its taps behind, in a project whose every runner
-refuses it under pipeline parallelism: silent."""
+"""A decoder that leaves its taps behind, in a project whose only runner
+refuses a draft that needs them under pipeline stages: silent."""
 
 from torch import nn
 
@@ -8,31 +8,14 @@ from vllm.distributed import get_pp_group
 from vllm.sequence import IntermediateTensors
 
 
-class ShortDecoder(nn.Module, TapCollector):
+class StageLocalTaps(nn.Module, TapCollector):
     def forward(self, ids, positions, staged=None):
-        hidden, resid = (self.embed(ids), None) if staged is None else (staged["hidden_states"], staged["residual"])
-        taps = []
-        for depth, block in enumerate(self.blocks[self.first : self.last], start=self.first):
-            if depth in self.tap_layers:
-                taps.append(hidden if resid is None else hidden + resid)
-            hidden, resid = block(positions, hidden, resid)
-        if not get_pp_group().is_last_rank:
-            return IntermediateTensors({"hidden_states": hidden, "residual": resid})
-        return self.norm(hidden, resid)[0], taps
-
-
-class CarryingDecoder(nn.Module, TapCollector):
-    supports_aux_hidden_states_over_pp = True
-
-    def forward(self, ids, positions, staged=None):
-        hidden, resid = (self.embed(ids), None) if staged is None else (staged["hidden_states"], staged["residual"])
-        upstream = [] if staged is None else [staged[k] for k in sorted(staged.tensors) if k.startswith("tap_")]
-        taps = []
-        for depth, block in enumerate(self.blocks[self.first : self.last], start=self.first):
-            if depth in self.tap_layers:
-                taps.append(hidden if resid is None else hidden + resid)
-            hidden, resid = block(positions, hidden, resid)
-        if not get_pp_group().is_last_rank:
-            carried = {f"tap_{len(upstream) + i}": t for i, t in enumerate(taps)}
-            return IntermediateTensors({"hidden_states": hidden, "residual": resid, **carried})
-        return self.norm(hidden, resid)[0], upstream + taps
+        state = self.embed(ids) if staged is None else staged["hidden_states"]
+        stage_taps = []
+        for index in range(self.first, self.last):
+            if index in self.tap_layers:
+                stage_taps.append(state)
+            state = self.blocks[index](positions, state)
+        if get_pp_group().is_last_rank:
+            return state, stage_taps
+        return IntermediateTensors({"hidden_states": state})
