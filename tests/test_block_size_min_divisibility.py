@@ -119,7 +119,7 @@ def test_divisibility_counterexample(cap: int, expected: str) -> None:
 
 @pytest.mark.parametrize(
     ("cap", "expected"),
-    [(1024, "w=768 → B=768"), (8, "w=6 → B=6"), (96, "w=128 → B=96")],
+    [(1024, "w=768 → B=768"), (8, "w=3 → B=3"), (32, "w=24 → B=24"), (96, "w=128 → B=96")],
 )
 def test_power_of_two_counterexample(cap: int, expected: str) -> None:
     assert pow2_example("w", "B", str(cap), cap, cap & (cap - 1) == 0).startswith(expected)

@@ -11,6 +11,7 @@ Kernels in other files come from the ``triton_kernels`` and
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
@@ -26,6 +27,8 @@ from checks.block_size_min_divisibility.sites import (
     Scope,
     SameX,
     call_text,
+    reach_of,
+    tensor_dim,
     cap_side,
     div_example,
     family_of,
@@ -33,14 +36,17 @@ from checks.block_size_min_divisibility.sites import (
     has_offset_arith,
     inline_mins,
     kernel_consumer,
+    known_multiple,
     launch_args,
     loop_handles_tail,
+    multiple_example,
     names_block,
     pinned,
     pow2_example,
     raise_only,
     short,
 )
+from checks.block_size_min_divisibility.origin import describe
 from checks.block_size_min_divisibility.values import (
     OTHER,
     Env,
@@ -54,10 +60,13 @@ from checks.block_size_min_divisibility.values import (
     module_functions,
     top_level_bindings,
 )
+from checks.facts import divisible_inputs
 from checks.facts.kernels import KernelFacts, KernelIndex, collect_text
+from checks.facts.launchers import Launcher, find_launcher, launcher_facts
 from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule
-from linter.types import Applicability, Fixability, Note, Severity
+from linter.positions import positions
+from linter.types import Applicability, Fixability, Note, Severity, Span
 
 # Always power-of-two calls, whatever the option says (see its doc).
 BUILTIN_POW2 = ("triton.next_power_of_2", "next_power_of_2", "next_power_of_two")
@@ -172,7 +181,7 @@ class BlockSizeMinDivisibility(Rule):
     definition_needles = needles
     # Not ``definition_needles``: a site's power-of-two proof may call
     # another top-level function of the file (``_block(n)``).
-    facts = ("triton_kernels", "facade_imports")
+    facts = ("triton_kernels", "facade_imports", "kernel_launchers")
     tags = ("correctness", "triton")
     options: ClassVar[Mapping[str, Option]] = {
         "power-of-two-functions": Option(
@@ -204,6 +213,8 @@ class BlockSizeMinDivisibility(Rule):
         self._where: list[str] = [""]
         self._imports: dict[str, str] | None = None
         self._local_kernels: dict[str, KernelFacts] | None = None
+        self._local_launchers: dict[str, Launcher] | None = None
+        self._divisible: dict[str, dict[str, list[list[object]]]] | None = None
 
     # -- traversal: one pass records what each scope holds -------------------
     def _top(self) -> Scope:
@@ -243,7 +254,18 @@ class BlockSizeMinDivisibility(Rule):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
-            bind(self._top().bindings, t.target, node.value)
+            target, value = t.target, node.value
+            if (
+                isinstance(target, (cst.Tuple, cst.List))
+                and isinstance(value, (cst.Tuple, cst.List))
+                and len(target.elements) == len(value.elements)
+                and not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements))
+            ):
+                # ``n, pad = 32, 8``: each name its own value
+                for te, ve in zip(target.elements, value.elements):
+                    bind(self._top().bindings, te.value, ve.value)
+            else:
+                bind(self._top().bindings, target, value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -300,6 +322,8 @@ class BlockSizeMinDivisibility(Rule):
         op = node.operator
         if isinstance(op, (cst.Modulo, cst.FloorDivide)) and isinstance(node.right, cst.Name):
             self._top().ops.append((node, self._where[-1]))
+        elif isinstance(op, cst.Modulo) and isinstance(node.right, cst.Integer):
+            self._top().literal_mods.append((node, self._where[-1]))
         elif isinstance(op, cst.BitAnd) and self._where[-1]:
             self._top().pow2_checks.append(node)
 
@@ -314,6 +338,8 @@ class BlockSizeMinDivisibility(Rule):
             scope.cdiv_calls.append(node)
         elif name and self._where[-1] and ("pow" in name.lower()):
             scope.pow2_checks.append(node)
+        elif name and any(isinstance(a.value, cst.Name) for a in node.args):
+            scope.calls.append(node)
 
     # -- analysis ------------------------------------------------------------
     def _analyse(self, scope: Scope, env: Env) -> None:
@@ -321,27 +347,42 @@ class BlockSizeMinDivisibility(Rule):
         values = Values(env, pow2_functions, self._module_functions)
         sites: list[MinSite] = []
         for name, binds in env.local.items():
-            for b in binds:
-                site = self._min_site(b, name, values)
+            for i, b in enumerate(binds):
+                site = self._min_site(b, name, values, binds[:i])
                 if site is not None:
                     sites.append(site)
+        found: list[tuple[MinSite, list[Consumer]]] = []
         for site in sites:
             site.family = family_of(site.name, env.local)
             if self._repaired(site, env.local) or pinned(site, scope, env, values):
                 continue
+            if self._divisible_input(site, env, values):
+                continue
+            reach = reach_of(site.family, env.local)
             consumers = self._host_consumers(site, scope, env)
-            consumers += self._kernel_consumers(site, scope.launches)
-            self._decide(site, consumers, scope)
+            consumers += self._kernel_consumers(site, scope.launches, env, reach)
+            consumers += self._launcher_consumers(site, scope.calls, reach)
+            live = self._live(site, consumers, scope, env)
+            if live:
+                found.append((site, live))
         for call in scope.launches:
             for kw, m in inline_mins(call):
-                site = self._min_site(m, kw, values)
-                if site is None:
+                site = self._min_site(m, kw, values, [])
+                if site is None or self._divisible_input(site, env, values):
                     continue
                 site.inline = True
-                consumers = self._kernel_consumers(site, [call], inline=kw)
-                self._decide(site, consumers, None)
+                consumers = self._kernel_consumers(site, [call], env, set(), inline=kw)
+                live = self._live(site, consumers, None, env)
+                if live:
+                    found.append((site, live))
+        self._report_all(found, env)
 
-    def _min_site(self, value: object, name: str, values: Values) -> MinSite | None:
+    def _min_site(
+        self, value: object, name: str, values: Values, before: Sequence[object]
+    ) -> MinSite | None:
+        """The ``min(X, C)`` of ``name = value`` as a block site; ``before``:
+        the bindings of ``name`` that precede it, the cap's value where the
+        block narrows itself (``T = min(T, block_size)``)."""
         if not isinstance(value, cst.Call) or call_name(value) != "min":
             return None
         if len(value.args) != 2 or any(a.keyword or a.star for a in value.args):
@@ -349,11 +390,24 @@ class BlockSizeMinDivisibility(Rule):
         a, b = value.args[0].value, value.args[1].value
         if has_offset_arith(a) or has_offset_arith(b):
             return None
+        env = values.env
+        narrows = [isinstance(e, cst.Name) and e.value == name for e in (a, b)]
+        if any(narrows) and before:
+            narrowed = Env({**env.local, name: list(before)}, env.params, env.module, env.is_module, env.knobs)
+            values = Values(narrowed, values.pow2_functions, values.functions)
         va, vb = values.const(a), values.const(b)
         if va is not None and vb is not None:
             return None
         pa, pb = values.pow2(a), values.pow2(b)
-        cap = cap_side(va, vb, pa, pb, constant_like(a, values.env), constant_like(b, values.env))
+        if any(narrows) and before:
+            # ``T = min(T, n)``: the block narrowed to the width ``n``; the
+            # block's own earlier value is the cap, provided it is known
+            # (a constant or a power of two), never the width
+            cap = 0 if narrows[0] else 1
+            if not ((va, pa) if cap == 0 else (vb, pb))[0] and not ((va, pa) if cap == 0 else (vb, pb))[1]:
+                return None
+        else:
+            cap = cap_side(va, vb, pa, pb, constant_like(a, values.env), constant_like(b, values.env))
         if cap == 0:
             c, x, cv, cp = a, b, va, pa
         elif cap == 1:
@@ -362,14 +416,22 @@ class BlockSizeMinDivisibility(Rule):
             return None
         if values.pow2(x) or values.const(x) is not None:
             return None
-        return MinSite(value, x, c, cv, cp, name, {name})
+        site = MinSite(value, x, c, cv, cp, name, {name})
+        site.c_least = cv if cv is not None else values.least(c)
+        return site
 
     def _repaired(self, site: MinSite, local: Mapping[str, list[object]]) -> bool:
-        """Any other kind of binding of the block (``B //= 2`` in a halving
-        loop, ``B = gcd(...)``, ``B = next_power_of_2(B)``) means the function
-        adjusts it: silence rather than guess which value reaches the use."""
+        """Any other kind of binding of the block after the ``min`` (``B //=
+        2`` in a halving loop, ``B = gcd(...)``, ``B = next_power_of_2(B)``)
+        means the function adjusts it: silence rather than guess which value
+        reaches the use. Bindings before it (the cap's own value, in ``T =
+        min(T, n)``) do not."""
         for n in site.family:
-            for b in local.get(n, ()):
+            binds = local.get(n, ())
+            if n == site.name:
+                at = next((i for i, b in enumerate(binds) if b is site.call), -1)
+                binds = binds[at + 1 :]
+            for b in binds:
                 if b is OTHER:
                     return True
                 if isinstance(b, cst.Call) and call_name(b) == "min":
@@ -381,6 +443,40 @@ class BlockSizeMinDivisibility(Rule):
                 return True
         return False
 
+    def _divisible_input(self, site: MinSite, env: Env, values: Values) -> bool:
+        """Every value ``X`` can take makes ``min(X, C)`` a divisor of ``X``
+        and, with a power-of-two cap, a power of two: a constant such as
+        ``32``, or ``t.shape[k]`` of a parameter ``t`` whose every caller in
+        this module proves ``t.shape[k] % D == 0`` with ``C`` dividing ``D``
+        (``t if t.shape[-1] % 2048 == 0 else None``, through a
+        ``ContextVar`` too)."""
+        c = site.c_value
+        if c is None or c <= 0 or not isinstance(site.x, cst.Name) or env.is_module:
+            return False
+        binds = env.local.get(site.x.value)
+        if not binds or site.x.value in env.params:
+            return False
+        function = self.ctx.current_function
+        if function is None or len(self.ctx.scope_names) != 1:
+            return False  # (the facts know the module's own functions)
+        if self._divisible is None:
+            self._divisible = divisible_inputs.collect_text(self.ctx.text, self.ctx.path)
+        proven = self._divisible.get(function.name.value, {})
+        for b in binds:
+            v = values.const(b) if b is not OTHER else None
+            if v is not None:
+                if v > 0 and v % min(v, c) == 0 and (is_pow2(min(v, c)) or not site.c_pow2):
+                    continue
+                return False
+            if not isinstance(b, cst.BaseExpression):
+                return False
+            dim = tensor_dim(b)
+            if dim is None or dim[0] not in env.params:
+                return False
+            if not any(d == dim[1] and isinstance(k, int) and k % c == 0 for d, k in proven.get(dim[0], ())):
+                return False
+        return True
+
     def _host_consumers(self, site: MinSite, scope: Scope, env: Env) -> list[Consumer]:
         out: list[Consumer] = []
         same_x = SameX(site.x, env)
@@ -389,10 +485,16 @@ class BlockSizeMinDivisibility(Rule):
                 continue
             if isinstance(node.operator, cst.Modulo) and where in ("check", "raise"):
                 verb = "is asserted" if where == "check" else "is required (else it raises)"
-                out.append(Consumer("div", f"`{short(code(node))} == 0` {verb}"))
+                outcome = "the assert fails (AssertionError)" if where == "check" else "it raises"
+                out.append(Consumer("div", f"`{short(code(node))} == 0` {verb}", outcome + " on such a model"))
             elif isinstance(node.operator, cst.FloorDivide) and where != "test":
                 out.append(
-                    Consumer("div", f"`{short(code(node))}` drops the remainder", floor=True)
+                    Consumer(
+                        "div",
+                        f"`{short(code(node))}` drops the remainder",
+                        "the last partial block is silently skipped",
+                        floor=True,
+                    )
                 )
         for loop in scope.loops:
             it = loop.iter
@@ -402,13 +504,25 @@ class BlockSizeMinDivisibility(Rule):
                 and names_block(it.args[2].value, site.family)
                 and not loop_handles_tail(loop)
             ):
-                out.append(Consumer("div", f"`{short(code(it))}` has no tail handling"))
+                out.append(
+                    Consumer(
+                        "div",
+                        f"`{short(code(it))}` has no tail handling",
+                        "the last block runs past the end or is mishandled",
+                    )
+                )
         return out
 
     def _kernel_consumers(
-        self, site: MinSite, launches: Sequence[cst.Call], inline: str | None = None
+        self,
+        site: MinSite,
+        launches: Sequence[cst.Call],
+        env: Env,
+        reach: set[str],
+        inline: str | None = None,
     ) -> list[Consumer]:
         out: list[Consumer] = []
+        same_x = SameX(site.x, env)
         for call in launches:
             kname = dotted(call.func.value) if isinstance(call.func, cst.Subscript) else None
             if not kname:
@@ -416,17 +530,70 @@ class BlockSizeMinDivisibility(Rule):
             facts = self._kernel(kname)
             if facts is None:
                 continue
-            for param, value in launch_args(call, facts.params):
+            args = dict(launch_args(call, facts.params))
+            for param, value in args.items():
                 if inline is not None:
                     if value is not site.call:
                         continue
-                elif not names_block(value, site.family):
+                elif not names_block(value, reach):
                     continue
                 for need in facts.needs.get(param, ()):
                     if need.kind == "pow2" and self._on_npu(facts):
                         continue
-                    out.append(kernel_consumer(kname, param, need, facts))
+                    passed = args.get(need.other) if need.other else None
+                    if need.group and (passed is None or not same_x(passed)):
+                        # the tiles cover another width than the one capped
+                        continue
+                    shown = code(passed) if passed is not None else None
+                    out.append(kernel_consumer(kname, param, need, facts, shown))
         return out
+
+    def _launcher_consumers(self, site: MinSite, calls: Sequence[cst.Call], reach: set[str]) -> list[Consumer]:
+        """The block handed to a function (here or in another module) that
+        passes that parameter on to a kernel launch."""
+        out: list[Consumer] = []
+        for call in calls:
+            fname = dotted(call.func)
+            if not fname or fname.split(".", 1)[0] in ("self", "cls"):
+                continue
+            found = self._launcher(fname)
+            if found is None:
+                continue
+            module, launcher = found
+            for param, value in launch_args(call, launcher.params):
+                if not names_block(value, reach):
+                    continue
+                for fwd in launcher.forwards:
+                    if fwd.param != param:
+                        continue
+                    facts = self._kernel_qualified(fwd.kernel)
+                    if facts is None:
+                        continue
+                    kname = fwd.kernel.rsplit(".", 1)[-1]
+                    for need in facts.needs.get(fwd.arg, ()):
+                        if need.group or (need.kind == "pow2" and self._on_npu(facts)):
+                            continue
+                        out.append(kernel_consumer(kname, fwd.arg, need, facts, via=fname))
+        return out
+
+    def _launcher(self, name: str) -> tuple[str, Launcher] | None:
+        if self._imports is None:
+            self._imports = imports_from_cst(self.ctx.module, self.ctx.module_name, self.ctx.path)
+        mod = self.ctx.module_name
+        qual = qualify(name, mod, self._imports)
+        if qual.rpartition(".")[0] == mod:
+            if self._local_launchers is None:
+                try:
+                    tree = compile(self.ctx.text, self.ctx.path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    tree = None
+                data = launcher_facts(tree, mod, self.ctx.path) if tree is not None else None
+                self._local_launchers = {
+                    n: Launcher.from_json(f, self.ctx.path) for n, f in (data or {}).get("functions", {}).items()
+                }
+            got = self._local_launchers.get(qual.rpartition(".")[2])
+            return (mod, got) if got is not None else None
+        return find_launcher(self.ctx.facts.raw("kernel_launchers"), qual)
 
     def _on_npu(self, kernel: KernelFacts) -> bool:
         """Whether the launch or the kernel lives in a package of NPU code
@@ -443,8 +610,12 @@ class BlockSizeMinDivisibility(Rule):
             return None
         if self._imports is None:
             self._imports = imports_from_cst(self.ctx.module, self.ctx.module_name, self.ctx.path)
+        return self._kernel_qualified(qualify(name, self.ctx.module_name, self._imports))
+
+    def _kernel_qualified(self, qual: str) -> KernelFacts | None:
+        """The kernel ``qual`` names, followed through re-exports; None when
+        it is not one whose decorator makes a kernel."""
         mod = self.ctx.module_name
-        qual = qualify(name, mod, self._imports)
         index = self.ctx.facts.index("triton_kernels")
         kernels = index.kernels if isinstance(index, KernelIndex) else {}
         kernel_imports = index.imports if isinstance(index, KernelIndex) else {}
@@ -469,8 +640,12 @@ class BlockSizeMinDivisibility(Rule):
         return facts
 
     # -- reporting -------------------------------------------------------------
-    def _decide(self, site: MinSite, consumers: list[Consumer], scope: Scope | None) -> None:
+    def _live(self, site: MinSite, consumers: list[Consumer], scope: Scope | None, env: Env) -> list[Consumer]:
+        """The consumers no guard of the function answers."""
         div_guard, cdiv, pow2_guard = guards(site, scope) if scope else (False, False, False)
+        if scope is not None and known_multiple(site, scope, env):
+            div_guard = True
+            pow2_guard = pow2_guard or site.c_pow2
         live: list[Consumer] = []
         for c in consumers:
             if c.kind == "div":
@@ -478,57 +653,83 @@ class BlockSizeMinDivisibility(Rule):
                     continue
                 if site.c_value is not None and site.c_value <= 1:
                     continue
+            elif c.kind == "multiple":
+                if site.c_value is not None and c.factor and site.c_value <= c.factor:
+                    continue
             else:
                 if pow2_guard:
                     continue
                 if site.c_value is not None and is_pow2(site.c_value) and site.c_value <= 2:
                     continue
             live.append(c)
-        if not live:
-            return
+        return live
+
+    def _report_all(self, found: list[tuple[MinSite, list[Consumer]]], env: Env) -> None:
+        """One finding per root cause: sites of one function that cap the
+        same width and reach the same consumers are reported once, the
+        others as notes."""
+        groups: dict[tuple[str, tuple[str, ...]], list[tuple[MinSite, list[Consumer]]]] = {}
+        for site, live in found:
+            key = (code(site.x), tuple(sorted({c.where for c in live})))
+            groups.setdefault(key, []).append((site, live))
+        for members in groups.values():
+            (site, live), rest = members[0], members[1:]
+            also = [self._note_at(s.call, f"also `{s.name} = {call_text(s.call)}` reaches the same uses") for s, _ in rest]
+            self._report(site, live, env, also)
+
+    def _note_at(self, node: cst.CSTNode, message: str) -> Note:
+        got = positions(self.ctx.module, [node]).get(node)
+        return Note(message, self.ctx.path, Span(*got)) if got else Note(message)
+
+    def _report(self, site: MinSite, live: list[Consumer], env: Env, also: list[Note]) -> None:
         x, c, b = code(site.x), code(site.c), site.name
         div = [k for k in live if k.kind == "div"]
-        pow2 = [k for k in live if k.kind == "pow2"]
+        shape = [k for k in live if k.kind != "div"]
         call = call_text(site.call)
         head = f"`{b}={call}`" if site.inline else f"`{b} = {call}`"
+        parts: list[str] = []
+        cv = site.c_value if site.c_value is not None else site.c_least
         if div:
             first = div[0]
-            message = (
-                f"block size {head} need not divide `{x}`, as {first.where}: "
-                f"{div_example(x, b, c, site.c_value)}"
-            )
-        else:
-            first = pow2[0]
-            message = (
-                f"block size {head} need not be a power of two, as {first.where}: "
-                f"{pow2_example(x, b, c, site.c_value, site.c_pow2)}"
-            )
+            example = div_example(x, b, c, cv, assumed=site.c_value is None)
+            parts.append(f"need not divide `{x}`, as {first.where}: {example}, and {first.outcome}")
+        if shape:
+            first = shape[0]
+            if first.kind == "multiple":
+                example = multiple_example(x, b, site.c_value, first.factor or 2)
+                what = f"be a multiple of {first.factor}"
+            else:
+                example = pow2_example(x, b, c, site.c_value, site.c_pow2)
+                what = "be a power of two"
+            lead = "nor" if div else "need not"
+            parts.append(f"{lead} {what}, as {first.where}: {example}, and {first.outcome}")
+        message = f"block size {head} " + "; ".join(parts)
+        fn = self.ctx.current_function
+        origin = describe(site.x, env, fn.name.value if fn is not None else None)
         notes: list[Note] = []
         if div:
             notes.append(
                 Note(
-                    f"`{x}` is a per-model, per-layout width (a hidden, head or intermediate "
-                    f"size divided by the TP/EP size); `{call}` is `{c}` whenever "
-                    f"`{x}` >= `{c}`, and divides `{x}` only when `{x}` is a multiple of it: "
-                    f"a model whose width is not fails at start-up (or silently loses the "
-                    f"tail), while the usual power-of-two widths pass every test."
+                    f"{origin}; `{call}` is `{c}` whenever `{x}` >= `{c}`, and divides `{x}` only "
+                    f"when `{x}` is a multiple of it: the shapes the tests use pass, another "
+                    f"model's fails."
                 )
             )
-        if pow2:
+        if shape:
             notes.append(
                 Note(
-                    f"Triton block shapes must be powers of two; `{call}` is `{x}` "
-                    f"itself whenever `{x}` < `{c}` and widths such as 384, 768 or 96 are "
-                    f"not powers of two: the kernel fails to compile for such a model "
-                    f"({pow2_example(x, b, c, site.c_value, site.c_pow2)})."
+                    f"Triton block shapes must be powers of two; `{call}` is `{x}` itself "
+                    f"whenever `{x}` < `{c}`" + ("." if div else f", and {origin}.")
                 )
             )
+        firsts = {id(div[0]) if div else None, id(shape[0]) if shape else None}
         for k in live:
             if k.note is not None:
                 notes.append(k.note)
-            elif k is not first:
+            elif id(k) not in firsts:
                 notes.append(Note(f"also: {k.where}"))
-        fix = self._fix(site, bool(div), bool(pow2))
+        notes += also
+        fix = self._fix(site, bool(div), any(k.kind == "pow2" for k in shape))
         self.report(site.call, message, notes=notes, fix=fix)
 
     def _fix(self, site: MinSite, div: bool, pow2: bool) -> PendingFix:

@@ -35,6 +35,12 @@ class Scope:
     ops: list[tuple[cst.BinaryOperation, str]] = field(default_factory=list)
     cdiv_calls: list[cst.Call] = field(default_factory=list)
     launches: list[cst.Call] = field(default_factory=list)
+    # calls of plain functions: a launcher in this module or another may
+    # hand a block on to its kernel
+    calls: list[cst.Call] = field(default_factory=list)
+    # ``X % 2048`` tests and asserts (a literal divisor): a width known to be
+    # a multiple of the cap
+    literal_mods: list[tuple[cst.BinaryOperation, str]] = field(default_factory=list)
     loops: list[cst.For] = field(default_factory=list)
     pow2_checks: list[cst.CSTNode] = field(default_factory=list)
 
@@ -51,15 +57,23 @@ class MinSite:
     name: str  # the bound name, or the launch keyword for an inline min
     family: set[str] = field(default_factory=set)
     inline: bool = False
+    # the least value the cap can take when it is not one constant (a name
+    # bound to 32 or 128): the counterexample's cap
+    c_least: int | None = None
 
 
 @dataclass
 class Consumer:
-    kind: str  # "div" or "pow2"
+    # "div": the block must divide the width; "pow2": be a power of two;
+    # "multiple": be a multiple of ``factor``
+    kind: str
     where: str  # what the user sees: the code or the kernel parameter
+    # what a block that fails it does, in a few words
+    outcome: str = "fails"
     note: Note | None = None
     host: bool = True
     floor: bool = False
+    factor: int | None = None
 
 
 def raise_only(block: cst.BaseSuite) -> bool:
@@ -123,6 +137,43 @@ def family_of(name: str, local: Mapping[str, list[object]]) -> set[str]:
     return fam
 
 
+def reach_of(family: set[str], local: Mapping[str, list[object]]) -> set[str]:
+    """``family`` and every name one of whose bindings is a member (``tile
+    = PREFILL_TILE`` in one branch, ``tile = DECODE_TILE`` in the other):
+    the names the block may reach a use under."""
+    out = set(family)
+    changed = True
+    while changed:
+        changed = False
+        for n, binds in local.items():
+            if n not in out and any(isinstance(b, cst.Name) and b.value in out for b in binds):
+                out.add(n)
+                changed = True
+    return out
+
+
+def tensor_dim(e: object) -> tuple[str, str] | None:
+    """(tensor name, dimension as written) of ``t.shape[k]`` or ``t.size(k)``."""
+    if (
+        isinstance(e, cst.Subscript)
+        and isinstance(e.value, cst.Attribute)
+        and e.value.attr.value == "shape"
+        and isinstance(e.value.value, cst.Name)
+        and len(e.slice) == 1
+        and isinstance(e.slice[0].slice, cst.Index)
+    ):
+        return e.value.value.value, code(e.slice[0].slice.value)
+    if (
+        isinstance(e, cst.Call)
+        and isinstance(e.func, cst.Attribute)
+        and e.func.attr.value == "size"
+        and isinstance(e.func.value, cst.Name)
+        and len(e.args) == 1
+    ):
+        return e.func.value.value, code(e.args[0].value)
+    return None
+
+
 class SameX:
     """Whether an expression denotes the same width as the ``min`` argument:
     equal code, or a name bound once to it (``h = x.shape[1]``)."""
@@ -172,6 +223,24 @@ def pinned(site: MinSite, scope: Scope, env: Env, values: Values) -> bool:
                 and all(values.const(el.value) is not None for el in b.elements)
             ):
                 return True
+    return False
+
+
+def known_multiple(site: MinSite, scope: Scope, env: Env) -> bool:
+    """``if X % 2048 == 0:`` (or ``assert``, ``if X % 2048: raise``) on the
+    width, with a divisor the cap divides: where the use is reached, ``X`` is
+    a multiple of ``C``, so ``min(X, C)`` is ``C`` and divides it (the
+    test's polarity is not checked, as for the block's own tests)."""
+    if site.c_value is None or site.c_value <= 0:
+        return False
+    same_x = SameX(site.x, env)
+    for node, where in scope.literal_mods:
+        divisor = node.right
+        if not isinstance(divisor, cst.Integer) or not same_x(node.left):
+            continue
+        d = int(divisor.value.replace("_", ""), 0)
+        if where and d > 0 and d % site.c_value == 0:
+            return True
     return False
 
 
@@ -259,19 +328,57 @@ def call_text(call: cst.Call) -> str:
     return f"min({', '.join(code(a.value) for a in call.args)})"
 
 
-def kernel_consumer(kname: str, param: str, need: Need, facts: KernelFacts) -> Consumer:
-    """The consumer a kernel parameter's need makes of the block passed to it."""
+# what a block that fails a kernel's need does, by the need's effect
+KERNEL_OUTCOMES = {
+    "compile": "the kernel fails to compile at its first launch",
+    "debug": (
+        "Triton checks an `assert` in a kernel only in debug mode: otherwise the kernel "
+        "runs on with the remainder unhandled"
+    ),
+    "silent": (
+        "a tile straddles two groups and the second group's rows are computed with the "
+        "first group's data: a silently wrong result"
+    ),
+}
+
+
+def kernel_consumer(
+    kname: str, param: str, need: Need, facts: KernelFacts, passed: str | None = None, via: str | None = None
+) -> Consumer:
+    """The consumer a kernel parameter's need makes of the block passed to
+    it (``passed``: what the launch passes for the need's dividend;
+    ``via``: the launcher the block goes through)."""
+    text = need.text or need.op
+    inside = f" (in `{need.via}`)" if need.via else ""
     if need.kind == "pow2":
-        where = f"`{kname}` uses it as `{param}` in `{need.op}`, which needs a power of two"
-        note = f"`{kname}` needs `{param}` to be a power of two: it is a block shape in `{need.op}`"
+        where = f"`{kname}` uses it as `{param}` in `{text}`{inside}, which needs a power of two"
+        note = f"`{kname}` needs `{param}` to be a power of two: it is a block shape in `{text}`"
+    elif need.kind == "multiple":
+        where = f"`{kname}` requires `{text}`{inside} at compile time (`{need.op}`)"
+        note = f"`{kname}` requires `{param}` to be a multiple of {need.factor} (`{need.op}`)"
+    elif need.group:
+        where = (
+            f"`{kname}` takes each tile of `{param}` rows to lie in one group of "
+            f"`{need.other}` rows (`{text}`){inside}"
+        )
+        note = f"`{kname}` tiles each group of `{need.other}` rows by `{param}`: `{text}`"
+    elif need.effect == "debug":
+        where = f"`{kname}` asserts `{text}`{inside} in the kernel"
+        note = f"`{kname}` asserts that `{param}` divides its input: `{text}`"
     else:
-        where = f"`{kname}` requires it as `{param}` in `{need.op}(... % {param} == 0)`"
+        given = f", given `{need.other}={passed}`" if passed and need.other else ""
+        where = f"`{kname}` requires `{text}`{inside} at compile time (`{need.op}`){given}"
         note = f"`{kname}` requires its input to be divisible by `{param}` (`{need.op}`)"
+    if via:
+        where += f" (launched by `{via}`)"
     located = Note(note, path=facts.path, span=Span(*need.span))
-    return Consumer(need.kind, where, located, host=False)
+    outcome = KERNEL_OUTCOMES["compile" if need.kind != "div" else need.effect]
+    return Consumer(need.kind, where, outcome, located, host=False, factor=need.factor)
 
 
-def div_example(x: str, b: str, c: str, cv: int | None) -> str:
+def div_example(x: str, b: str, c: str, cv: int | None, assumed: bool = False) -> str:
+    """A width the block does not divide; ``assumed``: ``cv`` is one value
+    the cap ``c`` can take (the least), not its only one."""
     if cv is None:
         return f"any `{x}` above `{c}` that is not a multiple of it leaves a remainder"
     # A realistic width: for a power-of-two cap, 1.5 * C is a multiple of C/2
@@ -279,7 +386,8 @@ def div_example(x: str, b: str, c: str, cv: int | None) -> str:
     # not of C; for any other cap the next power of two above it, which no
     # such cap divides (and which a width tested for a power of two can be).
     xv = cv * 3 // 2 if is_pow2(cv) else 1 << cv.bit_length()
-    return f"{x}={xv} → {b}={cv}, {xv} % {cv} = {xv % cv}"
+    given = f" with `{c}`={cv}" if assumed else ""
+    return f"{x}={xv}{given} → {b}={cv}, {xv} % {cv} = {xv % cv}"
 
 
 def pow2_example(x: str, b: str, c: str, cv: int | None, c_pow2: bool) -> str:
@@ -290,6 +398,17 @@ def pow2_example(x: str, b: str, c: str, cv: int | None, c_pow2: bool) -> str:
         xv = 1 << cv.bit_length()
         return f"{x}={xv} → {b}={cv}, not a power of two"
     # 3/4 of a power-of-two cap lies between C/2 and C and is three times a
-    # power of two: the kind of width real models have (768, 384, 96).
-    xv = cv * 3 // 4
+    # power of two: the kind of width real models have (768, 384, 96); under
+    # a small cap (a head or group count), 3 is the common one.
+    xv = 3 if cv <= 16 else cv * 3 // 4
     return f"{x}={xv} → {b}={xv}, not a power of two"
+
+
+def multiple_example(x: str, b: str, cv: int | None, factor: int) -> str:
+    """A width below the cap that is not a multiple of ``factor``."""
+    xv = factor * 3 // 2 if factor % 2 == 0 else factor + 1
+    if cv is not None and xv >= cv:
+        return f"{x}={cv} and above → {b}={cv}, not a multiple of {factor}" if cv % factor else (
+            f"a `{x}` below {cv} that is not a multiple of {factor}"
+        )
+    return f"{x}={xv} → {b}={xv}, not a multiple of {factor}"

@@ -246,6 +246,36 @@ class Values:
                 return vals.pop()
         return None
 
+    def least(self, e: object, env: Env | None = None, depth: int = 0) -> int | None:
+        """The least constant ``e`` can be, when every value it can take is
+        one: a literal, a name bound only to such values, a conditional of
+        them, a call of this file's function whose every ``return`` is one."""
+        env = env or self.env
+        if depth > MAX_DEPTH or not isinstance(e, cst.BaseExpression):
+            return None
+        v = self.const(e, env, depth + 1)
+        if v is not None:
+            return v
+        options: list[object] = []
+        sub = env
+        if isinstance(e, cst.IfExp):
+            options = [e.body, e.orelse]
+        elif isinstance(e, cst.Name):
+            binds, at_module = env.bindings(e.value)
+            if not binds or any(b is OTHER or b is KNOB for b in binds):
+                return None
+            options, sub = list(binds), env.at_module() if at_module else env
+        elif isinstance(e, cst.Call) and isinstance(e.func, cst.Name):
+            fn = self.functions.get(e.func.value)
+            if fn is None:
+                return None
+            sub, returns = function_env(fn, env.module)
+            options = returns
+        vals = [self.least(o, sub, depth + 1) if o is not OTHER else None for o in options]
+        if not vals or any(v is None for v in vals):
+            return None
+        return min(v for v in vals if v is not None)
+
     def _function_pow2(self, name: str, env: Env, depth: int) -> bool:
         """Whether a call of the module's own function ``name`` (not
         shadowed where it is called) is a power of two, every ``return`` of

@@ -1,14 +1,28 @@
 """Fact collectors ``triton_kernels`` and ``facade_imports`` (read by SHD101).
 
 ``triton_kernels``: per module, the decorated module-level functions whose
-parameters a Triton kernel body needs to be a power of two (block shapes:
-``tl.arange``, ``tl.zeros``, ``tl.full``, ``tl.reshape``,
-``tl.broadcast_to``, ``block_shape=``) or to divide something
-(``tl.static_assert(X % P == 0)``), plus the module's top-level
-``from``-imports, so that a launch can be followed through a package that
-re-exports the kernel. ``facade_imports``: the ``from``-imports of small
-import-only modules (package ``__init__`` files) a kernel may be re-exported
-through. Both are read from the file's ``ast``.
+parameters a Triton kernel body needs
+
+- to be a power of two (block shapes: ``tl.arange``, ``tl.zeros``,
+  ``tl.full``, ``tl.reshape``, ``tl.broadcast_to``, ``block_shape=``): the
+  kernel fails to compile otherwise;
+- to divide something: ``tl.static_assert(X % P == 0)`` (a compile error),
+  an ``assert X % P == 0`` in the kernel (a ``device_assert``, checked only
+  in Triton's debug mode), or a program's group index computed as
+  ``pid // tl.cdiv(G, P)`` (a tile of ``P`` rows assumed to lie in one group
+  of ``G``: one that straddles two groups computes the second group's rows
+  with the first group's data, silently);
+- to be a multiple of a literal: ``tl.static_assert(P % 8 == 0)``;
+
+each also when the kernel hands the parameter to another decorated function
+of the module that needs it. Plus the module's top-level ``from``-imports,
+so that a launch can be followed through a package that re-exports the
+kernel. ``facade_imports``: the ``from``-imports of small import-only
+modules (package ``__init__`` files) a kernel may be re-exported through.
+``kernel_launchers``: per module, the functions that hand one of their own
+parameters to a kernel launch (``K[grid](..., BLOCK=block)``), so that a
+block computed in one function and passed to a launcher in another function
+or module reaches the kernel's needs. All are read from the file's ``ast``.
 
 Which decorators make a kernel is a rule option (``kernel-decorators``), and
 collectors do not see rule options, so every decorated function with such a
@@ -32,11 +46,14 @@ from linter.needles import Needles
 # takes (start, end); the others take a shape (first positional or ``shape=``).
 _SHAPE_ARG_INDEX = {"zeros": 0, "full": 0, "reshape": 1, "broadcast_to": 1}
 _OPS = ("arange", "zeros", "full", "reshape", "broadcast_to", "static_assert", "make_block_ptr")
+# ceiling-division spellings of "tiles per group" (``tl.cdiv(G, P)``)
+_CDIV = ("cdiv", "ceil_div", "ceildiv", "div_up")
 
 # Prefilters (both start with a literal, so that ``re`` can skip ahead).
-# A kernel fact needs a ``tl.<shape op>(`` call in a module mentioning triton
-# (``triton.language`` imported under another alias is not seen).
-_KERNEL_NEEDLE = r"tl\.(?:" + "|".join(_OPS) + r")\s*\("
+# A kernel fact needs a ``tl.<shape op>(`` call or a ``tl.program_id(`` (a
+# group index, an assert) in a module mentioning triton (``triton.language``
+# imported under another alias is not seen).
+_KERNEL_NEEDLE = r"tl\.(?:" + "|".join((*_OPS, "program_id")) + r")\s*\("
 # A re-exporting facade (a package ``__init__``): a top-level relative import,
 # no top-level ``def``/``class`` after it, less than 16 kB after it. Larger
 # modules that re-export are not followed: a missed finding, never a false
@@ -68,10 +85,22 @@ def _shape_elements(node: ast.AST | None) -> list[ast.AST]:
     return [node] if node is not None else []
 
 
-def _call_needs(call: ast.Call, op: str) -> list[tuple[str, str]]:
-    """(name, kind) pairs a Triton call imposes on bare names among its
+def _need(kind: str, text: str, **extra: Any) -> dict[str, Any]:
+    """One need, before its place is known (``_place`` adds op and span)."""
+    return {"kind": kind, "text": text, **{k: v for k, v in extra.items() if v is not None}}
+
+
+def _mod_terms(test: ast.AST) -> Iterator[ast.BinOp]:
+    """The ``A % B`` terms of a condition."""
+    for sub in ast.walk(test):
+        if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Mod):
+            yield sub
+
+
+def _call_needs(call: ast.Call, op: str) -> list[tuple[str, dict[str, Any]]]:
+    """(name, need) pairs a Triton call imposes on bare names among its
     arguments; the caller keeps those that are kernel parameters."""
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, dict[str, Any]]] = []
     if op == "arange":
         # tl.arange(0, P) needs P to be a power of two; with a non-zero start
         # only the difference does, which a single name cannot show.
@@ -79,15 +108,23 @@ def _call_needs(call: ast.Call, op: str) -> list[tuple[str, str]]:
         start = call.args[0] if call.args else kw.get("start")
         end = call.args[1] if len(call.args) > 1 else kw.get("end")
         if isinstance(start, ast.Constant) and start.value == 0 and isinstance(end, ast.Name):
-            out.append((end.id, "pow2"))
+            out.append((end.id, _need("pow2", ast.unparse(call), effect="compile")))
     elif op == "static_assert":
-        for sub in ast.walk(call.args[0]) if call.args else ():
-            if (
-                isinstance(sub, ast.BinOp)
-                and isinstance(sub.op, ast.Mod)
-                and isinstance(sub.right, ast.Name)
+        cond = call.args[0] if call.args else None
+        for sub in _mod_terms(cond) if cond is not None else ():
+            text = ast.unparse(cond) if cond is not None else ""
+            if isinstance(sub.right, ast.Name):
+                dividend = sub.left.id if isinstance(sub.left, ast.Name) else None
+                need = _need("div", text, other=dividend, effect="compile")
+                out.append((sub.right.id, need))
+            elif (
+                isinstance(sub.left, ast.Name)
+                and isinstance(sub.right, ast.Constant)
+                and isinstance(sub.right.value, int)
+                and sub.right.value > 1
             ):
-                out.append((sub.right.id, "div"))
+                need = _need("multiple", text, factor=sub.right.value, effect="compile")
+                out.append((sub.left.id, need))
     else:
         if op == "make_block_ptr":
             shape = next((k.value for k in call.keywords if k.arg == "block_shape"), None)
@@ -95,7 +132,11 @@ def _call_needs(call: ast.Call, op: str) -> list[tuple[str, str]]:
             idx = _SHAPE_ARG_INDEX[op]
             shape = call.args[idx] if len(call.args) > idx else None
             shape = next((k.value for k in call.keywords if k.arg == "shape"), shape)
-        out += [(el.id, "pow2") for el in _shape_elements(shape) if isinstance(el, ast.Name)]
+        out += [
+            (el.id, _need("pow2", ast.unparse(call), effect="compile"))
+            for el in _shape_elements(shape)
+            if isinstance(el, ast.Name)
+        ]
     return out
 
 
@@ -119,6 +160,81 @@ def _op_calls(fn: ast.FunctionDef, tl: set[str]) -> list[tuple[ast.Call, str]]:
     return calls
 
 
+def _body_nodes(fn: ast.FunctionDef) -> list[ast.AST]:
+    return [n for st in fn.body for n in ast.walk(st)]
+
+
+def _assert_needs(fn: ast.FunctionDef) -> Iterator[tuple[ast.AST, str, dict[str, Any]]]:
+    """``assert A % P == 0`` in a kernel: Triton compiles it to a
+    ``device_assert``, checked only in debug mode."""
+    for node in _body_nodes(fn):
+        if isinstance(node, ast.Assert):
+            for sub in _mod_terms(node.test):
+                if isinstance(sub.right, ast.Name):
+                    dividend = sub.left.id if isinstance(sub.left, ast.Name) else None
+                    need = _need("div", "assert " + ast.unparse(node.test), other=dividend, effect="debug")
+                    yield node, sub.right.id, need
+
+
+def _cdiv_of(e: ast.AST, params: set[str]) -> tuple[str, str] | None:
+    """(G, P) of ``cdiv(G, P)`` (any spelling, ``tl.``/``triton.`` or not),
+    ``(G + P - 1) // P`` or ``G // P``, G and P kernel parameters."""
+    if isinstance(e, ast.Call) and len(e.args) == 2 and (ast_dotted(e.func) or "").rsplit(".", 1)[-1] in _CDIV:
+        g, p = e.args
+    elif isinstance(e, ast.BinOp) and isinstance(e.op, ast.FloorDiv):
+        g, p = e.left, e.right
+        if isinstance(g, ast.BinOp):  # (G + P - 1) // P
+            g = next((n for n in ast.walk(g) if isinstance(n, ast.Name) and n.id in params and n.id != getattr(p, "id", None)), None)
+    else:
+        return None
+    if isinstance(g, ast.Name) and isinstance(p, ast.Name) and g.id in params and p.id in params:
+        return g.id, p.id
+    return None
+
+
+def _group_needs(fn: ast.FunctionDef, params: set[str]) -> Iterator[tuple[ast.AST, str, dict[str, Any]]]:
+    """A program's group index ``pid // tl.cdiv(G, P)`` (the divisor spelled
+    there or bound to a name first): the program's tile of ``P`` rows is
+    taken to lie in one group of ``G`` rows, true only when ``P`` divides
+    ``G`` (or ``P >= G`` where the kernel clips the tile to the group)."""
+    nodes = _body_nodes(fn)
+    pid: set[str] = set()
+    tiles: dict[str, tuple[str, str, str]] = {}
+    assigns = [n for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None]
+
+    def from_pid(e: ast.AST) -> bool:
+        return any(
+            (isinstance(n, ast.Name) and n.id in pid)
+            or (isinstance(n, ast.Call) and (ast_dotted(n.func) or "").endswith("program_id"))
+            for n in ast.walk(e)
+        )
+
+    for _ in range(3):  # names derived from a program id, through a few hops
+        for a in assigns:
+            targets = a.targets if isinstance(a, ast.Assign) else [a.target]
+            for t in targets:
+                if isinstance(t, ast.Name) and t.id not in params:
+                    if from_pid(a.value):
+                        pid.add(t.id)
+                    got = _cdiv_of(a.value, params)
+                    if got is not None:
+                        tiles[t.id] = (*got, ast.unparse(a.value))
+    for node in nodes:
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv) and from_pid(node.left)):
+            continue
+        right = node.right
+        if isinstance(right, ast.Name) and right.id in tiles:
+            g, p, value = tiles[right.id]
+            text = f"{ast.unparse(node.left)} // {value}"
+        else:
+            got = _cdiv_of(right, params)
+            if got is None:
+                continue
+            g, p = got
+            text = ast.unparse(node)
+        yield node, p, _need("div", text, other=g, effect="silent", group=True)
+
+
 def _column(lines: list[str], line: int, byte_col: int) -> int:
     """The code-point column of ``ast``'s UTF-8 byte column on ``line``."""
     text = lines[line - 1] if 0 < line <= len(lines) else ""
@@ -129,34 +245,73 @@ def _params(fn: ast.FunctionDef) -> list[str]:
     return [a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)]
 
 
-def _kernel_facts(fn: ast.FunctionDef, tl: set[str], lines: list[str]) -> dict[str, Any] | None:
-    """The facts of one decorated function: its parameters' needs (the first
-    need of each kind, in source order), None when it has none."""
-    params = _params(fn)
-    needs: dict[str, list[dict[str, Any]]] = {}
-    for call, op in _op_calls(fn, tl):
-        for name, kind in _call_needs(call, op):
-            if name not in params:
-                continue
-            lst = needs.setdefault(name, [])
-            if any(n["kind"] == kind for n in lst):
-                continue
-            end_line = call.end_lineno or call.lineno
-            span = [
-                call.lineno,
-                _column(lines, call.lineno, call.col_offset),
-                end_line,
-                _column(lines, end_line, call.end_col_offset or 0),
-            ]
-            lst.append({"kind": kind, "op": f"tl.{op}", "span": span})
-    if not needs:
-        return None
-    decorators = [
-        name
-        for d in fn.decorator_list
-        if (name := ast_dotted(d.func if isinstance(d, ast.Call) else d))
+def _place(node: ast.AST, op: str, need: dict[str, Any], lines: list[str]) -> dict[str, Any]:
+    line = getattr(node, "lineno", 1)
+    end_line = getattr(node, "end_lineno", None) or line
+    span = [
+        line,
+        _column(lines, line, getattr(node, "col_offset", 0)),
+        end_line,
+        _column(lines, end_line, getattr(node, "end_col_offset", 0) or 0),
     ]
-    return {"line": fn.lineno, "decorators": decorators, "params": params, "needs": needs}
+    return {**need, "op": op, "span": span}
+
+
+def _direct_needs(fn: ast.FunctionDef, tl: set[str], lines: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """A decorated function's own needs per parameter: the first of each
+    kind and effect, in source order."""
+    params = _params(fn)
+    pset = set(params)
+    found: list[tuple[ast.AST, str, str, dict[str, Any]]] = []
+    for call, op in _op_calls(fn, tl):
+        found += [(call, name, f"tl.{op}", need) for name, need in _call_needs(call, op)]
+    found += [(node, name, "assert", need) for node, name, need in _assert_needs(fn)]
+    found += [(node, name, "group index", need) for node, name, need in _group_needs(fn, pset)]
+    found.sort(key=lambda f: (getattr(f[0], "lineno", 0), getattr(f[0], "col_offset", 0)))
+    needs: dict[str, list[dict[str, Any]]] = {}
+    for node, name, op, need in found:
+        if name not in pset:
+            continue
+        lst = needs.setdefault(name, [])
+        if any(n["kind"] == need["kind"] and n.get("effect") == need.get("effect") for n in lst):
+            continue
+        lst.append(_place(node, op, need, lines))
+    return needs
+
+
+def _inherit(fns: Mapping[str, ast.FunctionDef], needs: dict[str, dict[str, list[dict[str, Any]]]]) -> None:
+    """A kernel that hands its parameter to another decorated function of
+    the module (``_tile(x, BLOCK)``) takes on that function's needs for it
+    (to a fixed point: helpers of helpers)."""
+    changed = True
+    while changed:
+        changed = False
+        for name, fn in fns.items():
+            mine = needs.setdefault(name, {})
+            pset = set(_params(fn))
+            for node in _body_nodes(fn):
+                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+                    continue
+                callee = node.func.id
+                if callee == name or callee not in fns or not needs.get(callee):
+                    continue
+                cparams = _params(fns[callee])
+                pairs = [(cparams[i], a) for i, a in enumerate(node.args) if i < len(cparams) and not isinstance(a, ast.Starred)]
+                pairs += [(k.arg, k.value) for k in node.keywords if k.arg]
+                for cparam, arg in pairs:
+                    if not (isinstance(arg, ast.Name) and arg.id in pset):
+                        continue
+                    for need in needs[callee].get(cparam, ()):
+                        other = need.get("other")
+                        # the dividend named in the helper is the helper's parameter
+                        renamed = {**need, "via": need.get("via") or callee}
+                        if other is not None:
+                            back = next((a.id for p, a in pairs if p == other and isinstance(a, ast.Name)), None)
+                            renamed["other"] = back if back in pset else None
+                        lst = mine.setdefault(arg.id, [])
+                        if not any(n["kind"] == need["kind"] and n.get("effect") == need.get("effect") for n in lst):
+                            lst.append(renamed)
+                            changed = True
 
 
 def _from_imports(tree: ast.Module, module: str, path: str) -> dict[str, str]:
@@ -177,20 +332,24 @@ def collect_facts(tree: ast.Module, text: str, module: str, path: str) -> dict[s
     kernels nor ``from``-imports."""
     imports = _from_imports(tree, module, path)
     tl = _tl_aliases(tree)
-    fns = sorted(
-        (
-            st
-            for st in module_statements(tree.body)
-            if isinstance(st, ast.FunctionDef) and st.decorator_list
-        ),
-        key=lambda f: f.lineno,
-    )
+    fns = {
+        st.name: st
+        for st in sorted(
+            (s for s in module_statements(tree.body) if isinstance(s, ast.FunctionDef) and s.decorator_list),
+            key=lambda f: f.lineno,
+        )
+    }
     lines = text.split("\n") if fns else []
+    needs = {name: _direct_needs(fn, tl, lines) for name, fn in fns.items()}
+    _inherit(fns, needs)
     kernels: dict[str, Any] = {}
-    for fn in fns:
-        facts = _kernel_facts(fn, tl, lines)
-        if facts is not None:
-            kernels[fn.name] = facts
+    for name, fn in fns.items():
+        if not needs.get(name):
+            continue
+        decorators = [
+            d for d in (ast_dotted(x.func if isinstance(x, ast.Call) else x) for x in fn.decorator_list) if d
+        ]
+        kernels[name] = {"line": fn.lineno, "decorators": decorators, "params": _params(fn), "needs": needs[name]}
     if not kernels and not imports:
         return None
     return {"path": path, "kernels": kernels, "imports": imports}
@@ -201,7 +360,7 @@ class TritonKernels(FactCollector):
     (a kernel module may re-export another's kernel)."""
 
     name = "triton_kernels"
-    version = 3  # 3: read from the ast alone
+    version = 4  # 4: asserts, group indices, multiples, needs of helpers
     needles = Needles(all_of=("triton",), regex=_KERNEL_NEEDLE)
     # SHD101 looks kernels up by qualified name (a launch's callee, followed
     # through re-exports): read per module on demand, not by the scan
@@ -232,9 +391,23 @@ class FacadeImports(FactCollector):
 
 @dataclass(frozen=True)
 class Need:
-    kind: str  # "pow2" or "div"
-    op: str  # the Triton call that imposes it
+    """What a kernel needs of one parameter ``P``."""
+
+    # "pow2": a power of two; "div": ``P`` divides something (``other``, the
+    # parameter holding the dividend, when it is a plain one); "multiple":
+    # ``P`` is a multiple of ``factor``
+    kind: str
+    op: str  # what imposes it: "tl.arange", "tl.static_assert", "assert", "group index"
     span: tuple[int, int, int, int]
+    text: str = ""  # the code that imposes it, on one line
+    # what a value that fails it does: "compile" (the kernel does not
+    # compile), "debug" (an assert checked only in Triton's debug mode),
+    # "silent" (a wrong result)
+    effect: str = "compile"
+    other: str | None = None
+    factor: int | None = None
+    group: bool = False  # a group index (``pid // tl.cdiv(G, P)``)
+    via: str | None = None  # the helper the kernel hands the parameter to
 
 
 @dataclass(frozen=True)
@@ -253,7 +426,20 @@ class KernelFacts:
             decorators=tuple(d.get("decorators", ())),
             params=tuple(d.get("params", ())),
             needs={
-                p: tuple(Need(n["kind"], n["op"], tuple(n["span"])) for n in lst)  # type: ignore[arg-type]
+                p: tuple(
+                    Need(
+                        n["kind"],
+                        n["op"],
+                        tuple(n["span"]),  # type: ignore[arg-type]
+                        n.get("text", ""),
+                        n.get("effect", "compile"),
+                        n.get("other"),
+                        n.get("factor"),
+                        bool(n.get("group")),
+                        n.get("via"),
+                    )
+                    for n in lst
+                )
                 for p, lst in d.get("needs", {}).items()
             },
         )
