@@ -454,7 +454,7 @@ def test_lazy_index_answers_as_the_eager_one_and_reads_only_what_it_needs() -> N
     the same answers whether every module's facts are at hand or each is
     read when asked, and an answer read once is replayed into each later
     recording (a cached check must list the modules behind it)."""
-    from checks.facts.sentinels import SentinelIndex
+    from checks.facts.sentinel_index import SentinelIndex
     from linter.facts import LazyModules, ProjectFacts
 
     def cls(bases: list[str], sentinel: bool = False) -> dict[str, Any]:
@@ -613,3 +613,76 @@ _NEEDLE_EDGES = [
 def test_needle_matches_the_files_the_spec_matches(text: str) -> None:
 
     assert SentinelFacts.needles.match(text) == bool(re.search(_NEEDLE_SPEC, text, re.MULTILINE))
+
+
+def test_constructed_names_are_what_a_function_may_construct_through() -> None:
+    """The names the facts gate matches: capitalised callees and method
+    calls assigned in any function (nested, under ``if``/``with``), through
+    ``cast`` or called at once, with an import alias's original name; not
+    module-level assignments, not bare lowercase calls."""
+    from checks.facts.sentinels import constructed_names
+
+    text = textwrap.dedent(
+        """
+        from typing import cast
+        from pkg.impl import FlashImpl as Fast
+        import pkg.impl as impls
+
+        TOP = Module()
+
+        def build(backend, cfg):
+            impl_cls = cast(type, backend.get_impl_cls())
+            k = backend.make_cls()(1)
+            with ctx():
+                if cfg:
+                    a = Fast(1)
+            b = impls.Other(2)
+            c = helper(3)
+            def inner():
+                d: Deep = Deep()
+                return d
+            return impl_cls, k, a, b, c
+
+        class Holder:
+            def __init__(self):
+                self.x = torch.empty(1)
+        """
+    )
+    names = constructed_names(ast.parse(text))
+    assert {"get_impl_cls", "make_cls", "Fast", "FlashImpl", "Other", "Deep", "empty"} <= set(names)
+    assert not {"Module", "helper", "cast", "ctx"} & set(names)
+
+
+def test_the_outline_carries_what_the_facts_gate_asks() -> None:
+    from checks.facts.sentinel_index import SentinelIndex
+
+    base = textwrap.dedent(
+        """
+        class CpImpl:
+            def __init__(self):
+                self.cp_world_size = -1
+                self.block_size = None
+        class Plain:
+            pass
+        """
+    )
+    sub = "from pkg.base import CpImpl\n\nclass FastCp(CpImpl):\n    pass\n\nclass Leaf(FastCp):\n    pass\n"
+    user = "def f():\n    k = Leaf()\n    return k\n"
+    other = "def g():\n    k = Plain()\n    return k\n"
+    outlines = {
+        m: run_collector(SentinelOutline, t, m, m.replace(".", "/") + ".py")
+        for m, t in (("pkg.base", base), ("pkg.sub", sub), ("pkg.user", user), ("pkg.other", other))
+    }
+    assert outlines["pkg.base"]["s"] == {"CpImpl": {"block_size": "None", "cp_world_size": "-1"}}
+    assert outlines["pkg.sub"]["b"] == {"FastCp": ["CpImpl"], "Leaf": ["FastCp"]}
+    assert outlines["pkg.user"]["k"] == ["Leaf"]
+    index = SentinelIndex({}, outlines)
+
+    def held(attr: str, value: str) -> bool:
+        return attr.endswith("world_size")
+
+    assert index.sentinel_holders(held, "k") == {"CpImpl", "FastCp", "Leaf"}
+    admitted = {
+        m for m in outlines if index.may_report_in(m, held, held, ("get_impl_cls",), "k")
+    }
+    assert admitted == {"pkg.base", "pkg.sub", "pkg.user"}

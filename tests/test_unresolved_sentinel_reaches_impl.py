@@ -425,3 +425,138 @@ def test_a_factory_result_typed_as_a_class_outside_the_family_is_reported(tmp_pa
     )
     diags = run(tmp_path)
     assert [(d.path, "DecodeKernel" in d.message) for d in diags] == [("eng/model.py", True)]
+
+
+# -- the re-set: a subclass writes the sentinel over its base's value ---------------
+
+RESET_BASE = """
+from {engine}.distributed import get_dcp_group
+
+
+class ImplBase:
+    def __new__(cls, *args, **kwargs):
+        self = super().__new__(cls)
+        self.dcp_world_size = get_dcp_group().world_size
+        return self
+
+
+class LatentImpl(ImplBase):
+    def __init__(self, heads):
+        super().__init__()
+        self.heads = heads
+        self.dcp_world_size = -1
+"""
+
+RESET_LAYER = """
+from {engine}.distributed import get_dcp_group
+from {engine}.impls import LatentImpl
+
+
+class Layer:
+    def __init__(self, heads):
+        self.impl = LatentImpl(heads)
+
+    def forward(self, q):
+        if self.impl.dcp_world_size == -1:
+            self.impl.dcp_world_size = get_dcp_group().world_size
+        return q
+"""
+
+RESET_MODEL = """
+from {engine}.impls import LatentImpl
+
+
+class FusedModel:
+    def __init__(self, heads):
+        self.impl = LatentImpl(heads)
+"""
+
+
+@pytest.mark.parametrize(("engine", "spelling"), [("vllm", "get_dcp_group().world_size"), ("sglang", "get_dcp_world_size()")])
+def test_a_reset_over_the_base_is_named_and_the_fix_is_in_the_engines_spelling(
+    tmp_path: Path, engine: str, spelling: str
+) -> None:
+    write_project(
+        tmp_path,
+        {
+            f"{engine}/__init__.py": "",
+            f"{engine}/impls.py": RESET_BASE.format(engine=engine),
+            f"{engine}/layer.py": RESET_LAYER.format(engine=engine),
+            f"{engine}/model.py": RESET_MODEL.format(engine=engine),
+        },
+    )
+    diags = run(tmp_path)
+    assert [(d.path, d.span.line) for d in diags] == [(f"{engine}/model.py", 7)]
+    d = diags[0]
+    assert "DCP disabled included" in d.message and "-1 as the decode context parallel world size" in d.message
+    texts = [n.message for n in d.notes]
+    assert any("overwriting the value ImplBase.__new__ gave it (a re-set)" in t for t in texts)
+    fix = next(t for t in texts if t.startswith("fix:"))
+    assert f"self.impl.dcp_world_size = {spelling}" in fix
+    assert "drop the re-set in LatentImpl.__init__" in fix
+
+
+def test_a_sentinel_written_before_the_base_init_that_resolves_it_is_resolved(tmp_path: Path) -> None:
+    base = RESET_BASE.format(engine="vllm").replace(
+        "        super().__init__()\n        self.heads = heads\n        self.dcp_world_size = -1\n",
+        "        self.dcp_world_size = -1\n        super().__init__()\n        self.heads = heads\n",
+    ).replace(
+        "        return self\n",
+        "        return self\n\n    def __init__(self):\n        self.dcp_world_size = get_dcp_group().world_size\n",
+    )
+    write_project(
+        tmp_path,
+        {
+            "vllm/__init__.py": "",
+            "vllm/impls.py": base,
+            "vllm/layer.py": RESET_LAYER.format(engine="vllm"),
+            "vllm/model.py": RESET_MODEL.format(engine="vllm"),
+        },
+    )
+    assert run(tmp_path) == []
+    # the same write after the base's __init__ is a re-set again
+    (tmp_path / "vllm/impls.py").write_text(
+        textwrap.dedent(base).replace(
+            "        self.dcp_world_size = -1\n        super().__init__()\n",
+            "        super().__init__()\n        self.dcp_world_size = -1\n",
+        )
+    )
+    assert [d.path for d in run(tmp_path)] == ["vllm/model.py"]
+
+
+def test_a_reset_nothing_resolves_is_reported_where_the_class_uses_it(tmp_path: Path) -> None:
+    write_project(
+        tmp_path,
+        {
+            "eng/impl.py": """
+                from eng.groups import get_tp_group
+
+
+                def kernel(x, tp_world_size):
+                    return x
+
+
+                class Base:
+                    def __init__(self):
+                        self.tp_world_size = get_tp_group().world_size
+
+
+                class Sub(Base):
+                    def __init__(self):
+                        super().__init__()
+                        self.tp_world_size = -1
+
+                    def forward(self, x):
+                        return kernel(x, tp_world_size=self.tp_world_size)
+
+                    def guarded(self, x):
+                        if self.tp_world_size < 1:
+                            return x
+                        return kernel(x, tp_world_size=self.tp_world_size)
+            """,
+        },
+    )
+    diags = run(tmp_path)
+    assert [(d.path, d.span.line) for d in diags] == [("eng/impl.py", 20)]
+    assert "re-sets it to the sentinel -1 after `Base.__init__` resolved it" in diags[0].message
+    assert any(n.span is not None and n.span.line == 17 for n in diags[0].notes)

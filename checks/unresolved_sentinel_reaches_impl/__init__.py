@@ -13,7 +13,7 @@ import libcst as cst
 
 from linter.syntax import call_name, dotted, name_matches, walk_no_nested
 from linter.imports import imports_from_cst, qualify
-from checks.facts.sentinels import ClassRef, Resolver, SentinelIndex
+from checks.facts.sentinel_index import ClassRef, Resolver, SentinelIndex
 from checks.unresolved_sentinel_reaches_impl.notes import (
     Construction,
     SentinelAttr,
@@ -117,58 +117,69 @@ def _base_giving(bases: Sequence[ClassRef], attr: str) -> tuple[str, str] | None
 
 class UnresolvedSentinelReachesImpl(Rule):
     """## What it finds
-    A direct construction of a class that leaves a size or rank attribute
-    (`dcp_world_size`, `sp_rank`, `num_kv_splits`, ...) at a "not resolved
-    yet" sentinel (`-1`, `None`) when the project's normal path (a wrapper
-    that also constructs the class) resolves it right after construction and
-    this construction site does neither. The construction is found by name
-    (through imports, including subclasses in other files that inherit the
-    sentinel) or through an implementation factory
+    A class that leaves a *parallelism sentinel* -- the size or rank of a
+    parallel group (`dcp_world_size`, `pcp_rank`, `attn_tp_size`,
+    `moe_ep_rank`, `world_size`) at "not resolved yet" (`-1`, `None`) -- for
+    its usual wrapper to resolve after construction, constructed somewhere
+    that neither resolves nor checks it. The construction is found by name
+    (through imports and aliases, including subclasses in other files that
+    inherit the sentinel) or through an implementation factory
     (`impl_cls = backend.get_impl_cls(); self.impl = impl_cls(...)`).
-    Also reported: such an attribute of a directly constructed object used as
-    a size (arithmetic, `range`, a shape, a `*_world_size=` keyword) in
-    another method with no comparison against the sentinel, and a class that
-    uses its own sentinel attribute as a size in `__init__` before anything
-    could have resolved it.
+    The sentinel may be the class's own or a *re-set*: a subclass's
+    `__init__` writing `self.dcp_world_size = -1` after `super().__init__()`
+    (or over a base's `__new__`) resolved it -- the note names both.
+
+    Also reported: such an attribute of a directly constructed object used
+    as a size (arithmetic, `range`, a shape, a `*_world_size=` keyword) in
+    another method with no comparison against the sentinel; a class that
+    uses its own sentinel as a size in `__init__`, before anything could
+    resolve it; and a re-set that nothing in the project resolves again,
+    used as a size by the class's own methods.
 
     A *resolver* is code that tests `obj.attr` against the sentinel
     (`== -1`, `is None`, `< 0`) and assigns `obj.attr` in that branch; it is
-    the normal path when its class (or function) also constructs the class
-    or calls the implementation factory. A factory's result cast to a base
+    the normal path when its class (or function) also constructs the class,
+    or calls a factory that hands it out. A factory's result cast to a base
     class (`cast(type[MLAAttentionImpl], backend.get_impl_cls())`) may be any
     class of the factory below that base: reported when some of them keep
     the sentinel, even if others resolve it (the seed's Kimi-K3 model).
-    Deliberately left out, for
-    precision: a class that resolves the attribute itself (`__init__`,
-    `__post_init__`, `__new__`, or an `assert attr > 0`); neutral defaults
-    (`1`, `0`); sentinels nobody tests for (`fixed_split_size = -1` meaning
-    "off"); `None` fields that a later phase fills in without constructing
-    the object (metadata and config dataclasses); a factory whose possible
-    classes disagree (some resolve the attribute) unless an annotation or a
-    typed receiver narrows it; constructions that
-    are returned or passed on rather than kept (the caller owns
-    resolution); uses of the attribute on objects of unknown provenance
-    (the impl's own `forward` relies on the wrapper's contract). Any
-    comparison, assertion, assignment, `setattr`, normaliser call or late
-    resolver method (`impl.bind_cp_group(...)`) on the object in the
-    constructing function counts as handling it. Files are only analysed
-    when they mention `get_impl_cl`, `Impl` or `None`, or assign a negative
-    literal (`= -1`, in any layout) (a raw-text gate, blind to options: in a
-    file with none of these, a direct construction of a class named
-    otherwise, a construction through a custom factory, or a subclass sizing
-    with a sentinel it inherits from another file's class is missed). A test of
-    an object named `self` or `cls` is not a resolver (the class settling
-    its own attribute, in a closure of its method: no construction elsewhere
-    can skip it).
+
+    Deliberately left out, for precision: attributes that are not a parallel
+    group's size or rank (`block_size`, `num_kv_splits`, `num_accept_tokens`,
+    `kv_lora_rank`: a `None` count is an optional field, not an unresolved
+    group); a class that resolves the attribute itself (`__init__`,
+    `__post_init__`, `__new__`, an `assert attr > 0`, or a base's `__init__`
+    called after the sentinel was written); neutral defaults (`1`, `0`);
+    sentinels nobody tests for (`-1` meaning "off"); `None` fields that a
+    later phase fills in without testing them; a factory whose possible
+    classes disagree (some resolve the attribute) unless an annotation, a
+    cast or a typed receiver narrows it; constructions that are returned or
+    passed on rather than kept (the caller owns resolution); uses of the
+    attribute on objects of unknown provenance, and the implementation's own
+    methods when a normal path resolves it (they rely on the wrapper's
+    contract). Any comparison, assertion, assignment, `setattr`, normaliser
+    call or late resolver method (`impl.bind_cp_group(...)`) on the object in
+    the constructing function counts as handling it. A test of an object
+    named `self` or `cls` is not a resolver (the class settling its own
+    attribute in a closure of its method).
+
+    Prefilter: libcst parses a module only when the project's facts say it
+    constructs through a class keeping such a sentinel (or a subclass of
+    one, by name), calls a configured factory method, or defines such a
+    class (the facts gate, `candidate_facts`); on vLLM 0.33.0 that is 19 of
+    3231 files.
 
     ## Why it breaks
     The sentinel is a private contract between the implementation and its
     usual wrapper. A model that builds the implementation itself (to fuse a
-    layer, to skip the wrapper's overhead) inherits the sentinel, and the
-    kernel receives `cp_world_size=-1`: with context parallelism *disabled*
-    the FlashAttention/MLA path is handed invalid CP metadata and crashes or
-    computes garbage, only for that model and only on the platform whose code
-    path constructs directly.
+    layer, to skip the wrapper's overhead) inherits the sentinel and keeps it
+    in every configuration -- with the parallelism *disabled* too, since the
+    wrapper is what would have written the neutral 1/0. The kernel then
+    receives `cp_world_size=-1`: FlashAttention's MLA path raises ("must be
+    positive") at the first forward; a kernel that does not validate splits
+    or indexes by -1 and computes garbage; a `None` size raises `TypeError`
+    at the first arithmetic. It happens only for that model, on the platform
+    whose code path constructs directly.
 
     ## Example
     ```python
@@ -177,19 +188,30 @@ class UnresolvedSentinelReachesImpl(Rule):
     ```
 
     ## Fix
-    Resolve or normalise right after construction, as the wrapper does:
+    Resolve right after construction, as the wrapper does (vLLM):
     ```python
     self.impl = impl_cls(num_heads=n, head_size=d, scale=s)
     if getattr(self.impl, "dcp_world_size", -1) < 1:
-        self.impl.dcp_world_size = 1
-        self.impl.dcp_rank = 0
+        self.impl.dcp_world_size = get_dcp_group().world_size  # 1 where DCP is refused
+        self.impl.dcp_rank = get_dcp_group().rank_in_group
     ```
-    or construct through the wrapper, or make the class resolve the attribute
+    SGLang spells the group's values `get_dcp_world_size()` /
+    `get_dcp_rank()`, `get_attention_tp_size()` / `get_attention_tp_rank()`,
+    `get_tensor_model_parallel_world_size()`; the fix note uses the
+    engine's spelling. Or construct through the wrapper, or drop the re-set
+    (the base already resolved it), or make the class resolve the attribute
     itself (in `__init__`/`__new__`, then no construction site can forget).
 
     ## Options
-    - `attribute-patterns` (list of globs, default `["*world_size", "*rank",
-      "*_size", "num_*"]`): attribute names that count as sizes and ranks.
+    - `attribute-patterns` (list of globs, default `PARALLEL_SENTINEL_NAMES`):
+      attribute names that count as a parallel group's size or rank, matched
+      on the last name in any case. The default is built from the dimensions
+      `tp pp dp ep cp dcp pcp sp` (with any prefix before `_`: `attn_tp_rank`)
+      and the quantities `size rank world_size group_size rank_in_group
+      degree`, plus `world_size`, `*_world_size`, `rank`, `local_rank`,
+      `global_rank`, `*rank_in_group`, `nranks`, `num_ranks`,
+      `*_parallel_size`, `*_parallel_rank[_local]`, `ulysses_degree`,
+      `ring_degree`.
     - `sentinel-values` (list of strings, default `["-1", "None"]`): literal
       values that mean "not resolved yet". Negative integers and `None` are
       the values the fact collector records.
@@ -208,14 +230,12 @@ class UnresolvedSentinelReachesImpl(Rule):
       path": a resolver in a class or function that also constructs the class
       (default), any resolver in the project, or no resolver needed.
 
-    Only the raw-text gate (see above) is blind to these: with custom
-    `factory-methods` or `impl-class-patterns`, a file is analysed only when
-    it also mentions `get_impl_cl`, `Impl` or `None`, or assigns `-N`.
+    The facts gate follows every option.
     """
 
     code = "SHD201"
     name = "unresolved-sentinel-reaches-impl"
-    summary = "A class is constructed directly while a sentinel size/rank attribute its wrapper resolves stays unresolved"
+    summary = "A class is constructed directly while a parallel group size or rank it leaves at a sentinel, which its wrapper resolves, stays unresolved"
     severity = Severity.ERROR
     facts = ("sentinels", "sentinel_outline")
     tags = ("correctness", "context-parallel")

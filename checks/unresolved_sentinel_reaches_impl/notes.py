@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from checks.facts.sentinels import ClassRef, Resolver
+from checks.facts.sentinel_index import ClassRef, Resolver
 from linter.types import Note, Span
 
 @dataclass(frozen=True)
