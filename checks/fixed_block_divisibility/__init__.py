@@ -38,10 +38,17 @@ from linter.rule import Option, PendingFix, Rule
 from linter.syntax import dotted, function_params, int_literal, name_matches, walk
 from linter.types import Applicability, Fixability, Note, Severity, Span
 
-# A requirement on the host is ``X % B`` in an assert or an ``if ...:
-# raise`` (a modulo by a name, after an operand); on a kernel it is reached
-# through a launch ``kernel[grid](...)``.
-NEEDLE = r"%(?:(?<=[\w)\]]%)|(?<=[\w)\]] %))\s*\(?[A-Za-z_]|\]\s*\("
+# A requirement on the host is ``X % B`` (a modulo by a name, after an
+# operand) within 200 characters after ``assert``, or within 300 after
+# ``if``/``elif`` with a ``raise`` in the next 300; on a kernel it is reached
+# through a launch ``kernel[grid](...)`` passing a constant block by keyword
+# (two digits or an UPPER_CASE name).
+_MOD = r"(?:(?<=[\w)\]])|(?<=[\w)\]] ))%\s*\(?[A-Za-z_]"
+NEEDLE = (
+    r"assert\b[\s\S]{0,200}?" + _MOD
+    + r"|if\b[\s\S]{0,300}?" + _MOD + r"[\s\S]{0,300}?\braise\b"
+    + r"|\]\s*\([\s\S]{0,3000}?[(,]\s*\w+\s*=\s*(?:\d\d|[A-Z][A-Z0-9_]*\b)"
+)
 
 
 @dataclass
@@ -139,10 +146,11 @@ class FixedBlockDivisibility(Rule):
 
     - on the host: `assert hidden % BLOCK_D == 0`, or `if hidden % BLOCK_D:
       raise ...` (also `!= 0`, `> 0`, inside `and`/`or`);
-    - in a kernel: the constant passed to a `@triton.jit` kernel (same file,
-      or imported, through re-exporting packages) that requires
-      `tl.static_assert(D % BLOCK == 0)` (or `assert`) of the dimension passed
-      as `D`.
+    - in a kernel: a constant passed by keyword (`BLOCK=512`, `TILE=TILE_N`:
+      a number or an UPPER_CASE name bound to numbers) to a `@triton.jit`
+      kernel (same file, or imported, through re-exporting packages) that
+      requires `tl.static_assert(D % BLOCK == 0)` (or `assert`) of the
+      dimension passed as `D`.
 
     It fires only when a real model has a width that no value the block can
     take divides; the message names it (gpt-oss's hidden size 2880, Qwen2.5-72B's
@@ -400,8 +408,9 @@ class FixedBlockDivisibility(Rule):
         if kernel is None or not kernel.div:
             return
         args = _launch_args(call, kernel.params)
+        keywords = {a.keyword.value for a in call.args if a.keyword is not None}
         for p, q, line in kernel.div:
-            if p not in args or q not in args:
+            if p not in args or q not in keywords or not _constant_text(args[q]):
                 continue
             block = self._block_arg(args[q], env, q)
             if block is None:
@@ -503,6 +512,15 @@ class FixedBlockDivisibility(Rule):
             ),
             applicability=Applicability.DISPLAY_ONLY,
         )
+
+
+def _constant_text(e: cst.BaseExpression) -> bool:
+    """A block passed as a number of two digits or more, or an UPPER_CASE
+    name: what the prefilter admits for a launch."""
+    v = int_literal(e)
+    if v is not None:
+        return v >= 10
+    return isinstance(e, cst.Name) and e.value.isupper()
 
 
 def _mods(test: cst.BaseExpression) -> list[cst.BinaryOperation]:
