@@ -686,3 +686,11 @@ def test_the_outline_carries_what_the_facts_gate_asks() -> None:
         m for m in outlines if index.may_report_in(m, held, held, ("get_impl_cls",), "k")
     }
     assert admitted == {"pkg.base", "pkg.sub", "pkg.user"}
+
+
+def test_a_membership_test_against_sentinels_is_a_resolver() -> None:
+    text = "def f(layer, impl):\n    if impl.sp_rank in (-1, None):\n        impl.sp_rank = 0\n"
+    facts = _ast_facts(text, "m", "m.py")
+    assert [(r["attr"], r["test"]) for r in facts["resolvers"]] == [("sp_rank", "-1")]
+    other = "def f(layer, impl):\n    if impl.sp_rank in (2, 3):\n        impl.sp_rank = 0\n"
+    assert not (_ast_facts(other, "m", "m.py") or {}).get("resolvers")

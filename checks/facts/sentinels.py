@@ -119,7 +119,7 @@ def attr_ref(node: ast.AST) -> tuple[str, str] | None:
 def sentinel_test(test: ast.AST) -> list[tuple[str, str, str]]:
     """``(object, attr, kind)`` for each comparison in ``test`` that asks
     whether ``obj.attr`` still holds a sentinel: ``== -1``, ``is None``,
-    ``< 0``, ``< 1``, ``<= 0`` (and the mirrored forms)."""
+    ``< 0``, ``< 1``, ``<= 0`` (and the mirrored forms), ``in (-1, None)``."""
     out: list[tuple[str, str, str]] = []
     for node in ast.walk(test):
         if not isinstance(node, ast.Compare) or len(node.ops) != 1:
@@ -134,7 +134,11 @@ def sentinel_test(test: ast.AST) -> list[tuple[str, str, str]]:
             continue
         rep = sentinel_repr(other)
         num = other.value if isinstance(other, ast.Constant) and type(other.value) is int else None
-        if rep is not None and isinstance(op, (ast.Eq, ast.Is)):
+        if isinstance(op, ast.In) and isinstance(other, (ast.Tuple, ast.List, ast.Set)):
+            reps = [r for r in map(sentinel_repr, other.elts) if r is not None]
+            if reps:
+                out.append((ref[0], ref[1], reps[0]))
+        elif rep is not None and isinstance(op, (ast.Eq, ast.Is)):
             out.append((ref[0], ref[1], rep))
         elif rep is not None and rep != "None" and isinstance(op, (ast.Lt, ast.LtE)):
             out.append((ref[0], ref[1], "<0"))
@@ -659,7 +663,8 @@ class SentinelFacts(FactCollector):
     # has no facts)
     # 14: a sentinel's place against an inherited initialiser's call, where
     # a real value is given, what the module constructs
-    version = 14
+    # 15: ``in (-1, None)`` tests
+    version = 15
     # Read module by module when the rule asks (one class's bases, one
     # attribute's resolvers, one factory's returns): the questions that span
     # the whole project are answered from ``sentinel_outline``'s names, which
@@ -691,8 +696,8 @@ class SentinelOutline(FactCollector):
     name = "sentinel_outline"
     # 2: read from CPython's ``ast`` (the facts' own names)
     # 3: what the module constructs, its classes' sentinels and bases (the
-    # rule's facts gate)
-    version = 3
+    # rule's facts gate); 4: resolvers testing ``in (-1, None)``
+    version = 4
     needles = FACTS_NEEDLES
 
     @classmethod

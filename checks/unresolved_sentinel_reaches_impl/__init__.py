@@ -14,6 +14,7 @@ import libcst as cst
 from linter.syntax import call_name, dotted, name_matches, walk_no_nested
 from linter.imports import imports_from_cst, qualify
 from checks.facts.sentinel_index import ClassRef, Resolver, SentinelIndex
+from checks.unresolved_sentinel_reaches_impl.names import ARITHMETIC, PARALLEL_SENTINEL_NAMES, SIZE_CALLS
 from checks.unresolved_sentinel_reaches_impl.notes import (
     Construction,
     SentinelAttr,
@@ -28,67 +29,8 @@ from linter.types import Note, Severity, Span
 
 _INIT_FAMILY = frozenset({"__init__", "__post_init__", "__new__"})
 
-# What counts as a parallelism sentinel: the size or rank of a parallel group
-# (``dcp_world_size``, ``attn_tp_rank``, ``moe_ep_size``, ``tp_group_size``,
-# ``data_parallel_rank``, ``world_size``, ``rank``), matched on the attribute's
-# last name, any case. Built from the parallel dimensions (tensor, pipeline,
-# data, expert, context -- decode and prefill -- and sequence parallelism,
-# with any prefix before ``_``: ``attn_``, ``moe_``) and what of a group an
-# engine leaves unresolved. Deliberately left out: other sizes
-# (``block_size``, ``page_size``, quantisation ``group_size``, ``step_size``),
-# counts (``num_kv_splits``, ``num_accept_tokens``: a ``None`` there is an
-# optional field, not an unresolved group), and matrix ranks (``kv_lora_rank``).
-PARALLEL_DIMENSIONS = ("tp", "pp", "dp", "ep", "cp", "dcp", "pcp", "sp")
-PARALLEL_QUANTITIES = ("size", "rank", "world_size", "group_size", "rank_in_group", "degree")
-PARALLEL_SENTINEL_NAMES: tuple[str, ...] = (
-    "world_size",
-    "*_world_size",
-    "rank",
-    "local_rank",
-    "global_rank",
-    "rank_in_group",
-    "*_rank_in_group",
-    "nranks",
-    "num_ranks",
-    "*_parallel_size",
-    "*_parallel_rank",
-    "*_parallel_rank_local",
-    "ulysses_degree",
-    "ring_degree",
-    *(f"{prefix}{dim}_{what}" for dim in PARALLEL_DIMENSIONS for what in PARALLEL_QUANTITIES for prefix in ("", "*_")),
-)
 _DEFAULT_FACTORIES = ("get_impl_cls", "get_impl_class")
 _CAST = frozenset({"cast", "typing.cast", "t.cast"})
-# Calls whose positional arguments are tensor shapes or loop bounds: a
-# sentinel there is a wrong-sized buffer or an empty loop, not an error.
-_SIZE_CALLS = frozenset(
-    {
-        "range",
-        "empty",
-        "zeros",
-        "ones",
-        "full",
-        "randn",
-        "rand",
-        "view",
-        "reshape",
-        "expand",
-        "new_empty",
-        "new_zeros",
-        "new_ones",
-        "new_full",
-        "arange",
-        "split",
-        "chunk",
-    }
-)
-# libcst operator class names
-_ARITH = frozenset(
-    {"Divide", "FloorDivide", "Modulo", "Multiply", "Add", "Subtract", "Power", "LeftShift"}
-)
-
-
-
 def _refs(node: cst.CSTNode) -> Iterator[tuple[str, str, cst.CSTNode]]:
     """``(object, attr, node)`` for each ``obj.attr`` and
     ``getattr(obj, "attr", ...)`` below ``node``."""
@@ -295,6 +237,7 @@ class UnresolvedSentinelReachesImpl(Rule):
         # narrowings that came from a cast to a base class (see _factory_of)
         self._cast_families: set[tuple[str, ...]] = set()
         self._methods: list[list[cst.FunctionDef]] = []
+        self._class_factories: list[dict[str, tuple[str, tuple[str, ...] | None]]] = []
         self._func_name = ""
 
     # -- facts -------------------------------------------------------------------
@@ -427,8 +370,30 @@ class UnresolvedSentinelReachesImpl(Rule):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._stored.append({})
         self._methods.append([])
+        self._class_factories.append(self._factory_attributes(node))
+
+    def _factory_attributes(self, cls: cst.ClassDef) -> dict[str, tuple[str, tuple[str, ...] | None]]:
+        """``attr -> factory`` for ``self.attr = backend.get_impl_cls()`` in any
+        method of ``cls``: the class another method constructs through
+        (``self.impl = self.attr(...)``)."""
+        out: dict[str, tuple[str, tuple[str, ...] | None]] = {}
+        for stmt in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ():
+            if not isinstance(stmt, cst.FunctionDef):
+                continue
+            self._params = self._typed_params(stmt)
+            first = _first_param(stmt)
+            for node in walk_no_nested(stmt.body):
+                if not isinstance(node, (cst.Assign, cst.AnnAssign)) or node.value is None:
+                    continue
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                fac = self._factory_of(node.value)
+                for t in targets:
+                    if fac is not None and isinstance(t, cst.Attribute) and dotted(t.value) == first:
+                        out[t.attr.value] = fac
+        return out
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._class_factories.pop()
         stored = self._stored.pop()
         methods = self._methods.pop()
         if stored:
@@ -498,16 +463,27 @@ class UnresolvedSentinelReachesImpl(Rule):
                 narrowed = found or None
         return factory, narrowed
 
-    def _constructions(self, fn: cst.FunctionDef) -> list[Construction]:
-        factory_vars: dict[str, tuple[str, tuple[str, ...] | None]] = {}
-        out: list[Construction] = []
+    def _typed_params(self, fn: cst.FunctionDef) -> dict[str, str]:
+        """``param -> class`` for the annotated parameters of ``fn``."""
+        out: dict[str, str] = {}
         p = fn.params
-        self._params = {}
         for param in (*p.posonly_params, *p.params, *p.kwonly_params):
             if param.annotation is not None:
                 t = self._type_name(param.annotation.annotation)
                 if t:
-                    self._params[param.name.value] = t
+                    out[param.name.value] = t
+        return out
+
+    def _constructions(self, fn: cst.FunctionDef) -> list[Construction]:
+        out: list[Construction] = []
+        # a factory's result kept on the instance by another method
+        nodes = self.ctx.scope_nodes
+        in_class = len(nodes) >= 2 and isinstance(nodes[-2], cst.ClassDef) and self._class_factories
+        first = _first_param(fn)
+        factory_vars: dict[str, tuple[str, tuple[str, ...] | None]] = (
+            {f"{first}.{a}": fac for a, fac in self._class_factories[-1].items()} if in_class else {}
+        )
+        self._params = self._typed_params(fn)
         for node in walk_no_nested(fn.body):
             if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
                 targets = (
@@ -645,7 +621,7 @@ class UnresolvedSentinelReachesImpl(Rule):
             return None
 
         for node in walk_no_nested(fn.body):
-            if isinstance(node, cst.BinaryOperation) and type(node.operator).__name__ in _ARITH:
+            if isinstance(node, cst.BinaryOperation) and type(node.operator).__name__ in ARITHMETIC:
                 for side in (node.left, node.right):
                     a = hit(side)
                     if a:
@@ -658,7 +634,7 @@ class UnresolvedSentinelReachesImpl(Rule):
                         a = hit(arg.value)
                         if a:
                             yield arg.value, a, f"keyword {kw}="
-                    elif kw is None and leaf in _SIZE_CALLS:
+                    elif kw is None and leaf in SIZE_CALLS:
                         elems = (
                             [e.value for e in arg.value.elements]
                             if isinstance(arg.value, (cst.Tuple, cst.List))
