@@ -560,3 +560,14 @@ def test_a_reset_nothing_resolves_is_reported_where_the_class_uses_it(tmp_path: 
     assert [(d.path, d.span.line) for d in diags] == [("eng/impl.py", 20)]
     assert "re-sets it to the sentinel -1 after `Base.__init__` resolved it" in diags[0].message
     assert any(n.span is not None and n.span.line == 17 for n in diags[0].notes)
+
+
+def test_the_facts_gate_reads_the_buffer_being_edited(project: Path) -> None:
+    """In the editor, a construction typed into a module that held none on
+    disk is reported: the gate reads the buffer's own outline."""
+    (project / "pkg/model.py").write_text("from pkg.sub import FastContextImpl\n")
+    registry = load_registry()
+    engine = Engine(Config(root=project, select=("SHD201",)), registry, jobs=1)
+    assert engine.lint_text((project / "pkg/model.py").read_text(), project / "pkg/model.py")[0] == []
+    diags, _ = engine.lint_text(textwrap.dedent(MODEL), project / "pkg/model.py")
+    assert [d.span.line for d in diags if d.code == "SHD201"] == [8]

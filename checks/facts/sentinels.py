@@ -616,18 +616,21 @@ _CAST = frozenset({"cast", "typing.cast", "t.cast"})
 def _call_names(call: ast.Call, out: set[str]) -> None:
     """The names a construction ``x = <call>`` can go by: a capitalised
     callee (``Impl(...)``, ``mod.Impl(...)``), or a method whose result is
-    the class (``backend.get_impl_cls()`` assigned, called at once, or cast)."""
-    func = call.func
-    name = ast_dotted(func) if not isinstance(func, ast.Call) else None
-    if name in _CAST and len(call.args) == 2 and isinstance(call.args[1], ast.Call):
-        _call_names(call.args[1], out)
-        return
-    if isinstance(func, ast.Call):
-        _call_names(func, out)
-    elif isinstance(func, ast.Attribute):
-        out.add(func.attr)
-    elif isinstance(func, ast.Name) and func.id[:1].isupper():
-        out.add(func.id)
+    the class (``backend.get_impl_cls()`` assigned, called at once, or cast).
+    A loop, not recursion: ``f()()()...`` may nest deeper than the stack."""
+    todo = [call]
+    while todo:
+        node = todo.pop()
+        func = node.func
+        name = ast_dotted(func) if not isinstance(func, ast.Call) else None
+        if name in _CAST and len(node.args) == 2 and isinstance(node.args[1], ast.Call):
+            todo.append(node.args[1])
+        elif isinstance(func, ast.Call):
+            todo.append(func)
+        elif isinstance(func, ast.Attribute):
+            out.add(func.attr)
+        elif isinstance(func, ast.Name) and func.id[:1].isupper():
+            out.add(func.id)
 
 
 def constructed_names(tree: ast.Module) -> list[str]:
