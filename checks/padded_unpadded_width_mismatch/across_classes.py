@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from linter.syntax import call_name, dotted, int_literal, keyword_args, last_name, positional_args
+from linter.syntax import call_name, child_nodes, dotted, int_literal, keyword_args, last_name, positional_args
 
 _LIKE = frozenset({"empty_like", "zeros_like", "ones_like", "full_like"})
 _NEW = frozenset({"new_empty", "new_zeros", "new_ones", "new_full"})
@@ -44,7 +44,7 @@ def _nodes(body: cst.CSTNode) -> Iterator[cst.CSTNode]:
         yield n
         if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and n is not body:
             continue
-        stack.extend(reversed(n.children))
+        stack.extend(reversed(child_nodes(n)))
 
 
 def _whole_shape_of(e: cst.BaseExpression) -> str | None:

@@ -410,7 +410,7 @@ class RepeatedBudgetDivision(Rule):
         if isinstance(s, cst.AugAssign):
             self._aug(s, env, fresh, assigned)
             return
-        for child in s.children:
+        for child in child_nodes(s):
             if isinstance(child, cst.BaseExpression):
                 self._scan_expr(child, env)
 
