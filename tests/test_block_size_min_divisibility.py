@@ -1001,3 +1001,183 @@ def test_wrapped_or_offset_mins_are_silent(tmp_path: Path, body: str) -> None:
 def test_every_scope_is_analysed(tmp_path: Path, text: str) -> None:
     gated, opened = gated_and_open(tmp_path, text)
     assert opened and gated == opened, text
+
+
+# -- kernel-side requirements (issue 19) ---------------------------------------
+
+GROUP_TILES = textwrap.dedent(
+    """
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _tiles(q_ptr, out_ptr, GROUP: tl.constexpr, TILE: tl.constexpr):
+        pid = tl.program_id(1)
+        per_group = tl.cdiv(GROUP, TILE)
+        group = pid // per_group
+        rows = pid * TILE + tl.arange(0, TILE)
+        tl.store(out_ptr + rows, tl.load(q_ptr + rows) + group)
+
+
+    def run(q, kv, out):
+        group = q.shape[1] // kv.shape[1]
+        tile = min(8, group)
+        _tiles[(1, triton.cdiv(q.shape[1], tile))](q, out, GROUP=group, TILE=tile)
+    """
+)
+
+
+def test_group_tile_names_silent_and_compile_counterexamples(tmp_path: Path) -> None:
+    (d,) = lint(GROUP_TILES, tmp_path)
+    # a tile of 8 against a group of 12 straddles two groups: wrong, silently
+    assert "group=12 → tile=8, 12 % 8 = 4" in d.message
+    assert "silently wrong" in d.message
+    # a group of 3 is not a power of two: the kernel does not compile
+    assert "group=3 → tile=3" in d.message and "fails to compile" in d.message
+    assert any(n.span is not None and "tiles each group" in n.message for n in d.notes)
+
+
+def test_group_tile_of_another_width_is_not_a_group_need(tmp_path: Path) -> None:
+    text = GROUP_TILES.replace("GROUP=group, TILE=tile", "GROUP=64, TILE=tile")
+    text = text.replace("tl.arange(0, TILE)", "tl.arange(0, 8)")
+    assert lint(text, tmp_path) == []
+
+
+def test_static_assert_through_a_narrowed_tile_and_a_branch_alias(tmp_path: Path) -> None:
+    text = textwrap.dedent(
+        """
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def _paged(c_ptr, PAGE: tl.constexpr, CHUNK: tl.constexpr):
+            tl.static_assert(PAGE % CHUNK == 0)
+            tl.store(c_ptr + tl.arange(0, 16), 0.0)
+
+
+        def run(cache, prefill, narrow):
+            page = cache.shape[1]
+            first = 32
+            later = 16
+            if narrow:
+                first = min(first, page)
+                later = min(later, page)
+            chunk = first if prefill else later
+            chunk_used = chunk
+            _paged[(1,)](cache, PAGE=page, CHUNK=chunk_used)
+        """
+    )
+    (d,) = lint(text, tmp_path)  # the two narrowings: one root cause
+    assert "`PAGE % CHUNK == 0` at compile time (`tl.static_assert`), given `PAGE=page`" in d.message
+    assert "page=48 → first=32, 48 % 32 = 16" in d.message
+    assert any("also `later = min(later, page)`" in n.message and n.span for n in d.notes)
+
+
+def test_assert_inside_a_kernel_is_debug_only(tmp_path: Path) -> None:
+    text = textwrap.dedent(
+        """
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def _rows(x_ptr, N: tl.constexpr, SPLIT: tl.constexpr):
+            assert N % SPLIT == 0
+            tl.store(x_ptr + tl.program_id(0), 0.0)
+
+
+        def run(x):
+            n = x.shape[1]
+            split = min(n, 64)
+            _rows[(1,)](x, N=n, SPLIT=split)
+        """
+    )
+    (d,) = lint(text, tmp_path)
+    assert "only in debug mode" in d.message and "remainder unhandled" in d.message
+
+
+def test_a_helper_kernels_need_is_the_kernels_need() -> None:
+    text = textwrap.dedent(
+        """
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def _load(p, T: tl.constexpr):
+            tl.static_assert(T % 16 == 0)
+            return tl.load(p + tl.arange(0, T))
+
+
+        @triton.jit
+        def outer(p, q, TILE: tl.constexpr):
+            tl.store(q, tl.sum(_load(p, TILE)))
+        """
+    )
+    facts = collect_text(text, "m", "m.py")["m.outer"]
+    kinds = {(n.kind, n.via) for n in facts.needs["TILE"]}
+    assert ("multiple", "_load") in kinds and ("pow2", "_load") in kinds
+
+
+GUARDED = textwrap.dedent(
+    """
+    from contextvars import ContextVar
+
+    import triton
+    import triton.language as tl
+
+    _staged: ContextVar[object] = ContextVar("staged", default=None)
+
+
+    @triton.jit
+    def _cast(x_ptr, W: tl.constexpr, CHUNK: tl.constexpr):
+        tl.store(x_ptr + tl.arange(0, CHUNK), 0.0)
+
+
+    def _run(out, staged):
+        width = staged.shape[-1]
+        chunk = min(2048, width)
+        _cast[(1,)](staged, W=width, CHUNK=chunk)
+
+
+    def forward(x, out):
+        ok = x.is_contiguous() and x.shape[-1] % 2048 == 0
+        _staged.set(x if ok else None)
+        _run(out, _staged.get())
+    """
+)
+
+
+def test_a_contextvar_set_only_under_a_divisibility_test_guards(tmp_path: Path) -> None:
+    assert lint(GUARDED, tmp_path) == []
+    unguarded = GUARDED.replace("_staged.set(x if ok else None)", "_staged.set(x)")
+    (d,) = lint(unguarded, tmp_path)
+    assert "width=1536 → chunk=1536" in d.message
+    # the divisor must be a multiple of the cap
+    weaker = GUARDED.replace("% 2048 == 0", "% 1024 == 0")
+    assert len(lint(weaker, tmp_path)) == 1
+
+
+@pytest.mark.parametrize(
+    ("binding", "said"),
+    [
+        ("hidden = cfg.hidden_size // tp_size", "per-rank width"),
+        ("hidden = self.config.hidden_size", "model's configuration"),
+        ("hidden = x.shape[-1]", "tensor dimension"),
+    ],
+)
+def test_rationale_follows_where_the_width_comes_from(tmp_path: Path, binding: str, said: str) -> None:
+    text = SEED_SHAPE.replace("hidden_size = src.shape[1]", binding.replace("hidden", "hidden_size", 1))
+    text = text.replace("def gather(src, dst):", "def gather(self, src, dst, cfg, tp_size, x):")
+    (d,) = lint(text, tmp_path)
+    assert said in d.notes[0].message
+    if said != "per-rank width":
+        assert "TP/EP" not in d.notes[0].message
+
+
+def test_block_through_a_launcher_in_another_module() -> None:
+    (d,) = _corpus_diags("kernel_pkg/head_callers.py")
+    assert "launched by `launch_heads_mean`" in d.message
+    assert any(n.path == "kernel_pkg/head_launch.py" for n in d.notes)

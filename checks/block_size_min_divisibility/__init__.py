@@ -30,7 +30,6 @@ from checks.block_size_min_divisibility.sites import (
     reach_of,
     tensor_dim,
     cap_side,
-    div_example,
     family_of,
     guards,
     has_offset_arith,
@@ -39,14 +38,13 @@ from checks.block_size_min_divisibility.sites import (
     known_multiple,
     launch_args,
     loop_handles_tail,
-    multiple_example,
     names_block,
     pinned,
-    pow2_example,
     raise_only,
     short,
 )
 from checks.block_size_min_divisibility.origin import describe
+from checks.block_size_min_divisibility.text import finding_text
 from checks.block_size_min_divisibility.values import (
     OTHER,
     Env,
@@ -95,9 +93,29 @@ class BlockSizeMinDivisibility(Rule):
       remainder handling;
     - in a kernel: `B` passed (by keyword or position) to a `@triton.jit`
       function, possibly autotuned and possibly defined in another module and
-      imported or re-exported, whose parameter is a block shape
-      (`tl.arange(0, P)`, `tl.zeros([P])`, `tl.full`, `tl.reshape`,
-      `block_shape=`) or appears in `tl.static_assert(... % P == 0)`.
+      imported or re-exported, whose parameter is
+      - a block shape (`tl.arange(0, P)`, `tl.zeros([P])`, `tl.full`,
+        `tl.reshape`, `block_shape=`): a power of two is needed;
+      - the divisor of `tl.static_assert(A % P == 0)` (a compile error), of an
+        `assert A % P == 0` inside the kernel (checked only in Triton's debug
+        mode), or a tile of a group: a program's group index computed as
+        `pid // tl.cdiv(G, P)` with `G` given the width that was capped (a
+        tile that straddles two groups is computed with the wrong group's
+        data);
+      - required to be a multiple of a literal (`tl.static_assert(P % 16 ==
+        0)`);
+      also when the kernel hands the parameter to another jitted function of
+      its module that needs it;
+    - through a launcher: `B` passed (by position or keyword) to a function,
+      in this module or another, that hands that parameter by keyword to such
+      a kernel launch (`_launch(x, out, block)` with `K[grid](...,
+      BLOCK=block)` inside).
+
+    A block narrowed to the width (`T = min(T, block_size)`, where `T` was a
+    constant or a power of two) is a site too, and a block that may reach the
+    use under another name (`tile = T_PREFILL` in one branch, `tile =
+    T_DECODE` in the other) is followed. Sites of one function that cap the
+    same width and reach the same uses are one finding, the others notes.
 
     Provably a power of two: a power-of-two literal, `triton.next_power_of_2`
     (see the option), `1 << k`, `x & -x`, products and min/max of such,
@@ -112,7 +130,16 @@ class BlockSizeMinDivisibility(Rule):
     not visible here, an `EVEN_K = X % B == 0` flag for a
     masked kernel, a `cdiv` grid next to an `X // B` count); `min(off + B, n)`
     and other end-index arithmetic; `min` of two runtime values with no
-    constant cap (`min(BLOCK_K, group_size)`); an UPPER_CASE cap whose value
+    constant cap (`min(BLOCK_K, group_size)`); a width known to be a multiple
+    of the cap where the use is reached: a test or assert `X % D == 0` in the
+    function (`C` dividing `D`), or, for `X = t.shape[k]` of a parameter `t`,
+    every caller in the module passing `None` or a tensor proven to satisfy
+    `t.shape[k] % D == 0` (`t if ok else None` with `ok = ... and
+    t.shape[-1] % 2048 == 0`, also through a `ContextVar` whose every `set`
+    does so); a block narrowed to a constant or to a power of two (`B =
+    min(B, 32)`); a group kernel whose group parameter is not given the
+    capped width; blocks handed to a launcher that passes them on by
+    position; an UPPER_CASE cap whose value
     is not visible here facing a power of two (`min(MAX_FUSED_SIZE,
     triton.next_power_of_2(n))` with the cap imported: the cap is `C`, the
     width side is a power of two); kernels reached through attributes
@@ -128,7 +155,16 @@ class BlockSizeMinDivisibility(Rule):
     intermediate size divided by TP or EP) and changes with the model and the
     parallel layout: a width of 3584 or 1536 under `C = 1024`, or of 384 or
     768 reaching `tl.arange`, crashes at start-up on that model only, after
-    every test with the usual 4096-wide shapes passed.
+    every test with the usual 4096-wide shapes passed. On the kernel side the
+    outcome depends on the need: a block shape or a `tl.static_assert` stops
+    the kernel from compiling at its first launch; an `assert` inside the
+    kernel is compiled to a `device_assert`, checked only in debug mode, so
+    the kernel runs on with the remainder unhandled; a group tile that does
+    not divide the group (8 query heads against groups of 10 or 12 per KV
+    head) silently computes part of the second group with the first group's
+    data. The finding says where `X` comes from: a per-rank width (divided
+    by a TP/EP size), a model-configuration value, a tensor dimension or a
+    parameter.
 
     ## Example
     See the corpus files below: `BLOCK_D = min(hidden_size, 1024)` followed by
@@ -259,7 +295,9 @@ class BlockSizeMinDivisibility(Rule):
                 isinstance(target, (cst.Tuple, cst.List))
                 and isinstance(value, (cst.Tuple, cst.List))
                 and len(target.elements) == len(value.elements)
-                and not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements))
+                and not any(
+                    isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)
+                )
             ):
                 # ``n, pad = 32, 8``: each name its own value
                 for te, ve in zip(target.elements, value.elements):
@@ -393,7 +431,9 @@ class BlockSizeMinDivisibility(Rule):
         env = values.env
         narrows = [isinstance(e, cst.Name) and e.value == name for e in (a, b)]
         if any(narrows) and before:
-            narrowed = Env({**env.local, name: list(before)}, env.params, env.module, env.is_module, env.knobs)
+            narrowed = Env(
+                {**env.local, name: list(before)}, env.params, env.module, env.is_module, env.knobs
+            )
             values = Values(narrowed, values.pow2_functions, values.functions)
         va, vb = values.const(a), values.const(b)
         if va is not None and vb is not None:
@@ -404,10 +444,15 @@ class BlockSizeMinDivisibility(Rule):
             # block's own earlier value is the cap, provided it is known
             # (a constant or a power of two), never the width
             cap = 0 if narrows[0] else 1
-            if not ((va, pa) if cap == 0 else (vb, pb))[0] and not ((va, pa) if cap == 0 else (vb, pb))[1]:
+            if (
+                not ((va, pa) if cap == 0 else (vb, pb))[0]
+                and not ((va, pa) if cap == 0 else (vb, pb))[1]
+            ):
                 return None
         else:
-            cap = cap_side(va, vb, pa, pb, constant_like(a, values.env), constant_like(b, values.env))
+            cap = cap_side(
+                va, vb, pa, pb, constant_like(a, values.env), constant_like(b, values.env)
+            )
         if cap == 0:
             c, x, cv, cp = a, b, va, pa
         elif cap == 1:
@@ -473,7 +518,9 @@ class BlockSizeMinDivisibility(Rule):
             dim = tensor_dim(b)
             if dim is None or dim[0] not in env.params:
                 return False
-            if not any(d == dim[1] and isinstance(k, int) and k % c == 0 for d, k in proven.get(dim[0], ())):
+            if not any(
+                d == dim[1] and isinstance(k, int) and k % c == 0 for d, k in proven.get(dim[0], ())
+            ):
                 return False
         return True
 
@@ -486,7 +533,11 @@ class BlockSizeMinDivisibility(Rule):
             if isinstance(node.operator, cst.Modulo) and where in ("check", "raise"):
                 verb = "is asserted" if where == "check" else "is required (else it raises)"
                 outcome = "the assert fails (AssertionError)" if where == "check" else "it raises"
-                out.append(Consumer("div", f"`{short(code(node))} == 0` {verb}", outcome + " on such a model"))
+                out.append(
+                    Consumer(
+                        "div", f"`{short(code(node))} == 0` {verb}", outcome + " on such a model"
+                    )
+                )
             elif isinstance(node.operator, cst.FloorDivide) and where != "test":
                 out.append(
                     Consumer(
@@ -548,7 +599,9 @@ class BlockSizeMinDivisibility(Rule):
                     out.append(kernel_consumer(kname, param, need, facts, shown))
         return out
 
-    def _launcher_consumers(self, site: MinSite, calls: Sequence[cst.Call], reach: set[str]) -> list[Consumer]:
+    def _launcher_consumers(
+        self, site: MinSite, calls: Sequence[cst.Call], reach: set[str]
+    ) -> list[Consumer]:
         """The block handed to a function (here or in another module) that
         passes that parameter on to a kernel launch."""
         out: list[Consumer] = []
@@ -584,12 +637,15 @@ class BlockSizeMinDivisibility(Rule):
         if qual.rpartition(".")[0] == mod:
             if self._local_launchers is None:
                 try:
-                    tree = compile(self.ctx.text, self.ctx.path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+                    tree = compile(
+                        self.ctx.text, self.ctx.path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True
+                    )
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
                     tree = None
                 data = launcher_facts(tree, mod, self.ctx.path) if tree is not None else None
                 self._local_launchers = {
-                    n: Launcher.from_json(f, self.ctx.path) for n, f in (data or {}).get("functions", {}).items()
+                    n: Launcher.from_json(f, self.ctx.path)
+                    for n, f in (data or {}).get("functions", {}).items()
                 }
             got = self._local_launchers.get(qual.rpartition(".")[2])
             return (mod, got) if got is not None else None
@@ -640,7 +696,9 @@ class BlockSizeMinDivisibility(Rule):
         return facts
 
     # -- reporting -------------------------------------------------------------
-    def _live(self, site: MinSite, consumers: list[Consumer], scope: Scope | None, env: Env) -> list[Consumer]:
+    def _live(
+        self, site: MinSite, consumers: list[Consumer], scope: Scope | None, env: Env
+    ) -> list[Consumer]:
         """The consumers no guard of the function answers."""
         div_guard, cdiv, pow2_guard = guards(site, scope) if scope else (False, False, False)
         if scope is not None and known_multiple(site, scope, env):
@@ -674,7 +732,12 @@ class BlockSizeMinDivisibility(Rule):
             groups.setdefault(key, []).append((site, live))
         for members in groups.values():
             (site, live), rest = members[0], members[1:]
-            also = [self._note_at(s.call, f"also `{s.name} = {call_text(s.call)}` reaches the same uses") for s, _ in rest]
+            also = [
+                self._note_at(
+                    s.call, f"also `{s.name} = {call_text(s.call)}` reaches the same uses"
+                )
+                for s, _ in rest
+            ]
             self._report(site, live, env, also)
 
     def _note_at(self, node: cst.CSTNode, message: str) -> Note:
@@ -682,55 +745,13 @@ class BlockSizeMinDivisibility(Rule):
         return Note(message, self.ctx.path, Span(*got)) if got else Note(message)
 
     def _report(self, site: MinSite, live: list[Consumer], env: Env, also: list[Note]) -> None:
-        x, c, b = code(site.x), code(site.c), site.name
-        div = [k for k in live if k.kind == "div"]
-        shape = [k for k in live if k.kind != "div"]
-        call = call_text(site.call)
-        head = f"`{b}={call}`" if site.inline else f"`{b} = {call}`"
-        parts: list[str] = []
-        cv = site.c_value if site.c_value is not None else site.c_least
-        if div:
-            first = div[0]
-            example = div_example(x, b, c, cv, assumed=site.c_value is None)
-            parts.append(f"need not divide `{x}`, as {first.where}: {example}, and {first.outcome}")
-        if shape:
-            first = shape[0]
-            if first.kind == "multiple":
-                example = multiple_example(x, b, site.c_value, first.factor or 2)
-                what = f"be a multiple of {first.factor}"
-            else:
-                example = pow2_example(x, b, c, site.c_value, site.c_pow2)
-                what = "be a power of two"
-            lead = "nor" if div else "need not"
-            parts.append(f"{lead} {what}, as {first.where}: {example}, and {first.outcome}")
-        message = f"block size {head} " + "; ".join(parts)
         fn = self.ctx.current_function
         origin = describe(site.x, env, fn.name.value if fn is not None else None)
-        notes: list[Note] = []
-        if div:
-            notes.append(
-                Note(
-                    f"{origin}; `{call}` is `{c}` whenever `{x}` >= `{c}`, and divides `{x}` only "
-                    f"when `{x}` is a multiple of it: the shapes the tests use pass, another "
-                    f"model's fails."
-                )
-            )
-        if shape:
-            notes.append(
-                Note(
-                    f"Triton block shapes must be powers of two; `{call}` is `{x}` itself "
-                    f"whenever `{x}` < `{c}`" + ("." if div else f", and {origin}.")
-                )
-            )
-        firsts = {id(div[0]) if div else None, id(shape[0]) if shape else None}
-        for k in live:
-            if k.note is not None:
-                notes.append(k.note)
-            elif id(k) not in firsts:
-                notes.append(Note(f"also: {k.where}"))
-        notes += also
-        fix = self._fix(site, bool(div), any(k.kind == "pow2" for k in shape))
-        self.report(site.call, message, notes=notes, fix=fix)
+        message, notes = finding_text(site, live, origin)
+        fix = self._fix(
+            site, any(k.kind == "div" for k in live), any(k.kind == "pow2" for k in live)
+        )
+        self.report(site.call, message, notes=[*notes, *also], fix=fix)
 
     def _fix(self, site: MinSite, div: bool, pow2: bool) -> PendingFix:
         x, c = code(site.x), code(site.c)
@@ -754,4 +775,3 @@ class BlockSizeMinDivisibility(Rule):
             ),
             applicability=Applicability.DISPLAY_ONLY,
         )
-

@@ -12,7 +12,16 @@ from linter.syntax import call_name, dotted, walk
 from checks.block_size_min_divisibility.values import Env, code
 
 # names of parallel sizes (the last component, any case)
-PARALLEL_SIZES = ("tp", "tp_size", "*_tp_size", "tp_world_size", "*world_size", "ep_size", "*_ep_size", "num_ranks")
+PARALLEL_SIZES = (
+    "tp",
+    "tp_size",
+    "*_tp_size",
+    "tp_world_size",
+    "*world_size",
+    "ep_size",
+    "*_ep_size",
+    "num_ranks",
+)
 CONFIG_WORDS = ("config", "cfg", "hparams", "args")
 
 
@@ -47,13 +56,17 @@ def describe(x: cst.BaseExpression, env: Env, function: str | None) -> str:
     leaves = [n.rsplit(".", 1)[-1].lower() for n in names]
     if any(fnmatch.fnmatchcase(leaf, p) for leaf in leaves for p in PARALLEL_SIZES):
         return f"{shown} is a per-rank width: it changes with the model and with the TP/EP size"
-    if any(w in part.lower() for n in names for part in n.split(".")[:-1] for w in CONFIG_WORDS) or any(
-        isinstance(n, cst.Call) and call_name(n) == "getattr" for e in chain for n in walk(e)
-    ):
+    if any(
+        w in part.lower() for n in names for part in n.split(".")[:-1] for w in CONFIG_WORDS
+    ) or any(isinstance(n, cst.Call) and call_name(n) == "getattr" for e in chain for n in walk(e)):
         return f"{shown} comes from the model's configuration: it changes with the checkpoint"
     if any(
         (isinstance(n, cst.Attribute) and n.attr.value == "shape")
-        or (isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "size")
+        or (
+            isinstance(n, cst.Call)
+            and isinstance(n.func, cst.Attribute)
+            and n.func.attr.value == "size"
+        )
         for e in chain
         for n in walk(e)
     ):

@@ -138,18 +138,28 @@ def family_of(name: str, local: Mapping[str, list[object]]) -> set[str]:
 
 
 def reach_of(family: set[str], local: Mapping[str, list[object]]) -> set[str]:
-    """``family`` and every name one of whose bindings is a member (``tile
-    = PREFILL_TILE`` in one branch, ``tile = DECODE_TILE`` in the other):
+    """``family`` and every name one of whose bindings is (or may be, in a
+    conditional) a member (``tile = PREFILL_TILE`` in one branch, ``tile =
+    DECODE_TILE`` in the other):
     the names the block may reach a use under."""
     out = set(family)
     changed = True
     while changed:
         changed = False
         for n, binds in local.items():
-            if n not in out and any(isinstance(b, cst.Name) and b.value in out for b in binds):
+            if n not in out and any(_may_be(b, out) for b in binds):
                 out.add(n)
                 changed = True
     return out
+
+
+def _may_be(value: object, names: set[str]) -> bool:
+    """``value`` is one of ``names``, or a conditional one branch of which is."""
+    if isinstance(value, cst.Name):
+        return value.value in names
+    if isinstance(value, cst.IfExp):
+        return _may_be(value.body, names) or _may_be(value.orelse, names)
+    return False
 
 
 def tensor_dim(e: object) -> tuple[str, str] | None:
@@ -343,7 +353,12 @@ KERNEL_OUTCOMES = {
 
 
 def kernel_consumer(
-    kname: str, param: str, need: Need, facts: KernelFacts, passed: str | None = None, via: str | None = None
+    kname: str,
+    param: str,
+    need: Need,
+    facts: KernelFacts,
+    passed: str | None = None,
+    via: str | None = None,
 ) -> Consumer:
     """The consumer a kernel parameter's need makes of the block passed to
     it (``passed``: what the launch passes for the need's dividend;
@@ -408,7 +423,9 @@ def multiple_example(x: str, b: str, cv: int | None, factor: int) -> str:
     """A width below the cap that is not a multiple of ``factor``."""
     xv = factor * 3 // 2 if factor % 2 == 0 else factor + 1
     if cv is not None and xv >= cv:
-        return f"{x}={cv} and above → {b}={cv}, not a multiple of {factor}" if cv % factor else (
-            f"a `{x}` below {cv} that is not a multiple of {factor}"
+        return (
+            f"{x}={cv} and above → {b}={cv}, not a multiple of {factor}"
+            if cv % factor
+            else (f"a `{x}` below {cv} that is not a multiple of {factor}")
         )
     return f"{x}={xv} → {b}={xv}, not a multiple of {factor}"

@@ -35,7 +35,11 @@ ALL = frozenset({("*", 0)})
 
 def _dim(e: ast.AST) -> tuple[str, str] | None:
     """(tensor code, dimension) of ``t.shape[k]`` or ``t.size(k)``."""
-    if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Attribute) and e.value.attr == "shape":
+    if (
+        isinstance(e, ast.Subscript)
+        and isinstance(e.value, ast.Attribute)
+        and e.value.attr == "shape"
+    ):
         return ast.unparse(e.value.value), ast.unparse(e.slice)
     if (
         isinstance(e, ast.Call)
@@ -98,9 +102,19 @@ class _Module:
 
     def _scan(self, scope: ast.AST, node: ast.AST) -> None:
         for child in ast.iter_child_nodes(node):
-            inner = child if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else scope
-            if isinstance(child, ast.Assign) and len(child.targets) == 1 and isinstance(child.targets[0], ast.Name):
-                self.bound_in.setdefault(id(scope), {}).setdefault(child.targets[0].id, []).append(child.value)
+            inner = (
+                child
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+                else scope
+            )
+            if (
+                isinstance(child, ast.Assign)
+                and len(child.targets) == 1
+                and isinstance(child.targets[0], ast.Name)
+            ):
+                self.bound_in.setdefault(id(scope), {}).setdefault(child.targets[0].id, []).append(
+                    child.value
+                )
             elif isinstance(child, ast.Call):
                 name = ast_dotted(child.func)
                 if name and name.endswith(".set") and len(child.args) == 1:
@@ -117,7 +131,9 @@ class _Module:
         if isinstance(e, ast.Constant) and e.value is None:
             return ALL
         if isinstance(e, ast.IfExp):
-            known = {(d, k) for t, d, k in _facts_of_test(e.test, bound) if t == ast.unparse(e.body)}
+            known = {
+                (d, k) for t, d, k in _facts_of_test(e.test, bound) if t == ast.unparse(e.body)
+            }
             body = self.proofs(e.body, scope, depth + 1) | frozenset(known)
             return _meet(body, self.proofs(e.orelse, scope, depth + 1))
         if isinstance(e, ast.Name) and len(bound.get(e.id, ())) == 1:
@@ -167,9 +183,12 @@ def divisible_inputs(tree: ast.Module) -> dict[str, Any] | None:
         for i, p in enumerate(params):
             proof = ALL
             for call, scope in mod.calls[st.name]:
-                arg = call.args[i] if i < len(call.args) and not any(
-                    isinstance(a, ast.Starred) for a in call.args[: i + 1]
-                ) else next((k.value for k in call.keywords if k.arg == p), None)
+                arg = (
+                    call.args[i]
+                    if i < len(call.args)
+                    and not any(isinstance(a, ast.Starred) for a in call.args[: i + 1])
+                    else next((k.value for k in call.keywords if k.arg == p), None)
+                )
                 proof = _meet(proof, mod.proofs(arg, scope) if arg is not None else frozenset())
             if proof and proof != ALL:
                 found[p] = sorted([d, k] for d, k in proof)

@@ -172,19 +172,32 @@ def _assert_needs(fn: ast.FunctionDef) -> Iterator[tuple[ast.AST, str, dict[str,
             for sub in _mod_terms(node.test):
                 if isinstance(sub.right, ast.Name):
                     dividend = sub.left.id if isinstance(sub.left, ast.Name) else None
-                    need = _need("div", "assert " + ast.unparse(node.test), other=dividend, effect="debug")
+                    need = _need(
+                        "div", "assert " + ast.unparse(node.test), other=dividend, effect="debug"
+                    )
                     yield node, sub.right.id, need
 
 
 def _cdiv_of(e: ast.AST, params: set[str]) -> tuple[str, str] | None:
     """(G, P) of ``cdiv(G, P)`` (any spelling, ``tl.``/``triton.`` or not),
     ``(G + P - 1) // P`` or ``G // P``, G and P kernel parameters."""
-    if isinstance(e, ast.Call) and len(e.args) == 2 and (ast_dotted(e.func) or "").rsplit(".", 1)[-1] in _CDIV:
+    if (
+        isinstance(e, ast.Call)
+        and len(e.args) == 2
+        and (ast_dotted(e.func) or "").rsplit(".", 1)[-1] in _CDIV
+    ):
         g, p = e.args
     elif isinstance(e, ast.BinOp) and isinstance(e.op, ast.FloorDiv):
         g, p = e.left, e.right
         if isinstance(g, ast.BinOp):  # (G + P - 1) // P
-            g = next((n for n in ast.walk(g) if isinstance(n, ast.Name) and n.id in params and n.id != getattr(p, "id", None)), None)
+            g = next(
+                (
+                    n
+                    for n in ast.walk(g)
+                    if isinstance(n, ast.Name) and n.id in params and n.id != getattr(p, "id", None)
+                ),
+                None,
+            )
     else:
         return None
     if isinstance(g, ast.Name) and isinstance(p, ast.Name) and g.id in params and p.id in params:
@@ -192,7 +205,9 @@ def _cdiv_of(e: ast.AST, params: set[str]) -> tuple[str, str] | None:
     return None
 
 
-def _group_needs(fn: ast.FunctionDef, params: set[str]) -> Iterator[tuple[ast.AST, str, dict[str, Any]]]:
+def _group_needs(
+    fn: ast.FunctionDef, params: set[str]
+) -> Iterator[tuple[ast.AST, str, dict[str, Any]]]:
     """A program's group index ``pid // tl.cdiv(G, P)`` (the divisor spelled
     there or bound to a name first): the program's tile of ``P`` rows is
     taken to lie in one group of ``G`` rows, true only when ``P`` divides
@@ -200,7 +215,9 @@ def _group_needs(fn: ast.FunctionDef, params: set[str]) -> Iterator[tuple[ast.AS
     nodes = _body_nodes(fn)
     pid: set[str] = set()
     tiles: dict[str, tuple[str, str, str]] = {}
-    assigns = [n for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None]
+    assigns = [
+        n for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None
+    ]
 
     def from_pid(e: ast.AST) -> bool:
         return any(
@@ -220,7 +237,11 @@ def _group_needs(fn: ast.FunctionDef, params: set[str]) -> Iterator[tuple[ast.AS
                     if got is not None:
                         tiles[t.id] = (*got, ast.unparse(a.value))
     for node in nodes:
-        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv) and from_pid(node.left)):
+        if not (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.FloorDiv)
+            and from_pid(node.left)
+        ):
             continue
         right = node.right
         if isinstance(right, ast.Name) and right.id in tiles:
@@ -257,7 +278,9 @@ def _place(node: ast.AST, op: str, need: dict[str, Any], lines: list[str]) -> di
     return {**need, "op": op, "span": span}
 
 
-def _direct_needs(fn: ast.FunctionDef, tl: set[str], lines: list[str]) -> dict[str, list[dict[str, Any]]]:
+def _direct_needs(
+    fn: ast.FunctionDef, tl: set[str], lines: list[str]
+) -> dict[str, list[dict[str, Any]]]:
     """A decorated function's own needs per parameter: the first of each
     kind and effect, in source order."""
     params = _params(fn)
@@ -279,7 +302,9 @@ def _direct_needs(fn: ast.FunctionDef, tl: set[str], lines: list[str]) -> dict[s
     return needs
 
 
-def _inherit(fns: Mapping[str, ast.FunctionDef], needs: dict[str, dict[str, list[dict[str, Any]]]]) -> None:
+def _inherit(
+    fns: Mapping[str, ast.FunctionDef], needs: dict[str, dict[str, list[dict[str, Any]]]]
+) -> None:
     """A kernel that hands its parameter to another decorated function of
     the module (``_tile(x, BLOCK)``) takes on that function's needs for it
     (to a fixed point: helpers of helpers)."""
@@ -296,7 +321,11 @@ def _inherit(fns: Mapping[str, ast.FunctionDef], needs: dict[str, dict[str, list
                 if callee == name or callee not in fns or not needs.get(callee):
                     continue
                 cparams = _params(fns[callee])
-                pairs = [(cparams[i], a) for i, a in enumerate(node.args) if i < len(cparams) and not isinstance(a, ast.Starred)]
+                pairs = [
+                    (cparams[i], a)
+                    for i, a in enumerate(node.args)
+                    if i < len(cparams) and not isinstance(a, ast.Starred)
+                ]
                 pairs += [(k.arg, k.value) for k in node.keywords if k.arg]
                 for cparam, arg in pairs:
                     if not (isinstance(arg, ast.Name) and arg.id in pset):
@@ -306,10 +335,16 @@ def _inherit(fns: Mapping[str, ast.FunctionDef], needs: dict[str, dict[str, list
                         # the dividend named in the helper is the helper's parameter
                         renamed = {**need, "via": need.get("via") or callee}
                         if other is not None:
-                            back = next((a.id for p, a in pairs if p == other and isinstance(a, ast.Name)), None)
+                            back = next(
+                                (a.id for p, a in pairs if p == other and isinstance(a, ast.Name)),
+                                None,
+                            )
                             renamed["other"] = back if back in pset else None
                         lst = mine.setdefault(arg.id, [])
-                        if not any(n["kind"] == need["kind"] and n.get("effect") == need.get("effect") for n in lst):
+                        if not any(
+                            n["kind"] == need["kind"] and n.get("effect") == need.get("effect")
+                            for n in lst
+                        ):
                             lst.append(renamed)
                             changed = True
 
@@ -335,7 +370,11 @@ def collect_facts(tree: ast.Module, text: str, module: str, path: str) -> dict[s
     fns = {
         st.name: st
         for st in sorted(
-            (s for s in module_statements(tree.body) if isinstance(s, ast.FunctionDef) and s.decorator_list),
+            (
+                s
+                for s in module_statements(tree.body)
+                if isinstance(s, ast.FunctionDef) and s.decorator_list
+            ),
             key=lambda f: f.lineno,
         )
     }
@@ -347,9 +386,18 @@ def collect_facts(tree: ast.Module, text: str, module: str, path: str) -> dict[s
         if not needs.get(name):
             continue
         decorators = [
-            d for d in (ast_dotted(x.func if isinstance(x, ast.Call) else x) for x in fn.decorator_list) if d
+            d
+            for d in (
+                ast_dotted(x.func if isinstance(x, ast.Call) else x) for x in fn.decorator_list
+            )
+            if d
         ]
-        kernels[name] = {"line": fn.lineno, "decorators": decorators, "params": _params(fn), "needs": needs[name]}
+        kernels[name] = {
+            "line": fn.lineno,
+            "decorators": decorators,
+            "params": _params(fn),
+            "needs": needs[name],
+        }
     if not kernels and not imports:
         return None
     return {"path": path, "kernels": kernels, "imports": imports}

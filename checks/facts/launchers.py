@@ -41,7 +41,9 @@ class Launcher:
         return Launcher(
             path,
             tuple(d.get("params", ())),
-            tuple(Forward(f["param"], f["kernel"], f["arg"], f["line"]) for f in d.get("forwards", ())),
+            tuple(
+                Forward(f["param"], f["kernel"], f["arg"], f["line"]) for f in d.get("forwards", ())
+            ),
         )
 
 
@@ -76,8 +78,13 @@ def launcher_facts(tree: ast.Module, module: str, path: str) -> dict[str, Any] |
     imports = imports_from_ast(tree, module, path)
     functions: dict[str, Any] = {}
     for st in tree.body:
-        if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) or st.decorator_list and any(
-            (ast_dotted(d.func if isinstance(d, ast.Call) else d) or "").endswith("jit") for d in st.decorator_list
+        if (
+            not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))
+            or st.decorator_list
+            and any(
+                (ast_dotted(d.func if isinstance(d, ast.Call) else d) or "").endswith("jit")
+                for d in st.decorator_list
+            )
         ):
             continue
         params = _params(st)
@@ -95,7 +102,14 @@ def launcher_facts(tree: ast.Module, module: str, path: str) -> dict[str, Any] |
             # worst, never a false one)
             for k in node.keywords:
                 if k.arg and isinstance(k.value, ast.Name) and k.value.id in alias:
-                    forwards.append({"param": alias[k.value.id], "kernel": kernel, "arg": k.arg, "line": node.lineno})
+                    forwards.append(
+                        {
+                            "param": alias[k.value.id],
+                            "kernel": kernel,
+                            "arg": k.arg,
+                            "line": node.lineno,
+                        }
+                    )
         if forwards:
             functions[st.name] = {"params": params, "forwards": forwards}
     return {"path": path, "functions": functions} if functions else None
