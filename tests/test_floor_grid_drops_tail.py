@@ -65,14 +65,14 @@ def test_silent_on_ceiling_asserted_and_tail_handled(tmp_path: Path) -> None:
 
 def test_block_names_option(tmp_path: Path) -> None:
     code = """
-        def f(x, group_size: int = 128):
+        def f(x, grp: int = 128):
             n = x.shape[-1]
-            for g in range(n // group_size):
-                x[..., g * group_size : (g + 1) * group_size].zero_()
+            for g in range(n // grp):
+                x[..., g * grp : (g + 1) * grp].zero_()
         """
     assert not lint(code, tmp_path)
-    [d] = lint(code, tmp_path, **{"block-names": ["group_size"]})
-    assert "`n // group_size`" in d.message
+    [d] = lint(code, tmp_path, **{"block-names": ["grp"]})
+    assert "`n // grp`" in d.message
 
 
 def test_gates_never_hide_a_finding() -> None:

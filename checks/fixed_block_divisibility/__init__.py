@@ -214,7 +214,7 @@ class FixedBlockDivisibility(Rule):
       number format rather than chosen as tiles (MX formats' 32, NVFP4's 16,
       quantisation groups): a width that is not a multiple is the format's
       refusal, and a gcd would change the format. Default `["*mxfp*",
-      "*nvfp*", "*fp4*", "*fp8*", "*int4*", "*group_size*", "*quant*"]`.
+      "*mx_block*", "*scale_block*", "*nvfp*", "*fp4*", "*fp8*", "*int4*", "*group_size*", "*quant*"]`.
     """
 
     code = "SHD102"

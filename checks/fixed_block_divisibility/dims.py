@@ -90,7 +90,17 @@ DIMENSION_NAMES: tuple[str, ...] = (
 # (OCP MX: 32 elements per scale), NVFP4 (16), quantisation groups. Requiring
 # a width to be a multiple of them is the format's contract, and a gcd would
 # change the format: SHD102 leaves them alone.
-FORMAT_BLOCK_NAMES: tuple[str, ...] = ("*mxfp*", "*nvfp*", "*fp4*", "*fp8*", "*int4*", "*group_size*", "*quant*")
+FORMAT_BLOCK_NAMES: tuple[str, ...] = (
+    "*mxfp*",
+    "*mx_block*",
+    "*scale_block*",
+    "*nvfp*",
+    "*fp4*",
+    "*fp8*",
+    "*int4*",
+    "*group_size*",
+    "*quant*",
+)
 
 # a dividend named like a block or a page is not a model width
 NOT_DIMENSIONS: tuple[str, ...] = ("*block*", "*page*", "*tile*", "*chunk*", "*topk*", "*top_k*")

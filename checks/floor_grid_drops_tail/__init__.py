@@ -30,7 +30,7 @@ from checks.fixed_block_divisibility.blocks import (
     resolve,
     short,
 )
-from checks.fixed_block_divisibility.dims import DIMENSION_NAMES, counterexample, kind_of
+from checks.fixed_block_divisibility.dims import DIMENSION_NAMES, FORMAT_BLOCK_NAMES, counterexample, kind_of
 from checks.fixed_block_divisibility.kernel_tiling import KernelFinder, KernelTiling
 from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule
@@ -121,7 +121,8 @@ class FloorGridDropsTail(Rule):
     as `self.kernel[grid]`, or a name bound to something else than a
     decorated function): a kernel may cover the extent in ways a launch does
     not show; `n // min(n, C)`, SHD101's finding, reported there; requirements
-    with a fixed block, SHD102's.
+    with a fixed block, SHD102's; a number format's block (names matching
+    SHD102's `format-block-names` defaults: `MXFP8_BLOCK_SIZE`, ...).
 
     ## Why it breaks
     `n // BLOCK` counts the *whole* blocks of `n`. A grid sized with it
@@ -322,6 +323,10 @@ class FloorGridDropsTail(Rule):
         leaf = name.rsplit(".", 1)[-1]
         upper = leaf.isupper() and any(ch.isalpha() for ch in leaf)
         if not (upper or name_matches(name, self.opts["block-names"])):
+            return False, None
+        if name_matches(name, FORMAT_BLOCK_NAMES):
+            # a number format's block (MX: 32): the quantiser's contract,
+            # checked where the format is chosen, not a tiling choice
             return False, None
         value = None
         if isinstance(b, cst.Name):

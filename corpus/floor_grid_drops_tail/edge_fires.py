@@ -54,11 +54,11 @@ def _rowsum_kernel(x_ptr, out_ptr, N: tl.constexpr, BLOCK_K: tl.constexpr):
 
 
 class SglangStyleQuant:
-    def quantize(self, x: torch.Tensor, quant_block: int = 128) -> list[torch.Tensor]:
+    def quantize(self, x: torch.Tensor, row_block: int = 128) -> list[torch.Tensor]:
         hidden_size = x.shape[-1]
         scales = []
-        for g in range(hidden_size // quant_block):  # error: SHD103
-            scales.append(x[..., g * quant_block : (g + 1) * quant_block].abs().amax(-1))
+        for g in range(hidden_size // row_block):  # error: SHD103
+            scales.append(x[..., g * row_block : (g + 1) * row_block].abs().amax(-1))
         return scales
 
 
