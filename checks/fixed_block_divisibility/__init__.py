@@ -19,6 +19,7 @@ import libcst as cst
 
 from checks.fixed_block_divisibility.blocks import (
     OTHER,
+    BindingVisitor,
     Bindings,
     Env,
     chain_leaves,
@@ -32,7 +33,7 @@ from checks.fixed_block_divisibility.blocks import (
     short,
 )
 from checks.fixed_block_divisibility.dims import DIMENSION_NAMES, FORMAT_BLOCK_NAMES, Dim, counterexample, kind_of
-from checks.fixed_block_divisibility.kernel_tiling import KernelFinder, KernelTiling
+from checks.fixed_block_divisibility.kernel_tiling import KernelFinder
 from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule
 from linter.syntax import dotted, function_params, int_literal, name_matches, walk
@@ -137,7 +138,7 @@ def _launch_args(call: cst.Call, params: Sequence[str]) -> dict[str, cst.BaseExp
     return out
 
 
-class FixedBlockDivisibility(Rule):
+class FixedBlockDivisibility(BindingVisitor, Rule):
     """## What it finds
     A block fixed by the code -- a constant (`BLOCK_D = 1024`, a module
     constant), or a fallback chain of constants (`128 if h % 128 == 0 else
@@ -250,10 +251,6 @@ class FixedBlockDivisibility(Rule):
         self._finder: KernelFinder | None = None
         self._kernel_notes: dict[int, Note] = {}
 
-    def _top(self) -> Scope:
-        return self._scopes[-1]
-
-    # -- traversal -------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
         self._module = module_bindings(node)
         self._scopes.append(Scope(node, frozenset(), self._module))
@@ -274,32 +271,6 @@ class FixedBlockDivisibility(Rule):
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
         self._scopes.pop()
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if len(self._scopes) > 1:  # (module bindings are read whole on entry)
-            for t in node.targets:
-                self._top().bindings.bind(t.target, node.value)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if len(self._scopes) > 1 and node.value is not None:
-            self._top().bindings.bind(node.target, node.value)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if len(self._scopes) > 1:
-            self._top().bindings.bind(node.target, OTHER)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._top().bindings.bind(node.target, OTHER)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._top().bindings.bind(node.target, OTHER)
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._top().bindings.bind(node.target, OTHER)
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._top().bindings.bind(node.asname.name, OTHER)
 
     def visit_Assert(self, node: cst.Assert) -> None:
         scope = self._top()

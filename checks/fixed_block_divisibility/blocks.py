@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import libcst as cst
 
@@ -261,3 +262,42 @@ def pinned_by(tests: Iterable[cst.Comparison], x: str, env: Env) -> bool:
             if right.elements and all(const(el.value, env) is not None for el in right.elements):
                 return True
     return False
+
+
+class BindingVisitor:
+    """The ``visit_*`` methods a rule's traversal uses to record each
+    function's bindings in ``self._scopes[-1].bindings`` (module bindings
+    are read whole on entry, by :func:`module_bindings`)."""
+
+    _scopes: list  # scopes with a ``bindings: Bindings`` field
+
+    def _top(self) -> Any:
+        # a method, not a property: libcst's get_visitors() reads every
+        # attribute of the visitor, properties included
+        return self._scopes[-1]
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(self._scopes) > 1:
+            for t in node.targets:
+                self._top().bindings.bind(t.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if len(self._scopes) > 1 and node.value is not None:
+            self._top().bindings.bind(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if len(self._scopes) > 1:
+            self._top().bindings.bind(node.target, OTHER)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._top().bindings.bind(node.target, OTHER)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._top().bindings.bind(node.target, OTHER)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._top().bindings.bind(node.target, OTHER)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._top().bindings.bind(node.asname.name, OTHER)

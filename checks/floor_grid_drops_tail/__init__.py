@@ -20,6 +20,7 @@ import libcst as cst
 
 from checks.fixed_block_divisibility.blocks import (
     OTHER,
+    BindingVisitor,
     Bindings,
     Env,
     chain_leaves,
@@ -99,7 +100,7 @@ def _is_ceil_numerator(x: cst.BaseExpression) -> bool:
     return isinstance(x, cst.BinaryOperation) and isinstance(x.operator, (cst.Add, cst.Subtract))
 
 
-class FloorGridDropsTail(Rule):
+class FloorGridDropsTail(BindingVisitor, Rule):
     """## What it finds
     A Triton launch grid whose extent is `n // BLOCK` (`kernel[(n //
     BLOCK,)](...)`, `grid = (B, H, D // BLOCK_SIZE)`, also a factor of a
@@ -193,10 +194,6 @@ class FloorGridDropsTail(Rule):
         self._scopes: list[Scope] = []
         self._finder: KernelFinder | None = None
 
-    def _top(self) -> Scope:
-        return self._scopes[-1]
-
-    # -- traversal -------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
         self._module = module_bindings(node)
         self._scopes.append(Scope(node, frozenset(), False, self._module))
@@ -228,21 +225,8 @@ class FloorGridDropsTail(Rule):
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
         self._scopes.pop()
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if len(self._scopes) > 1:
-            for t in node.targets:
-                self._top().bindings.bind(t.target, node.value)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if len(self._scopes) > 1 and node.value is not None:
-            self._top().bindings.bind(node.target, node.value)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if len(self._scopes) > 1:
-            self._top().bindings.bind(node.target, OTHER)
-
     def visit_For(self, node: cst.For) -> None:
-        self._top().bindings.bind(node.target, OTHER)
+        super().visit_For(node)
         it = node.iter
         if isinstance(it, cst.Call) and call_name(it) in LOOP_CALLS:
             args = [a.value for a in it.args if a.keyword is None and not a.star]
