@@ -16,8 +16,6 @@ import re
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from libcst._nodes.internal import CodegenState
-
 _NEWLINE = re.compile(r"\r\n?|\n")
 
 Pos = tuple[int, int, int, int]  # start line (1-based), start column, end line, end column
@@ -28,7 +26,7 @@ class _Syntactic:
 
     __slots__ = ("col", "end_node", "line", "node", "start_node", "state")
 
-    def __init__(self, state: _State, node: Any, start_node: Any, end_node: Any) -> None:
+    def __init__(self, state: Any, node: Any, start_node: Any, end_node: Any) -> None:
         self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
 
     def __enter__(self) -> None:
@@ -52,52 +50,66 @@ class _Syntactic:
         pos[self.node] = (sl, sc, el, ec)
 
 
-class _State(CodegenState):
-    # the slots of CodegenState plus ours (CodegenState is a slotted dataclass)
-    __slots__ = ("col", "line", "pos", "stack")
+def _state_class() -> type:
+    """The codegen state class, built on first use: it derives from libcst's
+    ``CodegenState``, and importing this module (a rule does, and the scan
+    imports rules) must not load libcst (see ``linter._lazy``)."""
+    global _STATE
+    if _STATE is None:
+        from libcst._nodes.internal import CodegenState
 
-    def __init__(self, default_indent: str, default_newline: str) -> None:
-        super().__init__(default_indent=default_indent, default_newline=default_newline)
-        self.line = 1
-        self.col = 0
-        self.stack: list[tuple[int, int]] = []
-        self.pos: dict[Any, Pos] = {}
+        class _State(CodegenState):
+            # the slots of CodegenState plus ours (CodegenState is a slotted dataclass)
+            __slots__ = ("col", "line", "pos", "stack")
 
-    def _advance(self, value: str) -> None:
-        if "\n" in value or "\r" in value:
-            parts = _NEWLINE.split(value)
-            self.line += len(parts) - 1
-            self.col = len(parts[-1])
-        else:
-            self.col += len(value)
+            def __init__(self, default_indent: str, default_newline: str) -> None:
+                super().__init__(default_indent=default_indent, default_newline=default_newline)
+                self.line = 1
+                self.col = 0
+                self.stack: list[tuple[int, int]] = []
+                self.pos: dict[Any, Pos] = {}
 
-    def add_indent_tokens(self) -> None:
-        for token in self.indent_tokens:
-            self._advance(token)
-        if self.indent_tokens and not self.tokens:
-            self.tokens.append("")
+            def _advance(self, value: str) -> None:
+                if "\n" in value or "\r" in value:
+                    parts = _NEWLINE.split(value)
+                    self.line += len(parts) - 1
+                    self.col = len(parts[-1])
+                else:
+                    self.col += len(value)
 
-    def add_token(self, value: str) -> None:
-        if not self.tokens:
-            # Module asks whether anything was generated; nothing else reads them
-            self.tokens.append(value)
-        self._advance(value)
+            def add_indent_tokens(self) -> None:
+                for token in self.indent_tokens:
+                    self._advance(token)
+                if self.indent_tokens and not self.tokens:
+                    self.tokens.append("")
 
-    def before_codegen(self, node: Any) -> None:
-        self.stack.append((self.line, self.col))
+            def add_token(self, value: str) -> None:
+                if not self.tokens:
+                    # Module asks whether anything was generated; nothing else reads them
+                    self.tokens.append(value)
+                self._advance(value)
 
-    def after_codegen(self, node: Any) -> None:
-        sl, sc = self.stack.pop()
-        if node not in self.pos:  # a syntactic position already recorded wins
-            self.pos[node] = (sl, sc, self.line, self.col)
+            def before_codegen(self, node: Any) -> None:
+                self.stack.append((self.line, self.col))
 
-    def pop_trailing_newline(self) -> None:
-        pass  # no tokens are kept; positions are already recorded
+            def after_codegen(self, node: Any) -> None:
+                sl, sc = self.stack.pop()
+                if node not in self.pos:  # a syntactic position already recorded wins
+                    self.pos[node] = (sl, sc, self.line, self.col)
 
-    def record_syntactic_position(  # type: ignore[override]
-        self, node: Any, *, start_node: Any = None, end_node: Any = None
-    ) -> _Syntactic:
-        return _Syntactic(self, node, start_node, end_node)
+            def pop_trailing_newline(self) -> None:
+                pass  # no tokens are kept; positions are already recorded
+
+            def record_syntactic_position(  # type: ignore[override]
+                self, node: Any, *, start_node: Any = None, end_node: Any = None
+            ) -> _Syntactic:
+                return _Syntactic(self, node, start_node, end_node)
+
+        _STATE = _State
+    return _STATE
+
+
+_STATE: type | None = None
 
 
 def positions(module: Any, needed: Collection[Any] | None = None) -> dict[Any, Pos]:
@@ -108,7 +120,7 @@ def positions(module: Any, needed: Collection[Any] | None = None) -> dict[Any, P
     node has its position: the nodes of the statements generated get the
     same positions, later ones none (the statements after the last finding
     are not generated at all)."""
-    state = _State(module.default_indent, module.default_newline)
+    state = _state_class()(module.default_indent, module.default_newline)
     if needed is None:
         module._codegen(state)
         return state.pos
@@ -167,7 +179,7 @@ def statement_positions(module: Any, source: str, stmt: Any) -> dict[Any, Pos] |
     line = _header_line(source, stmt)
     if line is None:
         return None
-    state = _State(module.default_indent, module.default_newline)
+    state = _state_class()(module.default_indent, module.default_newline)
     stmt._codegen(state)
     pos = state.pos
     first = pos[stmt][0]
