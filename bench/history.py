@@ -40,6 +40,13 @@ FETCH = REPO.parent / "shared" / "tools" / "fetch-engines.sh"
 MODULE = "<module>"
 
 FIELDS = ("package", "version", "path", "function", "rule", "expect", "evidence")
+# What a flag case rests on (optional field ``basis``): "public" (default) --
+# an issue or pull request, named in ``evidence``; "gpu" -- no public report,
+# the outcome confirmed by running the release's kernel (recorded in the
+# rule's triage doc); "reading" -- no public report, the failure shown from
+# the code and a real model's dimensions. The report gives recall over all
+# flag cases and over the public ones alone.
+BASES = ("public", "gpu", "reading")
 EXPECTS = ("flag", "clean")
 _RULE = re.compile(r"SHD\d{3}")
 _QUALNAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -59,6 +66,7 @@ class Case:
     expect: str
     evidence: str
     source: str  # "FILE #INDEX", for messages
+    basis: str = "public"
 
     @property
     def release(self) -> str:
@@ -120,14 +128,17 @@ def _case(table: object, where: str) -> Case:
     if not isinstance(table, dict):
         raise CaseError(f"{where}: not a table")
     missing = [k for k in FIELDS if k not in table]
-    unknown = sorted(set(table) - set(FIELDS))
+    unknown = sorted(set(table) - set(FIELDS) - {"basis"})
     if missing or unknown:
         parts = ([f"missing {missing}"] if missing else []) + ([f"unknown {unknown}"] if unknown else [])
         raise CaseError(f"{where}: {'; '.join(parts)}")
     bad = [k for k in FIELDS if not isinstance(table[k], str) or not table[k].strip()]
     if bad:
         raise CaseError(f"{where}: {bad} must be non-empty strings")
-    case = Case(**{k: table[k].strip() for k in FIELDS}, source=where)
+    basis = table.get("basis", "public")
+    if basis not in BASES:
+        raise CaseError(f"{where}: basis = {basis!r}, not one of {BASES}")
+    case = Case(**{k: table[k].strip() for k in FIELDS}, source=where, basis=basis)
     if case.expect not in EXPECTS:
         raise CaseError(f"{where}: expect = {case.expect!r}, not one of {EXPECTS}")
     if not _RULE.fullmatch(case.rule):
@@ -345,6 +356,10 @@ def report(outcomes: list[Outcome]) -> str:
                      f"{_pct(alarms, len(clean)):>12}   {gone:>11}")
     f, d, c, a, g = totals
     lines.append(f"{'all':8} {f:>5} {d:>6} {_pct(d, f):>7}   {c:>5} {a:>8} {_pct(a, c):>12}   {g:>11}")
+    public = [o for o in outcomes if o.status != "unavailable" and o.case.expect == "flag" and o.case.basis == "public"]
+    hits = sum(o.status == "hit" for o in public)
+    lines.append(f"flag cases resting on a public issue/PR: {len(public)}, found {hits} ({_pct(hits, len(public))});"
+                 f" the others rest on a GPU run or on reading the code (field `basis`)")
     releases = sorted({o.case.release for o in outcomes if o.status != "unavailable"}, key=_release_order)
     lines.append(f"releases run: {len(releases)} ({', '.join(releases)})")
 
