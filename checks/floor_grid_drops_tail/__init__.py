@@ -167,8 +167,11 @@ class FloorGridDropsTail(BindingVisitor, Rule):
     needles = floor_needles(DEFAULT_BLOCK_NAMES)
     # every finding is a floor division inside one top-level definition (or
     # module code), with its loop or launch; the kernel a launch names is
-    # kept by the engine
+    # read from the facts, or from the whole text for one in this file
+    # (``KernelFinder``): the engine need not keep the definitions a kept
+    # one names
     definition_needles = needles
+    follows_definitions = False
     facts = ("kernel_tiling", "facade_imports")
     tags = ("correctness", "triton")
     options: ClassVar[Mapping[str, Option]] = {
