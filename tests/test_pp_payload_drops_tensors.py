@@ -714,17 +714,102 @@ def test_capability_reads_are_reads_of_the_code() -> None:
 # -- reachability per runner path ------------------------------------------------
 
 
-def test_a_runner_path_without_the_check_is_named_and_the_drop_is_an_error() -> None:
-    diags = run(PAYLOAD / "runner_paths", "SHD301")
-    assert len(diags) == 1
-    d = diags[0]
-    assert d.severity == Severity.ERROR and d.path.endswith("decoder.py")
-    assert "`LegacyStepRunner.prepare_draft_inputs`" in d.message and "crashes" in d.message
-    assert "silently" not in d.message
-    located = [n for n in d.notes if n.path and n.path.endswith("legacy_runner.py")]
-    assert located and located[0].span is not None and located[0].span.line == 10
-    # the fix names the path that does check, as the model to follow
-    assert any("`enable_draft_taps`" in n.message for n in d.notes)
+RUNNERS = PAYLOAD / "runner_paths"
+
+
+def _marked(root: Path, rel: str, text: str) -> int:
+    """The line of ``root/rel`` that holds ``text``."""
+    lines = (root / rel).read_text(encoding="utf-8").splitlines()
+    return next(i for i, line in enumerate(lines, 1) if text in line)
+
+
+def test_an_open_runner_path_is_one_finding_with_every_model_it_breaks_as_a_note() -> None:
+    diags = run(RUNNERS, "SHD301")
+    at_path = [d for d in diags if d.path.endswith("legacy_runner.py")]
+    assert len(at_path) == 1
+    d = at_path[0]
+    assert d.severity == Severity.ERROR
+    assert d.span.line == _marked(RUNNERS, "engine/worker/legacy_runner.py", "def prepare_draft_inputs")
+    assert "`LegacyStepRunner.prepare_draft_inputs`" in d.message and "2 models" in d.message
+    assert "`supports_aux_hidden_states_over_pp`" in d.message and "crashes" in d.message
+    # each model's dropping return is a related location
+    located = {(n.path, n.span.line) for n in d.notes if n.path and n.span}
+    short = 'return IntermediateTensors({"hidden_states": hidden, "residual": resid})'  # (its first)
+    assert located == {
+        ("engine/models/decoder.py", _marked(RUNNERS, "engine/models/decoder.py", short)),
+        ("engine/models/router.py", _marked(RUNNERS, "engine/models/router.py", "IntermediateTensors({")),
+    }
+    # the fix is at the path, like the path that does check
+    fix = d.notes[-1].message
+    assert "`LegacyStepRunner.prepare_draft_inputs`" in fix and "`enable_draft_taps`" in fix and "raise" in fix
+
+
+def test_a_model_that_claims_the_flag_keeps_its_own_finding_and_the_unclaimed_ones_none() -> None:
+    models = [d for d in run(RUNNERS, "SHD301") if "/models/" in d.path]
+    assert [d.message.split("`")[1] for d in models] == ["TrimmedCarryingDecoder.forward"]
+    assert "inherited from `engine.models.decoder.CarryingDecoder`" in models[0].message
+    assert not any("legacy_runner.py" in (n.path or "") for n in models[0].notes)
+
+
+def test_files_checked_apart_give_each_root_cause_once() -> None:
+    """However the project's files are split between runs (an editor, a
+    pre-commit hook on the changed files), the union is the whole run's
+    findings: the model file never repeats what the path's file reports."""
+    whole = {(d.path, d.span.line) for d in run(RUNNERS, "SHD301")}
+    apart = set()
+    for f in sorted(RUNNERS.rglob("*.py")):
+        result = Engine(Config(root=RUNNERS, select=("SHD301",)), load_registry(), jobs=1).run([f])
+        assert not result.errors
+        apart |= {(d.path, d.span.line) for d in result.diagnostics}
+    assert apart == whole and len(whole) == 2
+
+
+def test_the_path_finding_follows_the_models_on_disk(tmp_path: Path) -> None:
+    """The models a path's finding names are read from their files (cached
+    per file): fixing one model drops its note, fixing the last one the finding."""
+    from linter.cache import Cache
+
+    for f in RUNNERS.rglob("*"):
+        if f.is_file():
+            dest = tmp_path / f.relative_to(RUNNERS)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_text(f.read_text(encoding="utf-8"), encoding="utf-8")
+
+    def at_path() -> list[str]:
+        engine = Engine(Config(root=tmp_path, select=("SHD301",)), load_registry(), jobs=1, cache=Cache(tmp_path / ".c"))
+        diags = [d for d in engine.run([tmp_path]).diagnostics if d.path.endswith("legacy_runner.py")]
+        return [n.path for d in diags for n in d.notes if n.path]
+
+    assert at_path() == ["engine/models/decoder.py", "engine/models/router.py"]
+    router = tmp_path / "engine/models/router.py"
+    router.write_text(
+        router.read_text().replace('{"hidden_states": h}', '{"hidden_states": h, **self.pack(collected_aux)}')
+    )
+    assert at_path() == ["engine/models/decoder.py"]
+    decoder = tmp_path / "engine/models/decoder.py"
+    # (the unclaimed decoder now claims: its finding is its own)
+    decoder.write_text(decoder.read_text().replace("class ShortDecoder(nn.Module, TapCollector):", "class ShortDecoder(nn.Module, TapCollector):\n    supports_aux_hidden_states_over_pp = True"))
+    assert at_path() == []
+
+
+def test_a_project_without_the_path_warns_at_the_model(tmp_path: Path) -> None:
+    """A model file linted in a project that holds no runner (a vendored
+    copy): the model's own warning, as nothing shows the combination refused."""
+    write(tmp_path, {"decoder.py": (RUNNERS / "engine/models/router.py").read_text()})
+    diags = run(tmp_path, "SHD301")
+    assert [d.severity for d in diags] == [Severity.WARNING]
+    assert "`RoutedStack.forward`" in diags[0].message
+
+
+def test_configured_names_report_each_model_with_the_path_as_a_note() -> None:
+    """Under configured names (the facts are read with the default ones)
+    each unclaimed model keeps its own finding, the open path a note."""
+    diags = run(RUNNERS, "SHD301", **{"accumulator-patterns": ["*aux*", "*hidden*", "*tap*", "*captur*", "probes"]})
+    models = sorted(d.path for d in diags if "/models/" in d.path)
+    assert models == ["engine/models/decoder.py", "engine/models/decoder.py", "engine/models/router.py"]
+    assert not any(d.path.endswith("legacy_runner.py") for d in diags)
+    unclaimed = [d for d in diags if "ShortDecoder" in d.message]
+    assert any(n.path == "engine/worker/legacy_runner.py" for n in unclaimed[0].notes)
 
 
 def test_every_runner_path_refusing_keeps_an_unclaimed_drop_silent() -> None:

@@ -9,16 +9,29 @@ must hold."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import libcst as cst
 
-from checks.facts.classes import ClassIndex, ClassInfo, NonLiteral
-from checks.pp_payload_drops_tensors.capability import engine_checks_flag
+from checks.facts.classes import ClassIndex
 from checks.pp_payload_drops_tensors import messages
+from checks.pp_payload_drops_tensors.analysis import (
+    ANALYSIS_DEFAULTS,
+    DEFAULT_ACCUMULATORS,
+    DEFAULT_FLAGS,
+    DEFAULT_HELPERS,
+    Drop,
+    DropAnalysis,
+    NONLAST,
+    Method,
+    Return,
+    own_flag,
+    statements,
+)
+from checks.pp_payload_drops_tensors.capability import engine_checks_flag
 from checks.pp_payload_drops_tensors.capture import capture_gated
+from checks.pp_payload_drops_tensors.drops import Claim, TapDrop, TapDropIndex, claim_of, claim_state
 from checks.pp_payload_drops_tensors.locate import is_sglang, note_at
 from checks.pp_payload_drops_tensors.paths import TapPathIndex
 from checks.pp_payload_drops_tensors.needles import (
@@ -27,64 +40,10 @@ from checks.pp_payload_drops_tensors.needles import (
     DEFAULT_RECEIVER_FACTORIES,
     DEFAULT_RECEIVER_METHODS,
     DEFINITION_NEEDLES,
-    PAYLOAD_NEEDLES,
+    RULE_NEEDLES,
     payload_needles,
 )
-from linter.api import Needles, Note, Option, Rule, Severity, call_name, dotted, last_name, name_matches, walk, walk_no_nested
-from linter.types import Span
-
-DEFAULT_FLAGS = ("supports_aux_hidden_states_over_pp",)
-# ``hidden`` alone would make every ``hidden_states`` a candidate; it only
-# becomes an accumulator when appended to, so the pattern stays cheap to match
-DEFAULT_ACCUMULATORS = ("*aux*", "*hidden*", "*tap*", "*captur*")
-DEFAULT_HELPERS = ("*add*", "*captur*", "*collect*", "*record*", "*append*", "*tap*")
-_MUTATORS = {"append", "extend", "insert", "capture"}
-# the rank contexts of a return (``_Return.ctx``): LAST, NONLAST or 0 (unknown)
-LAST, NONLAST = 1, -1
-
-
-# -- small syntax helpers ----------------------------------------------------------
-
-
-def _statements(block: cst.BaseSuite | Sequence[cst.BaseStatement]) -> list[cst.CSTNode]:
-    """Statements of a suite with simple statement lines flattened into their
-    small statements (``x = 1; return x`` is two)."""
-    body = block.body if isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)) else block
-    out: list[cst.CSTNode] = []
-    for s in body:
-        if isinstance(s, cst.SimpleStatementLine):
-            out.extend(s.body)
-        else:
-            out.append(s)
-    return out
-
-
-def _terminates(block: cst.BaseSuite) -> bool:
-    stmts = _statements(block)
-    return bool(stmts) and isinstance(stmts[-1], (cst.Return, cst.Raise))
-
-
-def _names_in(node: cst.CSTNode) -> set[str]:
-    return {n.value for n in walk(node) if isinstance(n, cst.Name)}
-
-
-def _root(node: cst.CSTNode) -> str | None:
-    while isinstance(node, (cst.Attribute, cst.Subscript, cst.Call)):
-        node = node.func if isinstance(node, cst.Call) else node.value
-    return node.value if isinstance(node, cst.Name) else None
-
-
-@dataclass
-class _Return:
-    node: cst.Return
-    ctx: int  # LAST, NONLAST or 0 (unknown)
-    guard: cst.CSTNode | None  # the branch (suite) that made ctx NONLAST, if any
-
-
-@dataclass
-class _Method:
-    func: cst.FunctionDef
-    returns: list[_Return] = field(default_factory=list)
+from linter.api import Needles, Option, Rule, Severity, call_name, dotted, last_name, name_matches, walk
 
 
 class PpPayloadDropsTensors(Rule):
@@ -212,18 +171,19 @@ class PpPayloadDropsTensors(Rule):
 
     # (per file: capture turned on for the last rank only, see _capture_gated)
     _cg: bool | None = None
+    _drop_analysis: DropAnalysis | None = None
     code = "SHD301"
     name = "pp-payload-drops-tensors"
     summary = "A non-last pipeline rank's payload drops tensors the forward collected"
     severity = Severity.ERROR
-    needles = PAYLOAD_NEEDLES
+    needles = RULE_NEEDLES
     definition_needles = DEFINITION_NEEDLES
     # what a finding reads lies in the definitions the needles match (and
     # their classes' headers) or in the project facts: the engine need not
     # keep the definitions they name (set True if the analysis starts to
     # read a helper or method it only names)
     follows_definitions = False
-    facts = ("classes", "pp_receivers", "pp_capture_setters", "capability_reads", "aux_tap_paths")
+    facts = ("classes", "pp_receivers", "pp_capture_setters", "capability_reads", "aux_tap_paths", "pp_tap_drops")
     tags = ("correctness", "pipeline-parallel", "speculative-decoding")
     options: ClassVar[Mapping[str, Option]] = {
         "payload-classes": Option(DEFAULT_PAYLOAD_CLASSES, "list[str]", "payload constructors"),
@@ -243,19 +203,12 @@ class PpPayloadDropsTensors(Rule):
 
     # -- traversal -----------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        methods = [m for m in self._methods(node) if m.returns]
-        if not methods:
-            return
         # the claim and the receiver are looked up lazily, once per class:
         # most classes with a payload drop nothing
-        claim: tuple[Any, str, Note | None, str | None] | None = None
+        claim: Claim | None = None
         claim_done = receiver_done = False
         receiver: tuple[list[set[str]], str] | None = None
-        for m in methods:
-            payloads = [r for r in m.returns if self._is_payload_return(r)]
-            if not payloads:
-                continue
-            dropped = self._dropped(m, payloads)
+        for m, payloads, dropped in self._analysis().drops(node):
             if dropped:
                 if not claim_done:
                     claim, claim_done = self._claim(node), True
@@ -265,222 +218,68 @@ class PpPayloadDropsTensors(Rule):
             if receiver:
                 self._report_key_mismatch(node, m, payloads, receiver)
 
-    def _methods(self, cls: cst.ClassDef) -> Iterator[_Method]:
-        for stmt in _statements(cls.body):
-            if isinstance(stmt, cst.FunctionDef):
-                m = _Method(stmt)
-                self._block(_statements(stmt.body), 0, None, m)
-                yield m
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        """An open runner path of this module: one finding for the models it
+        breaks (``pp_tap_drops``), each a related location."""
+        paths = self._paths()
+        if paths is None or not self._one_finding_per_path():
+            return
+        scope = self.ctx.scope_nodes
+        if any(isinstance(n, cst.FunctionDef) and n is not node for n in scope):
+            return  # (a nested function is no path: the facts skip them)
+        qual = ".".join([*(n.name.value for n in scope if isinstance(n, cst.ClassDef)), node.name.value])
+        flags = self.opts["capability-flags"]
+        mine = [
+            p
+            for p in paths.open_paths(flags)
+            if p.module == self.ctx.module_name and p.qualname == qual
+        ]
+        if not mine:
+            return
+        broken = self._broken_models()
+        if not broken:
+            return
+        # (SGLang's runner, or a runner of SGLang's models)
+        sglang = is_sglang(self.ctx) or any(d.payload and "PPProxy" in d.payload for d in broken)
+        self.report(
+            node.name,
+            messages.path_message(qual, broken, flags, sglang=sglang),
+            notes=[
+                *messages.model_notes(broken, flags, sglang=sglang),
+                messages.CONSEQUENCE,
+                messages.path_fix(qual, flags[0], paths.checked_paths(flags), sglang=sglang),
+            ],
+        )
 
-    def _block(
-        self, stmts: list[cst.CSTNode], ctx: int, guard: cst.CSTNode | None, m: _Method
-    ) -> None:
-        for s in stmts:
-            if isinstance(s, cst.Return):
-                m.returns.append(_Return(s, ctx, guard if ctx == NONLAST else None))
-            elif isinstance(s, cst.If):
-                after = self._if(s, ctx, guard, m)
-                if after is not None:
-                    # ``if last: return ...`` makes the rest of the block the
-                    # other ranks' path (and the reverse)
-                    ctx, guard = after, None
-            elif isinstance(s, (cst.For, cst.While)):
-                self._block(_statements(s.body), ctx, guard, m)
-                if s.orelse is not None:
-                    self._block(_statements(s.orelse.body), ctx, guard, m)
-            elif isinstance(s, cst.With):
-                self._block(_statements(s.body), ctx, guard, m)
-            elif isinstance(s, cst.Try):
-                self._block(_statements(s.body), ctx, guard, m)
-                for h in s.handlers:
-                    self._block(_statements(h.body), ctx, guard, m)
-                if s.orelse is not None:
-                    self._block(_statements(s.orelse.body), ctx, guard, m)
-                if s.finalbody is not None:
-                    self._block(_statements(s.finalbody.body), ctx, guard, m)
+    def _analysis(self) -> DropAnalysis:
+        if self._drop_analysis is None:
+            self._drop_analysis = DropAnalysis(self.opts)
+        return self._drop_analysis
 
-    def _if(self, s: cst.If, ctx: int, guard: cst.CSTNode | None, m: _Method) -> int | None:
-        body_ctx, else_ctx = self._classify(s.test)
-        b = body_ctx or ctx
-        self._block(_statements(s.body), b, s.body if body_ctx == NONLAST else guard, m)
-        e = else_ctx or ctx
-        else_guard = s.orelse if else_ctx == NONLAST else guard
-        if isinstance(s.orelse, cst.If):
-            self._if(s.orelse, e, else_guard, m)
-        elif isinstance(s.orelse, cst.Else):
-            self._block(_statements(s.orelse.body), e, else_guard, m)
-        if else_ctx and s.orelse is None and _terminates(s.body):
-            return else_ctx
-        return None
+    def _one_finding_per_path(self) -> bool:
+        """Whether an unclaimed drop an open path reaches is reported once, at
+        the path (the ``pp_tap_drops`` facts list the drops under the default
+        names: under configured ones each model is reported, as before)."""
+        if self.opts["require-claim"]:
+            return False
+        if tuple(self.opts["capability-flags"]) != DEFAULT_FLAGS:
+            return False
+        return all(tuple(self.opts[k]) == tuple(v) for k, v in ANALYSIS_DEFAULTS.items())
 
-    def _classify(self, test: cst.BaseExpression) -> tuple[int, int]:
-        """(context of the body, context of the else branch) for an ``if``."""
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            b, e = self._classify(test.expression)
-            return e, b
-        if isinstance(test, cst.BooleanOperation):
-            left, right = self._classify(test.left), self._classify(test.right)
-            if isinstance(test.operator, cst.And):
-                # ``a and not last`` → body is on a non-last rank; the else
-                # branch could be either
-                return (left[0] or right[0]), 0
-            return 0, (left[1] or right[1])
-        if isinstance(test, cst.Call) and not test.args:
-            test = test.func
-        if isinstance(test, (cst.Attribute, cst.Name)):
-            leaf = test.attr.value if isinstance(test, cst.Attribute) else test.value
-            if name_matches(leaf, self.opts["last-rank-accessors"]):
-                return LAST, NONLAST
-        return 0, 0
-
-    # -- payloads and accumulators ---------------------------------------------
-    def _payload_call(self, node: cst.CSTNode | None) -> cst.Call | None:
-        if (
-            isinstance(node, cst.Call)
-            and last_name(call_name(node)) in self.opts["payload-classes"]
-        ):
-            return node
-        return None
-
-    def _is_payload_return(self, r: _Return) -> bool:
-        if self._payload_call(r.node.value) is not None:
-            return True
-        return r.ctx == NONLAST and r.node.value is not None
-
-    def _accumulators(self, func: cst.FunctionDef) -> dict[str, cst.CSTNode]:
-        pats = self.opts["accumulator-patterns"]
-        helpers = self.opts["accumulator-helpers"]
-        out: dict[str, cst.CSTNode] = {}
-
-        def add(name: str | None, where: cst.CSTNode) -> None:
-            if name and name_matches(name, pats):
-                out.setdefault(name, where)
-
-        for n in walk_no_nested(func):
-            if isinstance(n, cst.Call):
-                f = n.func
-                if (
-                    isinstance(f, cst.Attribute)
-                    and f.attr.value in _MUTATORS
-                    and isinstance(f.value, cst.Name)
-                ):
-                    add(f.value.value, n)
-                    continue
-                if not name_matches(last_name(call_name(n)), helpers):
-                    helper_arg = None
-                else:
-                    # ``self._maybe_add_tap(taps, i, hidden)``: the list is
-                    # the first argument; the others are what gets added
-                    positional = [a.value for a in n.args if a.keyword is None and not a.star]
-                    helper_arg = positional[0] if positional else None
-                if isinstance(helper_arg, cst.Name):
-                    add(helper_arg.value, n)
-                for a in n.args:
-                    if a.keyword is None or not name_matches(a.keyword.value, ("*captur*",)):
-                        continue
-                    # ``capture_output=aux.capture`` / ``capture=aux.append``,
-                    # possibly only for some layers (``... if i in ids else None``)
-                    v = a.value
-                    for c in (v.body, v.orelse) if isinstance(v, cst.IfExp) else (v,):
-                        if isinstance(c, cst.Attribute) and isinstance(c.value, cst.Name):
-                            add(c.value.value, n)
-                        elif isinstance(c, cst.Name):
-                            add(c.value, n)
-            elif isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name):
-                if isinstance(n.value, (cst.List, cst.Tuple)):
-                    add(n.target.value, n)
-            elif (
-                isinstance(n, cst.Assign)
-                and len(n.targets) == 1
-                and isinstance(n.targets[0].target, cst.Name)
-                and isinstance(n.value, cst.Call)
-                and name_matches(last_name(call_name(n.value)), helpers)
-            ):
-                # ``taps = self._maybe_add_tap([], 0, hidden)`` starts the list
-                add(n.targets[0].target.value, n)
-        return out
-
-    def _carried_by_last(self, value: cst.BaseExpression | None, accs: Iterable[str]) -> set[str]:
-        """Accumulators that are themselves returned (bare, in a tuple or list,
-        or concatenated), not merely passed to something that is returned."""
-        found: set[str] = set()
-
-        def visit(v: cst.BaseExpression) -> None:
-            if isinstance(v, cst.Name):
-                found.add(v.value)
-            elif isinstance(v, (cst.Tuple, cst.List)):
-                for e in v.elements:
-                    visit(e.value)
-            elif isinstance(v, cst.BinaryOperation) and isinstance(v.operator, cst.Add):
-                visit(v.left)
-                visit(v.right)
-
-        if value is not None:
-            visit(value)
-        return found & set(accs)
-
-    def _dropped(self, m: _Method, payloads: list[_Return]) -> list[tuple[_Return, list[str]]]:
-        accs = self._accumulators(m.func)
-        if not accs:
+    def _broken_models(self) -> list[TapDrop]:
+        """The drops of the project an open path runs: unclaimed (no flag or a
+        false one along the class's bases) and collected on every rank."""
+        drops = self.ctx.facts.index("pp_tap_drops")
+        if not isinstance(drops, TapDropIndex):
             return []
-        last: set[str] = set()
-        for r in m.returns:
-            if r in payloads or r.ctx == NONLAST:
-                continue
-            last |= self._carried_by_last(r.node.value, accs)
-        if not last:
-            return []
+        index = self._index()
+        flags = self.opts["capability-flags"]
         out = []
-        for r in payloads:
-            carried = self._carried_by_payload(m.func, r, accs)
-            if carried is None:
-                continue
-            missing = sorted(last - carried)
-            if missing:
-                out.append((r, missing))
+        for d in drops.drops():
+            claim = claim_of(index, d.module, d.flags, d.bases, flags)
+            if claim_state(claim) == "unclaimed" and not drops.gated(d.module):
+                out.append(d)
         return out
-
-    def _carried_by_payload(
-        self, func: cst.FunctionDef, r: _Return, accs: Mapping[str, cst.CSTNode]
-    ) -> set[str] | None:
-        """Accumulators the payload carries; ``None`` when it cannot be told
-        (a ``**`` splat: whatever it unpacks may hold them)."""
-        value = r.node.value
-        assert value is not None
-        for n in walk(value):
-            if isinstance(n, cst.StarredDictElement):
-                return None
-            if isinstance(n, cst.Arg) and n.star == "**":
-                return None
-        names = _names_in(value)
-        carried = names & set(accs)
-        if r.guard is not None:
-            # anything the non-last branch does with the taps (a key written
-            # into the payload, a helper that packs them) counts as carrying
-            carried |= _names_in(r.guard) & set(accs)
-        # writes into the container the payload is built from: ``p = {...};
-        # p["k"] = aux; p.update(pack(aux)); return Payload(p)`` or ``return p``
-        built_from: set[str] = set()
-        call = self._payload_call(value)
-        if isinstance(value, cst.Name):
-            built_from.add(value.value)
-        elif call is not None and call.args and isinstance(call.args[0].value, cst.Name):
-            built_from.add(call.args[0].value.value)
-        for n in walk_no_nested(func):
-            targets: list[cst.CSTNode] = []
-            if isinstance(n, cst.Assign):
-                targets = [t.target for t in n.targets]
-            elif isinstance(n, (cst.AugAssign, cst.AnnAssign)):
-                targets = [n.target]
-            elif (
-                isinstance(n, cst.Call)
-                and isinstance(n.func, cst.Attribute)
-                and n.func.attr.value in {"update", "__setitem__", "setdefault"}
-            ):
-                targets = [n.func.value]
-            if any(_root(t) in built_from for t in targets):
-                carried |= _names_in(n) & set(accs)
-        return carried
 
     # -- the claim -------------------------------------------------------------
     def _class_qualname(self, node: cst.ClassDef) -> str:
@@ -489,74 +288,34 @@ class PpPayloadDropsTensors(Rule):
             names.append(node.name.value)
         return ".".join(names)
 
-    def _own_flag(self, node: cst.ClassDef, flag: str) -> tuple[Any, cst.CSTNode] | None:
-        for s in _statements(node.body):
-            target = value = None
-            if isinstance(s, cst.Assign) and len(s.targets) == 1:
-                target, value = s.targets[0].target, s.value
-            elif isinstance(s, cst.AnnAssign) and s.value is not None:
-                target, value = s.target, s.value
-            if isinstance(target, cst.Name) and target.value == flag and value is not None:
-                if isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
-                    return {"True": True, "False": False, "None": None}[value.value], target
-                return NonLiteral(self.ctx.code_for(value)), target
-        return None
-
-    def _claim(self, node: cst.ClassDef) -> tuple[Any, str, Note | None, str | None] | None:
-        """(value, flag, note, owner) of the first capability flag set on the
-        class or along its bases (``owner`` the base that sets it, None for
-        the class itself); ``None`` when no flag is set anywhere."""
-        index: ClassIndex | None = self._index()
-        mro: list[tuple[str, ClassInfo]] | None = None
+    def _claim(self, node: cst.ClassDef) -> Claim | None:
+        own = {}
         for flag in self.opts["capability-flags"]:
-            own = self._own_flag(node, flag)
-            if own is not None:
-                return own[0], flag, None, None
-            if index is None:
-                continue
-            if mro is None:
-                bases = [dotted(a.value) for a in node.bases if a.keyword is None]
-                mro = index.mro_of_bases(self.ctx.module_name, [b for b in bases if b])
-            hit = index.attr_in(mro, flag)
-            if hit is None:
-                continue
-            loc = index.attr_location(hit.owner, flag)
-            note = None
-            if loc is not None:
-                path, line, col, end_line, end_col = loc
-                note = Note(
-                    f"`{flag} = {hit.value!r}` is inherited from `{hit.owner}`",
-                    path,
-                    Span(line, col, end_line, end_col),
-                )
-            return hit.value, flag, note, hit.owner
-        return None
+            got = own_flag(node, flag)
+            if got is not None:
+                own[flag] = got[0]
+        bases = [dotted(a.value) for a in node.bases if a.keyword is None]
+        return claim_of(self._index(), self.ctx.module_name, own, [b for b in bases if b], self.opts["capability-flags"])
 
     def _index(self) -> ClassIndex | None:
         idx = self.ctx.facts.index("classes")
         return idx if isinstance(idx, ClassIndex) else None
 
-    def _report_drops(
-        self,
-        node: cst.ClassDef,
-        m: _Method,
-        dropped: list[tuple[_Return, list[str]]],
-        claim: tuple[Any, str, Note | None, str | None] | None,
-    ) -> None:
-        reach = self._reach(node, claim)
+    def _report_drops(self, node: cst.ClassDef, m: Method, dropped: list[Drop], claim: Claim | None) -> None:
+        reach = self._reach(claim)
         if reach is None:
             return
+        if reach.open_path is not None and self._one_finding_per_path():
+            return  # reported once, at the open path (``visit_FunctionDef``)
         cls = self._class_qualname(node)
         flags = self.opts["capability-flags"]
         flag = claim[1] if claim is not None else flags[0]
         paths = self._paths()
         r, names = dropped[0]
         names = sorted({n for _r, ns in dropped for n in ns})
-        payload = self._payload_call(r.node.value)
+        payload = self._analysis().payload_call(r.node.value)
         payload_name = call_name(payload) if payload is not None else None
-        sglang = is_sglang(self.ctx) or (
-            payload_name is not None and "PPProxy" in payload_name
-        )
+        sglang = is_sglang(self.ctx) or (payload_name is not None and "PPProxy" in payload_name)
         fix = messages.fix_note(
             sglang=sglang,
             cls=cls,
@@ -577,18 +336,16 @@ class PpPayloadDropsTensors(Rule):
             severity=Severity.WARNING if reach.warning else None,
         )
 
-    def _reach(
-        self, node: cst.ClassDef, claim: tuple[Any, str, Note | None, str | None] | None
-    ) -> messages.Reach | None:
+    def _reach(self, claim: Claim | None) -> messages.Reach | None:
         """Why a draft with pipeline parallelism reaches the class, or None
         when every way the project starts one refuses it (silent)."""
         flags = self.opts["capability-flags"]
-        if claim is not None:
+        state = claim_state(claim)
+        if state == "silent":
+            return None
+        if claim is not None and state == "claimed":
             value, flag, note, owner = claim
-            if isinstance(value, NonLiteral):
-                return None
-            if value:
-                return messages.claimed(flag, value, owner, note)
+            return messages.claimed(flag, value, owner, note)
         if self.opts["require-claim"] or self._capture_gated():
             return None
         paths = self._paths()
@@ -612,7 +369,7 @@ class PpPayloadDropsTensors(Rule):
         (vLLM 0.30 on): the fix can name it."""
         if any(
             isinstance(s, cst.FunctionDef) and s.name.value == "pack_local_aux_hidden_states"
-            for s in _statements(node.body)
+            for s in statements(node.body)
         ):
             return True
         index = self._index()
@@ -670,7 +427,7 @@ class PpPayloadDropsTensors(Rule):
             elif isinstance(n, cst.FunctionDef) and n.name.value in methods:
                 returns = [r for r in walk(n.body) if isinstance(r, cst.Return)]
                 for r in returns:
-                    call = self._payload_call(r.value)
+                    call = self._analysis().payload_call(r.value)
                     keys = _dict_keys(call.args[0].value) if call and call.args else None
                     if keys is None:
                         opaque = True
@@ -683,13 +440,13 @@ class PpPayloadDropsTensors(Rule):
     def _report_key_mismatch(
         self,
         node: cst.ClassDef,
-        m: _Method,
-        payloads: list[_Return],
+        m: Method,
+        payloads: list[Return],
         receiver: tuple[list[set[str]], str],
     ) -> None:
         layouts, where = receiver
         for r in payloads:
-            call = self._payload_call(r.node.value)
+            call = self._analysis().payload_call(r.node.value)
             if call is None or not call.args or r.ctx != NONLAST:
                 continue
             keys = _dict_keys(call.args[0].value)

@@ -125,17 +125,19 @@ class CaptureIndex(dict):  # type: ignore[type-arg]
 
 class PpCaptureSetters(FactCollector):
     """Per module that hands a pipeline payload on (SHD301's needles), how it
-    turns tap capture on (:func:`capture_setters`)."""
+    turns tap capture on (:func:`capture_setters`; ``"none"`` when it does not)."""
 
     name = "pp_capture_setters"
-    version = 1
+    # 2: "none" for a module with no capture setter (every module the
+    # needles admit is listed: ``pp_tap_drops`` reads those)
+    version = 2
     needles = PAYLOAD_NEEDLES
 
     @classmethod
     def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
         if "captur" not in text.lower():
-            return None  # (nothing can turn capture on: no walk)
-        return capture_setters(tree)
+            return "none"  # (nothing can turn capture on: no walk)
+        return capture_setters(tree) or "none"
 
     @classmethod
     def build_index(cls, per_module: Mapping[str, Any]) -> CaptureIndex:

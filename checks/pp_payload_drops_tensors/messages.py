@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from checks.pp_payload_drops_tensors.drops import TapDrop
 from checks.pp_payload_drops_tensors.paths import TapPath
 from linter.api import Note
 from linter.types import Span
@@ -136,3 +137,69 @@ def fix_note(
     else:
         refuse = "or refuse a draft with pipeline parallelism for this model at start-up"
     return f"{carry}; {refuse}."
+
+
+# -- one finding per open path ---------------------------------------------------
+
+# model names spelled out in a path's message (all of them are notes)
+_SHOWN = 5
+
+
+def path_message(qualname: str, broken: Sequence[TapDrop], flags: Sequence[str], *, sglang: bool) -> str:
+    classes = list(dict.fromkeys(d.cls for d in broken))
+    models = len({(d.module, d.cls) for d in broken})
+    shown = ", ".join(f"`{c}`" for c in classes[:_SHOWN])
+    if len(classes) > _SHOWN:
+        shown += f" and {len(classes) - _SHOWN} more"
+    check = (
+        "without refusing pipeline parallelism"
+        if sglang
+        else "without checking " + " or ".join(f"`{f}`" for f in flags)
+    )
+    these = f"these {models} models" if models > 1 else "this model"
+    return (
+        f"`{qualname}` turns aux hidden-state taps on under pipeline parallelism {check}; "
+        f"{these} ({shown}) drop their taps on non-last ranks, and with PP > 1 the draft's "
+        "first step crashes on the last rank"
+    )
+
+
+def model_notes(broken: Sequence[TapDrop], flags: Sequence[str], *, sglang: bool) -> list[Note]:
+    out = []
+    for d in broken:
+        shown = ", ".join(f"`{n}`" for n in d.names)
+        them = "it" if len(d.names) == 1 else "them"
+        what = f"the `{d.payload}`" if d.payload else "the payload"
+        claim = "" if sglang else f"; `{d.cls}` does not claim `{flags[0]}`"
+        out.append(
+            Note(
+                f"`{d.cls}.{d.method}` returns {shown} on the last rank, but {what} the other "
+                f"ranks return leaves {them} behind{claim}",
+                d.path,
+                Span(*d.span),
+            )
+        )
+        out += [
+            Note(f"this return of `{d.cls}.{d.method}` leaves {them} behind too", d.path, Span(*o))
+            for o in d.others
+        ]
+    return out
+
+
+def path_fix(qualname: str, flag: str, checked: Sequence[TapPath], *, sglang: bool) -> str:
+    """The fix at the path, spelled for the engine the path belongs to."""
+    if sglang:
+        return (
+            f"Raise in `{qualname}` when `pp_size > 1` and the model does not carry its taps "
+            "across stages, instead of turning capture on at every rank: these models are then "
+            "refused at start-up. A model becomes runnable with PP by carrying one "
+            "`PPProxyTensors` key per tap from the other ranks, prepended on the receiving ranks."
+        )
+    like = f", as `{checked[0].qualname}` does" if checked else ""
+    return (
+        f"Make `{qualname}` read `{flag}` from the model when the pipeline size is above 1 and "
+        f"raise{like}: these models are then refused at start-up instead of crashing. A model "
+        "becomes runnable with PP by carrying its taps across stages (one payload key per tap, "
+        "`pack_local_aux_hidden_states` / `collect_remote_aux_hidden_states` where the engine "
+        f"has them) and claiming `{flag} = True`."
+    )

@@ -61,8 +61,15 @@ LAST_RANK_TEST = (
 )
 
 PAYLOAD_NEEDLES = Needles(regex=f"{PAYLOAD_CALL}|{LAST_RANK_TEST}")
+# A runner path's finding lies in a function that calls a tap setter
+# (``paths.TAP_SETTERS``, compared in any case): its text holds one of these.
+TAP_SETTER_CALL = "(?i:set_aux_hidden_state_layers|_layers_to_capture)"
+# what the rule's file must hold: a payload return, or a runner path
+RULE_NEEDLES = Needles(regex=f"{PAYLOAD_CALL}|{LAST_RANK_TEST}|{TAP_SETTER_CALL}")
 # (the default method's name is part of the default factory's)
-DEFINITION_NEEDLES = Needles(regex=f"{PAYLOAD_CALL}|{LAST_RANK_TEST}|make_empty_intermediate_tensors")
+DEFINITION_NEEDLES = Needles(
+    regex=f"{PAYLOAD_CALL}|{LAST_RANK_TEST}|make_empty_intermediate_tensors|{TAP_SETTER_CALL}"
+)
 
 
 # -- configured names ----------------------------------------------------------
@@ -114,11 +121,11 @@ def payload_needles(options: Mapping[str, Any]) -> tuple[Needles, Needles | None
         and set(accessors) <= set(DEFAULT_LAST_RANK)
         and set(receivers) <= {*DEFAULT_RECEIVER_FACTORIES, *DEFAULT_RECEIVER_METHODS}
     ):
-        return PAYLOAD_NEEDLES, DEFINITION_NEEDLES
+        return RULE_NEEDLES, DEFINITION_NEEDLES
     words = caseless_words(accessors)
     if words is None:
         return Needles(), None
-    found = [re.escape(p) for p in payloads if p] + words
-    # (no configured name: nothing is a payload return, the rule cannot fire)
-    file = Needles(regex="|".join(found) if found else r"(?!)")
-    return file, Needles(regex="|".join([*found, *(re.escape(r) for r in receivers if r)]) or r"(?!)")
+    # (a runner path's tap setter call is not configurable)
+    found = [re.escape(p) for p in payloads if p] + words + [TAP_SETTER_CALL]
+    file = Needles(regex="|".join(found))
+    return file, Needles(regex="|".join([*found, *(re.escape(r) for r in receivers if r)]))

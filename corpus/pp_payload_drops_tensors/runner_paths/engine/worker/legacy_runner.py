@@ -1,5 +1,6 @@
 """The older runner: it turns the target's taps on for the draft and never
-asks whether they survive pipeline parallelism (the path the rule names)."""
+asks whether they survive pipeline parallelism: the one finding of the models
+it breaks is here, where the fix belongs."""
 
 
 class LegacyStepRunner:
@@ -7,7 +8,7 @@ class LegacyStepRunner:
         self.config = config
         self.wants_taps = config.draft_method in ("eagle3", "dflash")
 
-    def prepare_draft_inputs(self):
+    def prepare_draft_inputs(self):  # error: SHD301
         if not self.wants_taps:
             return
         layers = self.config.draft_tap_layers or self.model.default_tap_layers()

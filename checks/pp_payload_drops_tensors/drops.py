@@ -1,0 +1,233 @@
+"""The ``pp_tap_drops`` facts: per module, the classes whose payload return
+leaves collected taps behind, as the rule's own analysis
+(:class:`~checks.pp_payload_drops_tensors.analysis.DropAnalysis`, under the
+default names) finds them, with what a claim is read from (the class's own
+flag, its bases). A runner path's finding names, from these, the models it
+breaks (see the rule's docstring: one finding per open path).
+
+Lazy: a module's facts are computed (one libcst parse of the definitions
+the rule's ``definition_needles`` match, as the check itself parses) only
+when a path's file is checked and some path is open; the modules to read
+are those the ``pp_capture_setters`` facts list (every module matching the
+payload needles)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import libcst as cst
+
+from checks.facts.classes import ClassIndex, NonLiteral
+from checks.pp_payload_drops_tensors.analysis import (
+    ANALYSIS_DEFAULTS,
+    DEFAULT_FLAGS,
+    DropAnalysis,
+    own_flag,
+)
+from checks.pp_payload_drops_tensors.needles import DEFINITION_NEEDLES, PAYLOAD_NEEDLES
+from linter.api import FactCollector, Note, call_name, dotted
+from linter.facts import RecordedMemo
+from linter.positions import positions
+from linter.types import Span
+
+# the top-level statements a class can be defined in
+_COMPOUND = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.If, ast.Try, ast.With, ast.For, ast.While)
+
+
+def _classes(node: cst.CSTNode, outer: tuple[str, ...] = ()) -> Iterator[tuple[str, cst.ClassDef]]:
+    """Every class under ``node`` with its qualified name as the rule gives
+    it (the enclosing classes' names; functions are not part of it)."""
+    for child in node.children:
+        if isinstance(child, cst.ClassDef):
+            names = (*outer, child.name.value)
+            yield ".".join(names), child
+            yield from _classes(child, names)
+        else:
+            yield from _classes(child, outer)
+
+
+def _json_value(value: Any) -> Any:
+    return {"nonliteral": value.source} if isinstance(value, NonLiteral) else value
+
+
+def _value_of_json(value: Any) -> Any:
+    return NonLiteral(value["nonliteral"]) if isinstance(value, dict) else value
+
+
+def tap_drop_facts(tree: ast.Module, text: str, path: str) -> dict[str, Any] | None:
+    """``{"path", "drops": [row...]}``, a row per method that drops taps:
+    ``class``, ``method``, ``names`` (the taps left behind), ``payload`` (the
+    payload call's name, or None), ``span`` (where the rule reports it),
+    ``flags`` (the default flags the class sets itself), ``bases``."""
+    lines = text.splitlines(keepends=True)
+    analysis = DropAnalysis(ANALYSIS_DEFAULTS)
+    rows = []
+    for stmt in tree.body:
+        if not isinstance(stmt, _COMPOUND):
+            continue
+        first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+        segment = "".join(lines[first - 1 : stmt.end_lineno])
+        if not DEFINITION_NEEDLES.match(segment):
+            continue
+        try:
+            module = cst.parse_module(segment if segment.endswith("\n") else segment + "\n")
+        except cst.ParserSyntaxError:
+            continue
+        for qual, cls in _classes(module):
+            for m, _payloads, dropped in analysis.drops(cls):
+                if not dropped:
+                    continue
+                # where the rule reports (the first payload call, else the
+                # return) and the other returns that drop (its notes)
+                payload = analysis.payload_call(dropped[0][0].node.value)
+                where = [payload or dropped[0][0].node, *(r.node for r, _ns in dropped[1:])]
+                pos = positions(module, where)
+                if any(n not in pos for n in where):
+                    continue
+                spans = [[pos[n][0] + first - 1, pos[n][1], pos[n][2] + first - 1, pos[n][3]] for n in where]
+                flags = {}
+                for flag in DEFAULT_FLAGS:
+                    own = own_flag(cls, flag)
+                    if own is not None:
+                        flags[flag] = _json_value(own[0])
+                rows.append(
+                    {
+                        "class": qual,
+                        "method": m.func.name.value,
+                        "names": sorted({n for _r, ns in dropped for n in ns}),
+                        "payload": call_name(payload) if payload is not None else None,
+                        "span": spans[0],
+                        "others": spans[1:],
+                        "flags": flags,
+                        "bases": [b for b in (dotted(a.value) for a in cls.bases if a.keyword is None) if b],
+                    }
+                )
+    return {"path": path, "drops": rows} if rows else None
+
+
+@dataclass(frozen=True)
+class TapDrop:
+    """One method whose payload leaves taps behind."""
+
+    module: str
+    path: str
+    cls: str
+    method: str
+    names: tuple[str, ...]
+    payload: str | None
+    span: tuple[int, int, int, int]
+    others: tuple[tuple[int, int, int, int], ...]
+    flags: Mapping[str, Any]
+    bases: tuple[str, ...]
+
+
+Claim = tuple[Any, str, Note | None, str | None]
+
+
+def claim_of(
+    index: ClassIndex | None,
+    module: str,
+    own: Mapping[str, Any],
+    bases: Sequence[str],
+    flags: Sequence[str],
+) -> Claim | None:
+    """(value, flag, note, owner) of the first capability flag the class
+    sets (``own``: flag -> value) or inherits along its ``bases`` (``owner``
+    the base that sets it, None for the class itself, ``note`` pointing at
+    it); ``None`` when no flag is set anywhere."""
+    mro = None
+    for flag in flags:
+        if flag in own:
+            return own[flag], flag, None, None
+        if index is None:
+            continue
+        if mro is None:
+            mro = index.mro_of_bases(module, bases)
+        hit = index.attr_in(mro, flag)
+        if hit is None:
+            continue
+        loc = index.attr_location(hit.owner, flag)
+        note = None
+        if loc is not None:
+            path, line, col, end_line, end_col = loc
+            note = Note(
+                f"`{flag} = {hit.value!r}` is inherited from `{hit.owner}`",
+                path,
+                Span(line, col, end_line, end_col),
+            )
+        return hit.value, flag, note, hit.owner
+    return None
+
+
+def claim_state(claim: Claim | None) -> str:
+    """``"claimed"`` (a true flag: the class's own finding), ``"silent"``
+    (a flag the rule cannot read: no finding) or ``"unclaimed"`` (no flag,
+    or a false one: reached through an open path only)."""
+    if claim is None:
+        return "unclaimed"
+    if isinstance(claim[0], NonLiteral):
+        return "silent"
+    return "claimed" if claim[0] else "unclaimed"
+
+
+class TapDropIndex:
+    """The project's tap drops, read module by module (the modules
+    ``pp_capture_setters`` lists), and how each module captures."""
+
+    def __init__(self, per_module: Mapping[str, Any], capture: Mapping[str, Any] | None = None) -> None:
+        self._modules = per_module
+        self._capture = capture or {}
+        self._cached = RecordedMemo()
+        self.any_gated = any(state == "gated" for state in self._capture.values())
+
+    def gated(self, module: str) -> bool:
+        """Whether the module turns capture on for the last rank only (its
+        own setters, or the project's when it has none: ``capture_gated``)."""
+        state = self._capture.get(module)
+        return state == "gated" if state in ("gated", "open") else self.any_gated
+
+    def drops(self) -> tuple[TapDrop, ...]:
+        return self._cached("drops", "", self._drops)
+
+    def _drops(self) -> tuple[TapDrop, ...]:
+        out = []
+        for module in sorted(self._capture):
+            data = self._modules.get(module)
+            for row in (data or {}).get("drops", ()):
+                out.append(
+                    TapDrop(
+                        module,
+                        data.get("path", ""),
+                        row["class"],
+                        row["method"],
+                        tuple(row["names"]),
+                        row["payload"],
+                        tuple(row["span"]),
+                        tuple(tuple(o) for o in row["others"]),
+                        {k: _value_of_json(v) for k, v in row["flags"].items()},
+                        tuple(row["bases"]),
+                    )
+                )
+        return tuple(out)
+
+
+class PpTapDrops(FactCollector):
+    """Per module, the methods whose pipeline payload leaves taps behind
+    (:func:`tap_drop_facts`)."""
+
+    name = "pp_tap_drops"
+    version = 1
+    lazy = True
+    index_with = ("pp_capture_setters",)
+    needles = PAYLOAD_NEEDLES
+
+    @classmethod
+    def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
+        return tap_drop_facts(tree, text, path)
+
+    @classmethod
+    def build_index(cls, per_module: Mapping[str, Any], capture: Mapping[str, Any] | None = None) -> TapDropIndex:
+        return TapDropIndex(per_module, capture)
