@@ -64,6 +64,24 @@ def test_chain_names_the_fallback_that_fails(tmp_path: Path) -> None:
     assert "fallback chain" in d.message and "2880 % 128 = 64" in d.message
 
 
+def test_negated_chain_quotes_the_fallback_the_width_takes(tmp_path: Path) -> None:
+    # ``128 if h % 1024 != 0 else 1024``: 2880 is not a multiple of 1024, so
+    # it takes 128, and the assert fails on 2880 % 128, not on 2880 % 1024
+    [d] = lint(
+        """
+        def gather(x):
+            hidden_size = x.shape[1]
+            BLOCK_D = 128 if hidden_size % 1024 != 0 else 1024
+            assert hidden_size % BLOCK_D == 0
+        """,
+        tmp_path,
+    )
+    assert "2880 % 128 = 64" in d.message and "2880 % 1024" not in d.message
+    # the fix rewrites the branch that width takes, not the wide block
+    assert d.fix is not None and "math.gcd(hidden_size, 128)" in d.fix.title
+    assert any("math.gcd(hidden_size, 128)" in e.replacement for e in d.fix.edits)
+
+
 def test_silent_when_every_listed_width_is_a_multiple(tmp_path: Path) -> None:
     assert not lint(
         """

@@ -22,6 +22,7 @@ from checks.fixed_block_divisibility.blocks import (
     BindingVisitor,
     Bindings,
     Env,
+    Leaf,
     chain_leaves,
     code,
     const,
@@ -362,11 +363,12 @@ class FixedBlockDivisibility(BindingVisitor, Rule):
         return False
 
     def _counterexample(self, block: BlockValue, dim_name: str) -> Dim | None:
+        """The first real width that every value the block can take *for
+        that width* fails to divide (a chain's test picks its branch)."""
         values = [leaf.value for leaf in block.leaves]
         if any(v <= 1 for v in values):
             return None
-        dim = counterexample(kind_of(dim_name), values)
-        return dim
+        return counterexample(kind_of(dim_name), values, lambda d: picks(block.leaves, d) or values)
 
     def _kernel_requirements(self, call: cst.Call, env: Env, scope: Scope, found: dict) -> None:
         kname = dotted(call.func.value) if isinstance(call.func, cst.Subscript) else None
@@ -431,6 +433,9 @@ class FixedBlockDivisibility(BindingVisitor, Rule):
         xc = code(x)
         picked = picks(block.leaves, dim.value)
         shown = picked[-1] if picked else values[-1]
+        # the leaf the counterexample takes (a chain's last fallback unless a
+        # ``!= 0`` test picks an earlier branch): the one the fix rewrites
+        failing = next((leaf for leaf in reversed(block.leaves) if leaf.value == shown), None)
         kind = "fallback chain" if chain else "fixed block"
         value_text = "" if block.label else " (" + " / ".join(str(v) for v in values) + ")"
         message = (
@@ -449,13 +454,13 @@ class FixedBlockDivisibility(BindingVisitor, Rule):
         if kernel_note is not None:
             notes.append(kernel_note)
         notes += [Note(f"also: {c}") for c in crashes[1:]]
-        self.report(block.site, message, notes=notes, fix=self._fix(block, x, env, scope, kernel, chain))
+        fix = self._fix(block, failing, x, env, scope, kernel)
+        self.report(block.site, message, notes=notes, fix=fix)
 
     def _fix(
-        self, block: BlockValue, x: cst.BaseExpression, env: Env, scope: Scope, kernel: bool, chain: bool
+        self, block: BlockValue, last: Leaf | None, x: cst.BaseExpression, env: Env, scope: Scope, kernel: bool
     ) -> PendingFix:
         xc = code(x)
-        last = block.leaves[-1] if block.leaves else None
         reaches_kernel = kernel or any(
             block.name is not None and block.name in _arg_names(call) for call in scope.launches
         )

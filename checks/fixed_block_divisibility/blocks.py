@@ -137,7 +137,9 @@ class Leaf:
 
     value: int
     node: cst.BaseExpression
-    divisor_test: int | None  # ``X % c == 0`` picks it: the c
+    divisor_test: int | None  # ``X % c == 0`` (or ``!= 0``) picks it: the c
+    # picked when ``X % c == 0`` (True) or when ``X % c != 0`` (False)
+    when_divisible: bool = True
 
 
 def chain_leaves(e: object, env: Env, depth: int = 0) -> list[Leaf] | None:
@@ -151,9 +153,9 @@ def chain_leaves(e: object, env: Env, depth: int = 0) -> list[Leaf] | None:
         orelse = chain_leaves(e.orelse, env, depth + 1)
         if body is None or orelse is None:
             return None
-        c = divisor_tested(e.test, env)
+        c, when_divisible = divisor_tested(e.test, env)
         if c is not None and len(body) == 1:
-            body = [Leaf(body[0].value, body[0].node, c)]
+            body = [Leaf(body[0].value, body[0].node, c, when_divisible)]
         return body + orelse
     v = const(e, env)
     if v is None:
@@ -161,27 +163,34 @@ def chain_leaves(e: object, env: Env, depth: int = 0) -> list[Leaf] | None:
     return [Leaf(v, e, None)]
 
 
-def divisor_tested(test: cst.BaseExpression, env: Env) -> int | None:
-    """``c`` for a test ``X % c == 0`` (or ``not X % c``)."""
+def divisor_tested(test: cst.BaseExpression, env: Env) -> tuple[int | None, bool]:
+    """``(c, True)`` for a test ``X % c == 0`` (or ``not X % c``), ``(c,
+    False)`` for ``X % c != 0``, ``X % c > 0`` or a bare ``X % c``;
+    ``(None, True)`` for any other test."""
     mod = None
+    when_divisible = True
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         op, right = test.comparisons[0].operator, test.comparisons[0].comparator
-        if isinstance(op, cst.Equal) and int_literal(right) == 0:
+        if int_literal(right) == 0 and isinstance(op, (cst.Equal, cst.NotEqual, cst.GreaterThan)):
             mod = test.left
+            when_divisible = isinstance(op, cst.Equal)
     elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         mod = test.expression
+    else:
+        mod, when_divisible = test, False
     if isinstance(mod, cst.BinaryOperation) and isinstance(mod.operator, cst.Modulo):
-        return const(mod.right, env)
-    return None
+        return const(mod.right, env), when_divisible
+    return None, True
 
 
 def picks(leaves: list[Leaf], d: int) -> list[int]:
     """The values a chain can give for a width ``d``: a branch picked by
-    ``d % c == 0`` is exact; any other test may go either way."""
+    ``d % c == 0`` (or ``d % c != 0``) is exact; any other test may go
+    either way."""
     out: list[int] = []
     for leaf in leaves:
         if leaf.divisor_test is not None:
-            if d % leaf.divisor_test == 0:
+            if (d % leaf.divisor_test == 0) == leaf.when_divisible:
                 out.append(leaf.value)
                 return out
             continue

@@ -14,7 +14,7 @@ is judged without a table).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 
@@ -118,11 +118,16 @@ def kind_of(name: str) -> str:
     return "width"
 
 
-def counterexample(kind: str, blocks: Sequence[int]) -> Dim | None:
+def counterexample(
+    kind: str, blocks: Sequence[int], taken: Callable[[int], Sequence[int]] | None = None
+) -> Dim | None:
     """The first real dimension of ``kind`` that none of ``blocks``
     divides (whichever the code picks, the requirement fails); None when
-    every listed model passes."""
+    every listed model passes. ``taken(width)``, when given, narrows the
+    blocks to those the code can pick for that width (a fallback chain's
+    tests)."""
     for d in TABLES[kind]:
-        if all(b > 0 and d.value % b for b in blocks):
+        candidates = taken(d.value) if taken is not None else blocks
+        if all(b > 0 and d.value % b for b in candidates):
             return d
     return None

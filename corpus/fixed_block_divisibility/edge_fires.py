@@ -64,3 +64,12 @@ def _rms_chunk_kernel(x_ptr, out_ptr, HIDDEN: tl.constexpr, CHUNK: tl.constexpr)
 
 def rms_by_kernel(x: torch.Tensor, out: torch.Tensor) -> None:
     _rms_chunk_kernel[(x.shape[0],)](x, out, HIDDEN=x.shape[1], CHUNK=512)  # error: SHD102
+
+
+def gather_rows(src: torch.Tensor) -> torch.Tensor:
+    hidden_size = src.shape[1]
+    # the wide block only where it divides; every other width takes the
+    # 128 fallback, which 2880 still breaks (2880 % 128 = 64)
+    BLOCK_H = 128 if hidden_size % 2048 != 0 else 2048  # error: SHD102
+    assert hidden_size % BLOCK_H == 0
+    return src.view(src.shape[0], -1, BLOCK_H).sum(1)
