@@ -78,3 +78,54 @@ def test_block_names_option(tmp_path: Path) -> None:
 def test_gates_never_hide_a_finding() -> None:
     for path, _text, opened, closed in with_gates_open_and_closed(FLOOR, CODE):
         assert [(d.span, d.message) for d in opened] == [(d.span, d.message) for d in closed], path
+
+
+def test_power_of_two_width_names_a_smaller_power_of_two_and_the_compile_error() -> None:
+    # the launched kernel (in another module) takes tl.arange(0, HD): a
+    # width that is not a power of two fails to compile, so the only loss is
+    # a width below the block
+    path = FLOOR / "decode_pkg" / "decode.py"
+    [d] = diagnostics_for(FLOOR)[path]
+    assert "head_dim = 32 with BLOCK_E = 64" in d.message
+    assert "fail to compile" in d.message and "are skipped" not in d.message
+    assert "triton.cdiv(head_dim, BLOCK_E)" in (d.fix.title if d.fix else "")
+
+
+def test_power_of_two_requirement_and_lower_bound_guard_the_floor(tmp_path: Path) -> None:
+    code = """
+        import triton
+
+        def f(x, busy, heads):
+            V = x.shape[-1]
+            {guard}
+            BV = 32 if busy else 64 if heads > 8 else V
+            for i in range(V // BV):
+                x[..., i * BV : (i + 1) * BV].zero_()
+        """
+    guarded = (
+        "assert V == triton.next_power_of_2(V) >= 64",
+        "assert is_power_of_2(V) and V >= 64",
+        "if V & (V - 1) or V < 64: raise ValueError(V)",
+        "if (V & (V - 1)) != 0 or not V >= 64: raise ValueError(V)",
+    )
+    for guard in guarded:
+        assert not lint(code.replace("{guard}", guard), tmp_path), guard
+    # a power of two with no lower bound still loses a width below the block
+    [d] = lint(code.replace("{guard}", "assert V == triton.next_power_of_2(V)"), tmp_path)
+    assert "V = 32 with BV = 64" in d.message and "power of two" in d.message
+    # a bound with no power-of-two requirement: 96 leaves a partial block
+    assert lint(code.replace("{guard}", "assert V >= 64"), tmp_path)
+
+
+def test_admitted_widths_guard_only_when_each_is_a_multiple(tmp_path: Path) -> None:
+    code = """
+        def f(x):
+            D = x.shape[-1]
+            if D not in ({widths}):
+                raise RuntimeError("unsupported width")
+            for i in range(D // 1024):
+                x[..., i * 1024 : (i + 1) * 1024].zero_()
+        """
+    assert not lint(code.replace("{widths}", "2048, 4096"), tmp_path)
+    [d] = lint(code.replace("{widths}", "2048, 2560"), tmp_path)
+    assert "D = 2560, a width the function admits" in d.message and "the last 512 are skipped" in d.message

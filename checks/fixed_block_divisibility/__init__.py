@@ -31,6 +31,7 @@ from checks.fixed_block_divisibility.blocks import (
     picks,
     binds_before,
     pinned_by,
+    raise_only,
     short,
 )
 from checks.fixed_block_divisibility.dims import DIMENSION_NAMES, FORMAT_BLOCK_NAMES, Dim, counterexample, kind_of
@@ -113,15 +114,6 @@ def _requirement_mod(test: cst.BaseExpression, raises: bool) -> list[cst.BinaryO
         if isinstance(mod, cst.BinaryOperation) and isinstance(mod.operator, cst.Modulo):
             out.append(mod)
     return out
-
-
-def _raise_only(block: cst.BaseSuite) -> bool:
-    body = block.body if isinstance(block, cst.IndentedBlock) else [block]
-    return (
-        len(body) == 1
-        and isinstance(body[0], (cst.SimpleStatementLine, cst.SimpleStatementSuite))
-        and any(isinstance(s, cst.Raise) for s in body[0].body)
-    )
 
 
 def _launch_args(call: cst.Call, params: Sequence[str]) -> dict[str, cst.BaseExpression]:
@@ -282,7 +274,7 @@ class FixedBlockDivisibility(BindingVisitor, Rule):
 
     def visit_If(self, node: cst.If) -> None:
         scope = self._top()
-        if _raise_only(node.body):
+        if raise_only(node.body):
             for mod in _requirement_mod(node.test, raises=True):
                 scope.requirements.append(Requirement(mod.left, mod.right, node, True))
             return

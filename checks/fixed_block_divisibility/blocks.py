@@ -273,6 +273,16 @@ def pinned_by(tests: Iterable[cst.Comparison], x: str, env: Env) -> bool:
     return False
 
 
+def raise_only(block: cst.BaseSuite) -> bool:
+    """The body of ``if ...:`` is a single statement line that raises."""
+    body = block.body if isinstance(block, cst.IndentedBlock) else [block]
+    return (
+        len(body) == 1
+        and isinstance(body[0], (cst.SimpleStatementLine, cst.SimpleStatementSuite))
+        and any(isinstance(s, cst.Raise) for s in body[0].body)
+    )
+
+
 class BindingVisitor:
     """The ``visit_*`` methods a rule's traversal uses to record each
     function's bindings in ``self._scopes[-1].bindings`` (module bindings

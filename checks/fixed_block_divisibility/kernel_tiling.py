@@ -11,7 +11,9 @@ what each decorated module-level function (a Triton kernel, once the rule's
   (``for off in range(pid * B, N, step)``): the kernel walks that extent
   itself;
 - ``grid_stride``: the kernel reads ``tl.num_programs``: a program may
-  handle more than one block.
+  handle more than one block;
+- ``aranged``: parameters used as the extent of ``tl.arange(0, P)``: Triton
+  compiles the kernel only for a power of two there.
 
 Read from CPython's ``ast``; lazy (a module is read when a launch of one of
 its kernels is followed). :func:`find_kernel` resolves a launch's callee,
@@ -48,6 +50,7 @@ class KernelTiling:
     masked: frozenset[str]
     looped: frozenset[str]
     grid_stride: bool
+    aranged: frozenset[str] = frozenset()
 
     @staticmethod
     def from_json(name: str, d: Mapping[str, Any], path: str) -> KernelTiling:
@@ -61,6 +64,7 @@ class KernelTiling:
             masked=frozenset(d.get("masked", ())),
             looped=frozenset(d.get("looped", ())),
             grid_stride=bool(d.get("grid_stride", False)),
+            aranged=frozenset(d.get("aranged", ())),
         )
 
 
@@ -103,6 +107,7 @@ def _kernel(fn: ast.FunctionDef) -> dict[str, Any]:
     assigned: dict[str, set[str]] = {}
     mask_seeds: set[str] = set()
     loop_seeds: set[str] = set()
+    aranged: set[str] = set()
     div: list[list[Any]] = []
     grid_stride = boundary = False
     for node in ast.walk(fn):
@@ -129,6 +134,8 @@ def _kernel(fn: ast.FunctionDef) -> dict[str, Any]:
             leaf = callee.rsplit(".", 1)[-1]
             if leaf == "num_programs":
                 grid_stride = True
+            elif leaf == "arange" and (extent := arange_extent(node)) is not None:
+                aranged.add(extent)
             elif leaf == "static_assert" and node.args:
                 pair = _mod_pair(node.args[0])
                 if pair and set(pair) <= pset:
@@ -151,7 +158,22 @@ def _kernel(fn: ast.FunctionDef) -> dict[str, Any]:
         "masked": sorted(masked),
         "looped": sorted(_closure(loop_seeds, assigned) & pset),
         "grid_stride": grid_stride,
+        "aranged": sorted(aranged & pset),
     }
+
+
+def arange_extent(call: ast.Call) -> str | None:
+    """``P`` for ``tl.arange(0, P)`` (P a name): the end of a range that
+    starts at 0, which Triton requires to be a power of two."""
+    args = call.args
+    if (
+        len(args) == 2
+        and isinstance(args[0], ast.Constant)
+        and args[0].value == 0
+        and isinstance(args[1], ast.Name)
+    ):
+        return args[1].id
+    return None
 
 
 def _from_imports(tree: ast.Module, module: str, path: str) -> dict[str, str]:
@@ -183,7 +205,7 @@ class KernelTilingFacts(FactCollector):
     grid-stride use, plus the module's ``from``-imports (re-exports)."""
 
     name = "kernel_tiling"
-    version = 1
+    version = 2
     needles = Needles(all_of=("jit",))
     lazy = True
 

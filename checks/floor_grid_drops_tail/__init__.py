@@ -28,11 +28,13 @@ from checks.fixed_block_divisibility.blocks import (
     const,
     dimension_name,
     module_bindings,
+    raise_only,
     resolve,
     short,
 )
 from checks.fixed_block_divisibility.dims import DIMENSION_NAMES, FORMAT_BLOCK_NAMES, counterexample, kind_of
 from checks.fixed_block_divisibility.kernel_tiling import KernelFinder, KernelTiling
+from checks.floor_grid_drops_tail.guards import WidthFacts, is_power_of_two, power_of_two_example, width_facts
 from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule
 from linter.syntax import call_name, decorator_names, dotted, function_params, int_literal, name_matches, walk
@@ -80,6 +82,10 @@ class Scope:
     loops: list[cst.For] = field(default_factory=list)
     # ``(X // B) * B``, ``X - ...``: the covered part is computed (a tail pass)
     covered: list[cst.BinaryOperation] = field(default_factory=list)
+    # tests of asserts (True) and of ``if ...: raise`` (False: false past it)
+    stated: list[tuple[cst.BaseExpression, bool]] = field(default_factory=list)
+    # in a kernel: names used as ``tl.arange(0, P)``'s extent (powers of two)
+    aranged: set[str] = field(default_factory=set)
 
 
 def _floors_in(e: cst.BaseExpression) -> list[cst.BinaryOperation]:
@@ -248,13 +254,27 @@ class FloorGridDropsTail(BindingVisitor, Rule):
             scope.covered.append(node)
 
     def visit_Call(self, node: cst.Call) -> None:
+        scope = self._top()
+        name = call_name(node) or ""
         if isinstance(node.func, cst.Subscript):
-            self._top().launches.append(node)
-        elif call_name(node) in ("tl.static_assert", "static_assert"):
-            scope = self._top()
+            scope.launches.append(node)
+        elif name in ("tl.static_assert", "static_assert"):
             scope.mods += [
                 n for n in walk(node) if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo)
             ]
+            if node.args:
+                scope.stated.append((node.args[0].value, True))
+        elif scope.kernel and name.rsplit(".", 1)[-1] == "arange" and len(node.args) == 2:
+            start, end = node.args[0].value, node.args[1].value
+            if int_literal(start) == 0 and isinstance(end, cst.Name):
+                scope.aranged.add(end.value)
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self._top().stated.append((node.test, True))
+
+    def visit_If(self, node: cst.If) -> None:
+        if raise_only(node.body):
+            self._top().stated.append((node.test, False))
 
     # -- analysis --------------------------------------------------------------
     def _grid_elements(self, call: cst.Call, env: Env) -> list[cst.BaseExpression]:
@@ -369,7 +389,8 @@ class FloorGridDropsTail(BindingVisitor, Rule):
         for n in scope.covered:
             # ``(X // B) * B`` or ``X - ...``: the covered part is computed
             parts = [n.left, n.right]
-            if isinstance(n.operator, cst.Subtract) and code(n.left) in (xc, rx):
+            if isinstance(n.operator, cst.Subtract) and code(n.left) in (xc, rx) and int_literal(n.right) != 1:
+                # ``X - done``; ``X - 1`` is a power-of-two test's (``X & (X - 1)``)
                 return True
             for p in parts:
                 if isinstance(p, cst.BinaryOperation) and isinstance(p.operator, cst.FloorDivide):
@@ -402,7 +423,38 @@ class FloorGridDropsTail(BindingVisitor, Rule):
             if any(p in params for p, _, _ in kernel.div):
                 return
             masked = bool(params & kernel.masked)
-        self._report(floor, x, b, bval, kernel, masked, env)
+        width = self._width(floor, x, scope, env, kernel)
+        choices = block_choices(b, width.keys, env)
+        admitted = width.facts.admitted_values(width.keys)
+        if admitted and choices is not None and all(v % c == 0 for v in admitted for c in choices):
+            return  # every width the function lets through is a multiple
+        if width.power_of_two is not None and choices is not None:
+            low = width.facts.lower_bound(width.keys)
+            if all(is_power_of_two(c) and c <= low for c in choices):
+                return  # powers of two no larger than a power of two divide it
+        if choices == []:
+            return  # the block is the width itself: one exact block
+        values = choices if choices is not None else [bval] if bval is not None else []
+        self._report(floor, x, b, values, kernel, masked, env, width)
+
+    def _width(
+        self, floor: Floor, x: cst.BaseExpression, scope: Scope, env: Env, kernel: KernelTiling | None
+    ) -> Width:
+        """What the function (and the kernel it launches) say about ``x``."""
+        keys = frozenset({code(x), code(resolve(x, env))})
+        facts = width_facts(scope.stated, env)
+        xc = code(x)
+        why: str | None = None
+        if facts.is_power_of_two(keys):
+            why = f"the function refuses any other `{xc}`"
+        elif floor.launch is None and scope.kernel and xc in scope.aranged:
+            why = f"the kernel takes `tl.arange(0, {xc})`: other widths fail to compile"
+        elif kernel is not None and floor.launch is not None:
+            exact = _params_given(floor.launch, kernel.params, x)
+            hit = sorted(exact & kernel.aranged)
+            if hit:
+                why = f"`{kernel.name}` takes `tl.arange(0, {hit[0]})` of it: other widths fail to compile"
+        return Width(keys, facts, why)
 
     def _kernel(self, call: cst.Call) -> KernelTiling | None:
         kname = dotted(call.func.value) if isinstance(call.func, cst.Subscript) else None
@@ -419,23 +471,51 @@ class FloorGridDropsTail(BindingVisitor, Rule):
         floor: Floor,
         x: cst.BaseExpression,
         b: cst.BaseExpression,
-        bval: int | None,
+        values: list[int],
         kernel: KernelTiling | None,
         masked: bool,
         env: Env,
+        width: Width,
     ) -> None:
+        """``values``: the block's possible values this file shows (empty:
+        unknown)."""
         xc, bc = code(x), code(b)
+        floored = short(code(floor.node))
         what = "grid" if floor.launch is not None else "loop count"
-        example = self._example(x, bc, bval, env)
         if floor.launch is not None:
             kname = dotted(floor.launch.func.value)  # type: ignore[attr-defined]
             consequence = f"no program of `{kname}` covers the last partial block"
+            nothing = f"no program of `{kname}` runs"
         else:
             consequence = "the last partial block is never processed"
-        message = (
-            f"{what} `{short(code(floor.node))}` rounds down: {consequence}, silently "
-            f"({example}); `{xc}` < `{bc}` runs nothing"
-        )
+            nothing = "the loop never runs"
+        why = width.power_of_two
+        example = power_of_two_example(values, width.facts.lower_bound(width.keys)) if why else None
+        if why and example is not None and example[0] < example[1]:
+            # only a power of two gets here: the floor loses everything below
+            # the block, never a partial block
+            p, c = example
+            message = (
+                f"{what} `{floored}` rounds down: for `{xc}` < `{bc}` {nothing}, silently "
+                f"({xc} = {p} with {_block_text(bc, c)}: nothing is computed or written); `{xc}` can only be "
+                f"a power of two ({why}), so a partial block never occurs"
+            )
+        elif why and example is not None:
+            p, c = example
+            message = (
+                f"{what} `{floored}` rounds down: {consequence}, silently ({xc} = {p} with {_block_text(bc, c)}: "
+                f"the last {p % c} are skipped, as {bc} is not a power of two); `{xc}` < `{bc}` runs "
+                f"nothing; `{xc}` can only be a power of two ({why})"
+            )
+        else:
+            bval = min(values) if values else None
+            message = (
+                f"{what} `{floored}` rounds down: {consequence}, silently "
+                f"({self._example(x, bc, bval, env, width.facts.admitted_values(width.keys))}); "
+                f"`{xc}` < `{bc}` runs nothing"
+            )
+            if why:
+                message += f"; `{xc}` can only be a power of two ({why})"
         notes: list[Note] = []
         if kernel is not None and masked:
             notes.append(
@@ -457,17 +537,24 @@ class FloorGridDropsTail(BindingVisitor, Rule):
             )
         self.report(floor.node, message, notes=notes, fix=self._suggest(floor, xc, bc, masked))
 
-    def _example(self, x: cst.BaseExpression, bc: str, bval: int | None, env: Env) -> str:
+    def _example(
+        self, x: cst.BaseExpression, bc: str, bval: int | None, env: Env, admitted: list[int] | None
+    ) -> str:
         if bval is None:
             return f"any `{code(x)}` that is not a multiple of `{bc}` loses its remainder"
+        block = _block_text(bc, bval)
+        wrong = [v for v in admitted or () if v % bval]
+        if wrong:
+            v = wrong[0]
+            return f"{code(x)} = {v}, a width the function admits, with {block}: the last {v % bval} are skipped"
         dim_name = dimension_name(x, env, self.opts["dimension-names"])
         if dim_name is not None:
             dim = counterexample(kind_of(dim_name), [bval])
             if dim is not None:
                 lost = dim.value % bval
-                return f"{dim.where} = {dim.value} with {bc} = {bval}: the last {lost} are skipped"
+                return f"{dim.where} = {dim.value} with {block}: the last {lost} are skipped"
         n = bval + bval // 2 if bval > 2 else bval + 1
-        return f"{code(x)} = {n} with {bc} = {bval}: the last {n % bval} are skipped"
+        return f"{code(x)} = {n} with {block}: the last {n % bval} are skipped"
 
     def _suggest(self, floor: Floor, xc: str, bc: str, masked: bool) -> PendingFix:
         mod = self.ctx.module_name
@@ -490,6 +577,66 @@ class FloorGridDropsTail(BindingVisitor, Rule):
                 f"the last one, or assert `{xc} % {bc} == 0`"
             )
         return PendingFix(title=title, applicability=Applicability.DISPLAY_ONLY)
+
+
+@dataclass(frozen=True)
+class Width:
+    keys: frozenset[str]  # the floored width's code, and what it was bound to
+    facts: WidthFacts
+    power_of_two: str | None  # why only a power of two reaches the floor
+
+
+def block_choices(b: cst.BaseExpression, width: frozenset[str], env: Env, depth: int = 0) -> list[int] | None:
+    """The constants a block can be, from this file: a literal, a name bound
+    to constants or to conditional chains of them (``32 if ... else 64 if
+    ... else V``); a branch that is the width itself divides it and is left
+    out. None when any value is unknown (a parameter, a call)."""
+    if depth > 8:
+        return None
+    if code(b) in width or code(resolve(b, env)) in width:
+        return []
+    if isinstance(b, cst.IfExp):
+        body = block_choices(b.body, width, env, depth + 1)
+        orelse = block_choices(b.orelse, width, env, depth + 1)
+        return None if body is None or orelse is None else body + orelse
+    v = const(b, env)
+    if v is not None:
+        return [v] if v > 0 else None
+    if isinstance(b, cst.Name):
+        binds, where = env.lookup(b.value)
+        if not binds or any(x is OTHER or not isinstance(x, cst.BaseExpression) for x in binds):
+            return None
+        out: list[int] = []
+        for x in binds:
+            got = block_choices(x, width, where, depth + 1)  # type: ignore[arg-type]
+            if got is None:
+                return None
+            out += got
+        return out
+    return None
+
+
+def _block_text(bc: str, value: int) -> str:
+    """``BLOCK = 64``, or ``a block of 64`` for a literal block."""
+    return f"a block of {value}" if bc == str(value) else f"{bc} = {value}"
+
+
+def _params_given(call: cst.Call, params: tuple[str, ...], x: cst.BaseExpression) -> set[str]:
+    """The kernel parameters a launch passes ``x`` itself to."""
+    xc = code(x)
+    out: set[str] = set()
+    i, positional = 0, True
+    for a in call.args:
+        if a.keyword is not None:
+            if code(a.value) == xc:
+                out.add(a.keyword.value)
+        elif a.star:
+            positional = False
+        elif positional:
+            if i < len(params) and code(a.value) == xc:
+                out.add(params[i])
+            i += 1
+    return out
 
 
 def _params_receiving(call: cst.Call, params: tuple[str, ...], x: cst.BaseExpression) -> set[str]:
