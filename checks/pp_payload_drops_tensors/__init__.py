@@ -1,11 +1,13 @@
 """SHD301 pp-payload-drops-tensors: a pipeline stage's hand-off payload that
 silently leaves behind tensors the forward collected for the last rank.
 
-The rule (the libcst check) is here; the project facts only it reads are
-beside it: ``receivers`` (the payload keys a class's receiving side
-allocates), ``capture`` (how modules turn tap capture on), ``capability``
-(the capability flags the project reads); ``needles`` is what a file's text
-must hold."""
+The rule (the libcst check) is here, its analysis of one class in
+``analysis``; the project facts only it reads are beside it: ``receivers``
+(the payload keys a class's receiving side allocates), ``capture`` (how
+modules turn tap capture on), ``capability`` (the capability flags the
+project reads), ``paths`` (the runner paths that turn taps on), ``drops``
+(the classes that drop taps, by the same analysis); ``needles`` is what a
+file's text must hold."""
 
 from __future__ import annotations
 
@@ -71,10 +73,25 @@ class PpPayloadDropsTensors(Rule):
       admits it;
     - when the class does not claim it (no flag, or a false one) and some
       path neither checks nor refuses: that path starts the draft anyway.
-      The note names the path (vLLM 0.33: the V1 runner's
+      This is one root cause per path, whatever the number of models it
+      breaks, and the fix belongs to the path: **one finding per open
+      path**, at the path function, naming the models, each model's
+      dropping return a related location (vLLM 0.33: the V1 runner's
       `_setup_eagle3_aux_hidden_state_outputs`, reached with no environment
-      variable when EAGLE-3 asks for parallel drafting, while the V2
-      runner's `set_eagle3_aux_hidden_state_layers` checks the flag).
+      variable when EAGLE-3 asks for parallel drafting, breaks 32 models,
+      while the V2 runner's `set_eagle3_aux_hidden_state_layers` checks the
+      flag). The finding is made when the path's file is checked, from the
+      `pp_tap_drops` facts (the same analysis run on every module that
+      hands a payload on, under the default names); the model's file then
+      reports nothing for it. Which file reports is decided by the project's
+      facts alone, so that a file's findings never depend on which other
+      files are linted with it: a model file linted in a project that holds
+      the open path says nothing (the path's file does); a model file in a
+      project without any path warns on its own (below). Under configured
+      names (`payload-classes`, `last-rank-accessors`,
+      `accumulator-patterns`, `accumulator-helpers`, `capability-flags`),
+      which the facts do not know, each model is reported instead, the open
+      path a note.
 
     It is silent when every path checks or refuses (an unclaimed class is
     refused, not run), and a warning when the project shows no path at all
@@ -122,8 +139,10 @@ class PpPayloadDropsTensors(Rule):
     `self.collect_remote_aux_hidden_states(intermediate_tensors)`; SGLang: a
     `PPProxyTensors` key per tap), then claim the flag; or refuse the
     combination honestly: set the flag to `False` on a subclass that
-    claims it wrongly, and make the open path read the flag and raise under
-    pipeline parallelism, as the checking path does. The note names both.
+    claims it wrongly. At an open path: make it read the flag and raise
+    under pipeline parallelism, as the checking path does (SGLang: raise in
+    it when `pp_size > 1` and the model does not carry its taps); every
+    model it names is then refused at start-up instead of crashing.
 
     ## Options
     - `payload-classes` (list[str], default `["IntermediateTensors",
@@ -149,8 +168,9 @@ class PpPayloadDropsTensors(Rule):
       receiving stage's payload keys are allocated. Receivers in base classes
       of other files are read for the default factory name only.
 
-    Severity: errors for claimed drops and receiver-key mismatches, warnings
-    for unclaimed drops (as RULES.md asks).
+    Severity: errors for claimed drops, open paths and receiver-key
+    mismatches, warnings for unclaimed drops no path is known to reach (as
+    RULES.md asks).
 
     Prefilter: a file is parsed only when its text holds a call of a name
     containing `IntermediateTensors` or `PPProxyTensors`
@@ -166,7 +186,10 @@ class PpPayloadDropsTensors(Rule):
     the module-level code and only the definitions that hold the same or a
     receiver name (`receiver-factories`, `receiver-methods`): a finding is
     made from one class (its methods holding a payload return, its own flag
-    and receiver) and the project's facts.
+    and receiver) and the project's facts. A runner path's finding needs
+    its function's text to call a tap setter (`set_aux_hidden_state_layers`,
+    `*_layers_to_capture`, any case): the file and definition needles admit
+    that text too.
     """
 
     # (per file: capture turned on for the last rank only, see _capture_gated)

@@ -37,16 +37,60 @@ from linter.types import Span
 _COMPOUND = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.If, ast.Try, ast.With, ast.For, ast.While)
 
 
-def _classes(node: cst.CSTNode, outer: tuple[str, ...] = ()) -> Iterator[tuple[str, cst.ClassDef]]:
-    """Every class under ``node`` with its qualified name as the rule gives
-    it (the enclosing classes' names; functions are not part of it)."""
-    for child in node.children:
-        if isinstance(child, cst.ClassDef):
-            names = (*outer, child.name.value)
-            yield ".".join(names), child
-            yield from _classes(child, names)
-        else:
-            yield from _classes(child, outer)
+def _suites(stmt: cst.CSTNode) -> Iterator[cst.BaseSuite]:
+    """The blocks of a compound statement (body, ``else``, handlers, ``finally``, cases)."""
+    body = getattr(stmt, "body", None)
+    if isinstance(body, cst.BaseSuite):
+        yield body
+    orelse = getattr(stmt, "orelse", None)
+    if isinstance(orelse, cst.If):
+        yield from _suites(orelse)
+    elif orelse is not None and isinstance(getattr(orelse, "body", None), cst.BaseSuite):
+        yield orelse.body
+    for part in (*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())):
+        yield part.body
+    final = getattr(stmt, "finalbody", None)
+    if final is not None:
+        yield final.body
+
+
+def _classes(stmts: Sequence[cst.CSTNode], outer: tuple[str, ...] = ()) -> Iterator[tuple[str, cst.ClassDef]]:
+    """Every class among ``stmts`` and the blocks under them, with its
+    qualified name as the rule gives it (the enclosing classes' names;
+    functions are not part of it)."""
+    for stmt in stmts:
+        if not isinstance(stmt, cst.BaseCompoundStatement):
+            continue
+        inner = outer
+        if isinstance(stmt, cst.ClassDef):
+            inner = (*outer, stmt.name.value)
+            yield ".".join(inner), stmt
+        for suite in _suites(stmt):
+            if isinstance(suite, cst.IndentedBlock):
+                yield from _classes(suite.body, inner)
+
+
+def _kept(stmt: ast.stmt, lines: list[str]) -> str:
+    """``stmt``'s text as the check reads it (``follows_definitions =
+    False``): of a class, the methods whose text holds the definition needles,
+    its header and its other statements; each method left out becomes a
+    ``pass`` on its first line, blank lines after (positions unchanged)."""
+    first = _first_line(stmt)
+    out = lines[first - 1 : stmt.end_lineno]
+    if isinstance(stmt, ast.ClassDef):
+        for node in stmt.body:
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            a, b = _first_line(node) - first, node.end_lineno - first
+            if DEFINITION_NEEDLES.match("".join(out[a : b + 1])):
+                continue
+            out[a] = " " * node.col_offset + "pass\n"
+            out[a + 1 : b + 1] = ["\n"] * (b - a)
+    return "".join(out)
+
+
+def _first_line(node: ast.stmt) -> int:
+    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
 
 
 def _json_value(value: Any) -> Any:
@@ -68,15 +112,15 @@ def tap_drop_facts(tree: ast.Module, text: str, path: str) -> dict[str, Any] | N
     for stmt in tree.body:
         if not isinstance(stmt, _COMPOUND):
             continue
-        first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
-        segment = "".join(lines[first - 1 : stmt.end_lineno])
-        if not DEFINITION_NEEDLES.match(segment):
+        first = _first_line(stmt)
+        if not DEFINITION_NEEDLES.match("".join(lines[first - 1 : stmt.end_lineno])):
             continue
+        segment = _kept(stmt, lines)
         try:
             module = cst.parse_module(segment if segment.endswith("\n") else segment + "\n")
         except cst.ParserSyntaxError:
             continue
-        for qual, cls in _classes(module):
+        for qual, cls in _classes(module.body):
             for m, _payloads, dropped in analysis.drops(cls):
                 if not dropped:
                     continue

@@ -146,19 +146,19 @@ _SHOWN = 5
 
 
 def path_message(qualname: str, broken: Sequence[TapDrop], flags: Sequence[str], *, sglang: bool) -> str:
-    classes = list(dict.fromkeys(d.cls for d in broken))
-    models = len({(d.module, d.cls) for d in broken})
+    classes = [cls for _module, cls in dict.fromkeys((d.module, d.cls) for d in broken)]
+    models = len(classes)
     shown = ", ".join(f"`{c}`" for c in classes[:_SHOWN])
-    if len(classes) > _SHOWN:
-        shown += f" and {len(classes) - _SHOWN} more"
-    check = (
-        "without refusing pipeline parallelism"
+    if models > _SHOWN:
+        shown += f" and {models - _SHOWN} more"
+    how = (
+        "for a draft without refusing pipeline parallelism"
         if sglang
-        else "without checking " + " or ".join(f"`{f}`" for f in flags)
+        else "under pipeline parallelism without checking " + " or ".join(f"`{f}`" for f in flags)
     )
     these = f"these {models} models" if models > 1 else "this model"
     return (
-        f"`{qualname}` turns aux hidden-state taps on under pipeline parallelism {check}; "
+        f"`{qualname}` turns aux hidden-state taps on {how}; "
         f"{these} ({shown}) drop their taps on non-last ranks, and with PP > 1 the draft's "
         "first step crashes on the last rank"
     )

@@ -15,6 +15,11 @@ arguments. Under the default names the text then holds one of:
   ``:`` (the test ends), ``)`` (a bracket closes), ``(`` (the no-argument
   call) or ``and``/``or``.
 
+A runner path's finding (one per open path, at the function that turns
+the taps on) lies in a function whose text calls a tap setter:
+``set_aux_hidden_state_layers`` or ``..._layers_to_capture``, in any case
+(``TAP_SETTER_CALL``); the file and definition needles admit it too.
+
 Between tokens: whitespace, comments, line continuations. Under other
 names (``payload_needles``) the text holds one of the configured payload
 classes, or the literal part of a configured accessor in any case.
