@@ -11,7 +11,7 @@ each function is analysed when it is left).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -35,7 +35,7 @@ from checks.fixed_block_divisibility.blocks import (
     short,
 )
 from checks.fixed_block_divisibility.dims import DIMENSION_NAMES, FORMAT_BLOCK_NAMES, Dim, counterexample, kind_of
-from checks.fixed_block_divisibility.kernel_tiling import KernelFinder
+from checks.fixed_block_divisibility.kernel_tiling import KernelFinder, launch_args
 from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule
 from linter.syntax import dotted, function_params, int_literal, name_matches, walk
@@ -113,21 +113,6 @@ def _requirement_mod(test: cst.BaseExpression, raises: bool) -> list[cst.BinaryO
             mod = t.expression
         if isinstance(mod, cst.BinaryOperation) and isinstance(mod.operator, cst.Modulo):
             out.append(mod)
-    return out
-
-
-def _launch_args(call: cst.Call, params: Sequence[str]) -> dict[str, cst.BaseExpression]:
-    out: dict[str, cst.BaseExpression] = {}
-    i, positional = 0, True
-    for a in call.args:
-        if a.keyword is not None:
-            out[a.keyword.value] = a.value
-        elif a.star:
-            positional = False
-        elif positional:
-            if i < len(params):
-                out[params[i]] = a.value
-            i += 1
     return out
 
 
@@ -372,7 +357,7 @@ class FixedBlockDivisibility(BindingVisitor, Rule):
         kernel = self._finder.find(kname, self.opts["kernel-decorators"])
         if kernel is None or not kernel.div:
             return
-        args = _launch_args(call, kernel.params)
+        args = launch_args(call, kernel.params)
         keywords = {a.keyword.value for a in call.args if a.keyword is not None}
         for p, q, line in kernel.div:
             if p not in args or q not in keywords or not _constant_text(args[q]):

@@ -23,7 +23,7 @@ through imports and re-exporting packages, to these facts.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -280,3 +280,20 @@ class KernelFinder:
         if facts is None or not any(_matches(d, decorators) for d in facts.decorators):
             return None
         return facts
+
+
+def launch_args(call: cst.Call, params: Sequence[str]) -> dict[str, cst.BaseExpression]:
+    """What a launch ``kernel[grid](...)`` passes to each kernel parameter
+    (positional arguments up to the first ``*args``, and keywords)."""
+    out: dict[str, cst.BaseExpression] = {}
+    i, positional = 0, True
+    for a in call.args:
+        if a.keyword is not None:
+            out[a.keyword.value] = a.value
+        elif a.star:
+            positional = False
+        elif positional:
+            if i < len(params):
+                out[params[i]] = a.value
+            i += 1
+    return out

@@ -33,7 +33,7 @@ from checks.fixed_block_divisibility.blocks import (
     short,
 )
 from checks.fixed_block_divisibility.dims import DIMENSION_NAMES, FORMAT_BLOCK_NAMES, counterexample, kind_of
-from checks.fixed_block_divisibility.kernel_tiling import KernelFinder, KernelTiling
+from checks.fixed_block_divisibility.kernel_tiling import KernelFinder, KernelTiling, launch_args
 from checks.floor_grid_drops_tail.guards import WidthFacts, is_power_of_two, power_of_two_example, width_facts
 from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule
@@ -116,7 +116,20 @@ class FloorGridDropsTail(BindingVisitor, Rule):
     == 0` or `if n % BLOCK: raise`, no remainder computed (`n % BLOCK`,
     `n - (n // BLOCK) * BLOCK`), no `tl.static_assert(N % BLOCK == 0)` in the
     kernel, no grid-stride loop (`tl.num_programs`) or loop to the extent in
-    the launched kernel.
+    the launched kernel, and no statement in the function (an assert or `if
+    ...: raise`) that lets only widths the block divides through: `n in
+    (2048, 4096)` / `n == 4096` with every admitted value a multiple of every
+    value the block can take, or `n` a power of two (`n ==
+    triton.next_power_of_2(n)`, `n & (n - 1) == 0`, an `is_power_of_2(n)`
+    predicate) with a lower bound (`n >= 64`, also in the same chain) at
+    least every block value, each a power of two (a literal, a chain of
+    them, or `n` itself: `32 if ... else 64 if ... else n`).
+
+    Only a power of two reaches a floor over a width the kernel takes as
+    `tl.arange(0, n)` (Triton refuses any other at compile time) or that the
+    function requires to be one: there no partial block exists, and the
+    message names what is lost instead, a power of two below the block (no
+    program runs, nothing is written).
 
     `BLOCK` is a block: a number above 1, a name bound to numbers, or a
     name matching `block-names`; `n` is a runtime value that is not a padded
@@ -129,7 +142,9 @@ class FloorGridDropsTail(BindingVisitor, Rule):
     decorated function): a kernel may cover the extent in ways a launch does
     not show; `n // min(n, C)`, SHD101's finding, reported there; requirements
     with a fixed block, SHD102's; a number format's block (names matching
-    SHD102's `format-block-names` defaults: `MXFP8_BLOCK_SIZE`, ...).
+    SHD102's `format-block-names` defaults: `MXFP8_BLOCK_SIZE`, ...). Not
+    read: a width checked in another function (a kernel's loop whose
+    launcher validates the width, a validation helper).
 
     ## Why it breaks
     `n // BLOCK` counts the *whole* blocks of `n`. A grid sized with it
@@ -624,38 +639,11 @@ def _block_text(bc: str, value: int) -> str:
 def _params_given(call: cst.Call, params: tuple[str, ...], x: cst.BaseExpression) -> set[str]:
     """The kernel parameters a launch passes ``x`` itself to."""
     xc = code(x)
-    out: set[str] = set()
-    i, positional = 0, True
-    for a in call.args:
-        if a.keyword is not None:
-            if code(a.value) == xc:
-                out.add(a.keyword.value)
-        elif a.star:
-            positional = False
-        elif positional:
-            if i < len(params) and code(a.value) == xc:
-                out.add(params[i])
-            i += 1
-    return out
+    return {p for p, a in launch_args(call, params).items() if code(a) == xc}
 
 
 def _params_receiving(call: cst.Call, params: tuple[str, ...], x: cst.BaseExpression) -> set[str]:
     """The kernel parameters a launch passes ``x`` to (or an expression
     holding it)."""
     xc = code(x)
-    out: set[str] = set()
-    i, positional = 0, True
-    for a in call.args:
-        if a.keyword is not None:
-            name = a.keyword.value
-        elif a.star:
-            positional = False
-            continue
-        elif positional and i < len(params):
-            name = params[i]
-            i += 1
-        else:
-            continue
-        if any(code(n) == xc for n in walk(a.value)) or code(a.value) == xc:
-            out.add(name)
-    return out
+    return {p for p, a in launch_args(call, params).items() if any(code(n) == xc for n in walk(a))}
