@@ -13,9 +13,8 @@ import gc
 import hashlib
 import multiprocessing
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,7 +28,7 @@ from linter.registry import Registry, load_registry
 from linter.scan import Cut, Gate, ScanResult, gate_of, scan_text
 from linter.deep import met_recursion_limit, with_deep_retry
 from linter.source import normalize_identifiers, read_source
-from linter.workers import exit_with_parent
+from linter.workers import exit_with_parent, gc_frozen, gc_paused
 from linter.suppression import apply_suppressions, parse_suppressions, unused_noqa
 from linter.types import Diagnostic, InternalError, RunResult
 
@@ -61,55 +60,8 @@ def _init_pool_worker(state: dict[str, Any]) -> None:
 def _init_worker(state: dict[str, Any]) -> None:
     _W.clear()
     _W.update(state)
-    if state.get("gc") is False:  # a scan worker (see _gc_paused)
+    if state.get("gc") is False:  # a scan worker (see linter.workers.gc_paused)
         gc.disable()
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """No automatic cyclic garbage collection while scanning. The scan
-    allocates millions of objects (CPython ``ast`` trees, facts) and keeps
-    the facts: the collector, triggered every 700 net allocations, kept
-    walking half-built trees and the growing heap, ~17 % of the scan's CPU on
-    vLLM. Trees and facts are acyclic (ast nodes have no parent links, facts
-    are JSON-shaped), so reference counting frees them; the few cycles a file
-    leaves are collected between files by ``_scan_job``."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if _FROZEN[0]:
-            # inside a run's ``_gc_frozen``: what the pause left alive (the
-            # scan's results) joins the frozen set before the collector is
-            # back, or its first collections walk all of it
-            gc.freeze()
-        if was:
-            gc.enable()
-
-
-@contextmanager
-def _gc_frozen() -> Iterator[None]:
-    """libcst checks leave reference cycles, so the collector stays on after
-    the scan; but everything alive when the scan ends (its results, loaded
-    modules) is moved out of its sight: collections then walk only what the
-    merge, the gates and the checks allocate (the first collection after the
-    scan walked every scan result; a big file's check spent ~20 % more
-    otherwise). Forked workers inherit the frozen set."""
-    if gc.get_freeze_count():  # somebody else froze: leave it to them
-        yield
-        return
-    gc.freeze()
-    _FROZEN[0] = True
-    try:
-        yield
-    finally:
-        _FROZEN[0] = False
-        gc.unfreeze()
-
-
-# whether this process is inside a ``_gc_frozen`` that froze the heap itself
-_FROZEN = [False]
 
 
 _SCANNED = [0]
@@ -123,7 +75,7 @@ def _scan_job(job: tuple[str, str, bool]) -> ScanResult:
         return ScanResult(relpath, error=err if checked else None)
     res = engine.scan_one_deep(text, relpath, checked)
     if not gc.isenabled():
-        # (see _gc_paused) the few reference cycles files leave behind (the
+        # (see linter.workers.gc_paused) the few reference cycles files leave behind (the
         # stdlib's ast.dump and ast.literal_eval make some; the readers
         # themselves keep no tree in one, a test holds them to it) are all
         # young: collecting the youngest generation between files frees them
@@ -602,7 +554,7 @@ class Engine:
             # the longest jobs first
             jobs.sort(key=lambda j: -(sizes[j[1]] if sizes and j[1] in sizes else _size(j[0])))
         self._real()
-        with _gc_paused():
+        with gc_paused():
             return self._map(
                 _scan_job, jobs, {"engine": self, "gc": False}, "reading", preload=self.preload_libcst
             )
@@ -668,7 +620,7 @@ class Engine:
         # What the scan leaves (its results, the facts merged from them)
         # lasts the run: out of the collector's sight as soon as the scan
         # ends, or its first collections walk all of it (~0.02 s on vLLM).
-        with _gc_frozen():
+        with gc_frozen():
             scans = self._scan_cached(everything, checked_set, key, entries)
             return self._run_checks(result, checked, everything, scans, key, entries)
 
