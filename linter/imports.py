@@ -160,3 +160,18 @@ def follow_reexports(
             return cur
         cur = imports[leaf]
     return cur
+
+
+def top_level_from_imports(tree: ast.Module, module: str, path: str) -> dict[str, str]:
+    """The local names the module's top-level ``from X import Y [as Z]``
+    statements bind, each with the qualified name it stands for (relative
+    imports resolved): re-exports look like that."""
+    pkg = is_package_path(path)
+    out: dict[str, str] = {}
+    for st in tree.body:
+        if isinstance(st, ast.ImportFrom):
+            base = resolve_relative(module, pkg, st.level, st.module)
+            for a in st.names:
+                if a.name != "*":
+                    out[a.asname or a.name] = f"{base}.{a.name}" if base else a.name
+    return out

@@ -158,3 +158,38 @@ def walk_fast(node: cst.CSTNode, nested: bool = True) -> Iterator[cst.CSTNode]:
             continue
         first = False
         stack.extend(reversed(child_nodes(n)))
+
+
+# the integer operators size arithmetic uses, by libcst class name (modules
+# the scan imports must not load libcst: see ``linter._lazy``)
+_FOLD = {
+    "Add": lambda a, b: a + b,
+    "Subtract": lambda a, b: a - b,
+    "Multiply": lambda a, b: a * b,
+    "FloorDivide": lambda a, b: a // b if b else None,
+    "LeftShift": lambda a, b: a << b if 0 <= b < 64 else None,
+    "Power": lambda a, b: a**b if 0 <= b < 64 else None,
+}
+
+
+def fold_int(op: cst.BaseBinaryOp, a: int, b: int) -> int | None:
+    """``a op b`` for the operators size arithmetic uses (``+ - * // << **``),
+    None for any other (or a result too big to be a size)."""
+    f = _FOLD.get(type(op).__name__)
+    if f is None:
+        return None
+    try:
+        return f(a, b)
+    except (ValueError, OverflowError):
+        return None
+
+
+def raises_only(block: cst.BaseSuite) -> bool:
+    """The body of an ``if`` is one statement line that raises (``if X % B:
+    raise ...``): as hard a requirement as an assert."""
+    body = block.body if isinstance(block, cst.IndentedBlock) else [block]
+    return (
+        len(body) == 1
+        and isinstance(body[0], (cst.SimpleStatementLine, cst.SimpleStatementSuite))
+        and any(isinstance(s, cst.Raise) for s in body[0].body)
+    )

@@ -18,7 +18,7 @@ from typing import ClassVar
 
 import libcst as cst
 
-from linter.syntax import call_name, dotted, function_params
+from linter.syntax import call_name, dotted, function_params, raises_only
 from linter.imports import follow_reexports, imports_from_cst, qualify
 from checks.block_size_min_divisibility.sites import (
     CDIV_NAMES,
@@ -40,7 +40,7 @@ from checks.block_size_min_divisibility.sites import (
     loop_handles_tail,
     names_block,
     pinned,
-    raise_only,
+
     short,
 )
 from checks.block_size_min_divisibility.origin import describe
@@ -335,7 +335,7 @@ class BlockSizeMinDivisibility(Rule):
         self._where.pop()
 
     def visit_If_test(self, node: cst.If) -> None:
-        self._where.append("raise" if raise_only(node.body) else "test")
+        self._where.append("raise" if raises_only(node.body) else "test")
 
     def leave_If_test(self, node: cst.If) -> None:
         self._where.pop()

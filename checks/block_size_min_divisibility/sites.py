@@ -76,16 +76,6 @@ class Consumer:
     factor: int | None = None
 
 
-def raise_only(block: cst.BaseSuite) -> bool:
-    """``if X % B: raise ...``: as hard a requirement as an assert."""
-    body = block.body if isinstance(block, cst.IndentedBlock) else [block]
-    return (
-        len(body) == 1
-        and isinstance(body[0], (cst.SimpleStatementLine, cst.SimpleStatementSuite))
-        and any(isinstance(s, cst.Raise) for s in body[0].body)
-    )
-
-
 def has_offset_arith(e: cst.CSTNode) -> bool:
     """``min(off + B, n)``, ``min(B, n - start)``: an end index or a remainder,
     not a block size."""

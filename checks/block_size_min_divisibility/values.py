@@ -9,34 +9,11 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from linter.syntax import call_name, dotted, function_params, int_literal, walk_no_nested
+from linter.syntax import call_name, dotted, fold_int, function_params, int_literal, walk_no_nested
 
 MAX_DEPTH = 12
 OTHER = object()  # a binding that is not a plain ``name = expr`` (loop target, ``+=``, unpacking)
 KNOB = object()  # the incoming value of a knob parameter: taken to be a power of two
-
-# the integer operators block-size arithmetic uses, by libcst class name (the
-# scan imports this module without loading libcst: see ``linter._lazy``)
-_FOLD = {
-    "Add": lambda a, b: a + b,
-    "Subtract": lambda a, b: a - b,
-    "Multiply": lambda a, b: a * b,
-    "FloorDivide": lambda a, b: a // b if b else None,
-    "LeftShift": lambda a, b: a << b if 0 <= b < 64 else None,
-    "Power": lambda a, b: a**b if 0 <= b < 64 else None,
-}
-
-
-def fold(op: cst.BaseBinaryOp, a: int, b: int) -> int | None:
-    """``a op b`` for the operators block-size arithmetic uses, None for any
-    other (or a result too big to be a size)."""
-    f = _FOLD.get(type(op).__name__)
-    if f is None:
-        return None
-    try:
-        return f(a, b)
-    except (ValueError, OverflowError):
-        return None
 
 
 def is_pow2(v: int) -> bool:
@@ -227,7 +204,7 @@ class Values:
             b = self.const(e.right, env, depth + 1)
             if a is None or b is None:
                 return None
-            return fold(e.operator, a, b)
+            return fold_int(e.operator, a, b)
         if isinstance(e, cst.Call) and call_name(e) in ("int", "min", "max") and e.args:
             vals = [self.const(a.value, env, depth + 1) for a in e.args]
             if any(v is None for v in vals) or any(a.keyword or a.star for a in e.args):

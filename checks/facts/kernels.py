@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from linter.astwalk import ast_dotted, module_statements
-from linter.imports import is_package_path, resolve_relative
+from linter.imports import top_level_from_imports
 from linter.facts import FactCollector
 from linter.needles import Needles
 
@@ -349,23 +349,10 @@ def _inherit(
                             changed = True
 
 
-def _from_imports(tree: ast.Module, module: str, path: str) -> dict[str, str]:
-    """Top-level ``from X import Y [as Z]`` only: re-exports look like that."""
-    pkg = is_package_path(path)
-    out: dict[str, str] = {}
-    for st in tree.body:
-        if isinstance(st, ast.ImportFrom):
-            base = resolve_relative(module, pkg, st.level, st.module)
-            for a in st.names:
-                if a.name != "*":
-                    out[a.asname or a.name] = f"{base}.{a.name}" if base else a.name
-    return out
-
-
 def collect_facts(tree: ast.Module, text: str, module: str, path: str) -> dict[str, Any] | None:
     """The ``triton_kernels`` facts of one module; None when it has neither
     kernels nor ``from``-imports."""
-    imports = _from_imports(tree, module, path)
+    imports = top_level_from_imports(tree, module, path)
     tl = _tl_aliases(tree)
     fns = {
         st.name: st
@@ -434,7 +421,7 @@ class FacadeImports(FactCollector):
 
     @classmethod
     def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
-        return _from_imports(tree, module, path) or None
+        return top_level_from_imports(tree, module, path) or None
 
 
 @dataclass(frozen=True)

@@ -31,14 +31,14 @@ from checks.fixed_block_divisibility.blocks import (
     picks,
     binds_before,
     pinned_by,
-    raise_only,
+
     short,
 )
 from checks.fixed_block_divisibility.dims import DIMENSION_NAMES, FORMAT_BLOCK_NAMES, Dim, counterexample, kind_of
 from checks.fixed_block_divisibility.kernel_tiling import KernelFinder, launch_args
 from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule
-from linter.syntax import dotted, function_params, int_literal, name_matches, walk
+from linter.syntax import dotted, function_params, int_literal, name_matches, raises_only, walk
 from linter.types import Applicability, Fixability, Note, Severity, Span
 
 # A requirement on the host is ``X % B`` (a modulo by a name, after an
@@ -259,7 +259,7 @@ class FixedBlockDivisibility(BindingVisitor, Rule):
 
     def visit_If(self, node: cst.If) -> None:
         scope = self._top()
-        if raise_only(node.body):
+        if raises_only(node.body):
             for mod in _requirement_mod(node.test, raises=True):
                 scope.requirements.append(Requirement(mod.left, mod.right, node, True))
             return

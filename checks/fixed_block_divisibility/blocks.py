@@ -11,20 +11,10 @@ from typing import Any
 import libcst as cst
 
 from checks.fixed_block_divisibility.dims import NOT_DIMENSIONS
-from linter.syntax import call_name, dotted, int_literal, name_matches, walk
+from linter.syntax import call_name, dotted, fold_int, int_literal, name_matches, walk
 
 OTHER = object()  # a binding that is not ``name = expr`` (loop target, ``+=``, unpacking)
 MAX_DEPTH = 8
-
-_FOLD = {
-    "Add": lambda a, b: a + b,
-    "Subtract": lambda a, b: a - b,
-    "Multiply": lambda a, b: a * b,
-    "FloorDivide": lambda a, b: a // b if b else None,
-    "LeftShift": lambda a, b: a << b if 0 <= b < 64 else None,
-    "Power": lambda a, b: a**b if 0 <= b < 64 else None,
-}
-
 
 def code(node: cst.CSTNode) -> str:
     """The node's code on one line."""
@@ -114,13 +104,9 @@ def const(e: object, env: Env, depth: int = 0) -> int | None:
         return v
     if isinstance(e, cst.BinaryOperation):
         a, b = const(e.left, env, depth + 1), const(e.right, env, depth + 1)
-        f = _FOLD.get(type(e.operator).__name__)
-        if a is None or b is None or f is None:
+        if a is None or b is None:
             return None
-        try:
-            return f(a, b)
-        except (ValueError, OverflowError):
-            return None
+        return fold_int(e.operator, a, b)
     if isinstance(e, cst.Call) and call_name(e) == "int" and len(e.args) == 1:
         return const(e.args[0].value, env, depth + 1)
     if isinstance(e, cst.Name):
@@ -271,16 +257,6 @@ def pinned_by(tests: Iterable[cst.Comparison], x: str, env: Env) -> bool:
             if right.elements and all(const(el.value, env) is not None for el in right.elements):
                 return True
     return False
-
-
-def raise_only(block: cst.BaseSuite) -> bool:
-    """The body of ``if ...:`` is a single statement line that raises."""
-    body = block.body if isinstance(block, cst.IndentedBlock) else [block]
-    return (
-        len(body) == 1
-        and isinstance(body[0], (cst.SimpleStatementLine, cst.SimpleStatementSuite))
-        and any(isinstance(s, cst.Raise) for s in body[0].body)
-    )
 
 
 class BindingVisitor:

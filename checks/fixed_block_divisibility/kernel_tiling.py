@@ -31,7 +31,12 @@ import libcst as cst
 
 from linter.astwalk import ast_dotted, module_statements
 from linter.facts import FactCollector, ProjectFacts
-from linter.imports import follow_reexports, imports_from_cst, is_package_path, qualify, resolve_relative
+from linter.imports import (
+    follow_reexports,
+    imports_from_cst,
+    qualify,
+    top_level_from_imports,
+)
 from linter.needles import Needles
 
 _MEMORY_OPS = ("load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas")
@@ -176,25 +181,13 @@ def arange_extent(call: ast.Call) -> str | None:
     return None
 
 
-def _from_imports(tree: ast.Module, module: str, path: str) -> dict[str, str]:
-    pkg = is_package_path(path)
-    out: dict[str, str] = {}
-    for st in tree.body:
-        if isinstance(st, ast.ImportFrom):
-            base = resolve_relative(module, pkg, st.level, st.module)
-            for a in st.names:
-                if a.name != "*":
-                    out[a.asname or a.name] = f"{base}.{a.name}" if base else a.name
-    return out
-
-
 def collect_tiling(tree: ast.Module, module: str, path: str) -> dict[str, Any] | None:
     kernels = {
         st.name: _kernel(st)
         for st in module_statements(tree.body)
         if isinstance(st, ast.FunctionDef) and st.decorator_list
     }
-    imports = _from_imports(tree, module, path)
+    imports = top_level_from_imports(tree, module, path)
     if not kernels and not imports:
         return None
     return {"path": path, "kernels": kernels, "imports": imports}

@@ -28,7 +28,7 @@ from checks.fixed_block_divisibility.blocks import (
     const,
     dimension_name,
     module_bindings,
-    raise_only,
+
     resolve,
     short,
 )
@@ -37,7 +37,7 @@ from checks.fixed_block_divisibility.kernel_tiling import KernelFinder, KernelTi
 from checks.floor_grid_drops_tail.guards import WidthFacts, is_power_of_two, power_of_two_example, width_facts
 from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule
-from linter.syntax import call_name, decorator_names, dotted, function_params, int_literal, name_matches, walk
+from linter.syntax import call_name, decorator_names, dotted, function_params, int_literal, name_matches, raises_only, walk
 from linter.types import Applicability, Note, Severity, Span
 
 DEFAULT_BLOCK_NAMES = ("*block*", "*tile*", "*chunk*", "*_blk", "blk_*", "bs")
@@ -288,7 +288,7 @@ class FloorGridDropsTail(BindingVisitor, Rule):
         self._top().stated.append((node.test, True))
 
     def visit_If(self, node: cst.If) -> None:
-        if raise_only(node.body):
+        if raises_only(node.body):
             self._top().stated.append((node.test, False))
 
     # -- analysis --------------------------------------------------------------

@@ -23,15 +23,17 @@ import libcst as cst
 from checks.fixed_block_divisibility.blocks import Env, code, const
 from linter.syntax import call_name, int_literal
 
-_OPS: dict[type, str] = {
-    cst.Equal: "==",
-    cst.NotEqual: "!=",
-    cst.LessThan: "<",
-    cst.LessThanEqual: "<=",
-    cst.GreaterThan: ">",
-    cst.GreaterThanEqual: ">=",
-    cst.In: "in",
-    cst.NotIn: "not in",
+# comparison operators by libcst class name (the scan imports this module
+# without loading libcst: see ``linter._lazy``)
+_OPS: dict[str, str] = {
+    "Equal": "==",
+    "NotEqual": "!=",
+    "LessThan": "<",
+    "LessThanEqual": "<=",
+    "GreaterThan": ">",
+    "GreaterThanEqual": ">=",
+    "In": "in",
+    "NotIn": "not in",
 }
 _NEGATED = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">", "in": "not in", "not in": "in"}
 
@@ -151,7 +153,7 @@ def _record(facts: WidthFacts, test: cst.BaseExpression, holds: bool, env: Env) 
             _record(facts, test.right, holds, env)
         return
     if isinstance(test, cst.Comparison):
-        ops = [_OPS.get(type(c.operator)) for c in test.comparisons]
+        ops = [_OPS.get(type(c.operator).__name__) for c in test.comparisons]
         if None in ops or (not holds and len(ops) != 1):
             return
         if not holds:
