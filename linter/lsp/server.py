@@ -14,6 +14,7 @@ import asyncio
 import logging
 import os
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +64,13 @@ class ShardlintServer(LanguageServer):
         self.settings_problem: str | None = None
         self.linted: dict[str, Linted] = {}
         self.pending: dict[str, asyncio.Future[Any]] = {}
+        # facts a lint laid over (uri, module, collectors changed, folder)
+        # whose dependents are not relinted yet: the lint thread records
+        # them, the event loop announces them after any lint ends -- a lint
+        # whose awaiting task was cancelled (a newer change, a pull) has laid
+        # its facts over all the same
+        self.unannounced: list[tuple[str, str, set[str], FolderState]] = []
+        self.unannounced_lock = threading.Lock()
         self.pyproject_diagnostics: set[str] = set()
         # one thread: the engine, its facts and their recorders are not shared
         self.lint_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shardlint-lint")
@@ -149,7 +157,18 @@ class ShardlintServer(LanguageServer):
         path = Path(to_fs_path(uri) or uri)
         folder = self.folder_of(path)
         result, changed = folder.lint(path, text)
+        if changed:
+            with self.unannounced_lock:
+                self.unannounced.append((uri, result.module, changed, folder))
         return Linted(None, text, result, folder), changed
+
+    def announce(self) -> None:
+        """Relint the dependents of every module whose facts a lint laid
+        over since the last call."""
+        with self.unannounced_lock:
+            todo, self.unannounced = self.unannounced, []
+        for uri, module, changed, folder in todo:
+            self.relint_dependents(uri, module, changed, folder)
 
     def schedule(self, uri: str, delay: float | None = None) -> None:
         """Lint the document soon. A change while its last run is still
@@ -174,16 +193,16 @@ class ShardlintServer(LanguageServer):
         if doc is None or not uri.startswith("file:") or not uri.endswith((".py", ".pyi")):
             return None
         version, text = doc.version, doc.source
-        linted, changed = await self.in_thread(self._lint_sync, uri, text)
+        linted, _ = await self.in_thread(self._lint_sync, uri, text)
         linted.version = version
         current = self.workspace.text_documents.get(uri)
         if current is None or current.version != version:
+            self.announce()
             return None  # stale: a newer change is on its way
         self.linted[uri] = linted
         if not self.pull:
             self.publish(uri, linted)
-        if changed:
-            self.relint_dependents(uri, linted.result.module, changed, linted.folder)
+        self.announce()
         return linted
 
     def relint_dependents(self, uri: str, module: str, changed: set[str], folder: FolderState) -> None:
