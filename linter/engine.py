@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from linter._lazy import load_in_background
 from linter.check import check_text
 from linter.config import Config
-from linter.facts import FactCollector, FileLoader, LazyModules, ProjectFacts, run_collector
+from linter.facts import FactCollector, FileLoader, LazyModules, ProjectFacts, run_collectors
 from linter.files import SourceFile, discover, module_name_of, project_files, relpath_of
 from linter.registry import Registry, load_registry
 from linter.scan import Cut, Gate, ScanResult, gate_of, scan_text
@@ -323,9 +323,7 @@ class Engine:
             return self._finish_file([scan.error], relpath, text), []
         facts = self.project_facts()
         mine = dict(scan.facts)
-        for c in self.collectors:
-            if getattr(c, "lazy", False):
-                mine[c.name] = run_collector(c, text, module, relpath)
+        mine.update(run_collectors([c for c in self.collectors if getattr(c, "lazy", False)], text, module, relpath))
         # Most edits leave a module's facts as they were: then the project's
         # facts (and the indexes already built on them) serve as they are.
         if any(facts.raw(c.name).get(module) != mine.get(c.name) for c in self.collector_meta):

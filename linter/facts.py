@@ -65,18 +65,33 @@ def run_collector(collector: Any, text: str, module: str, path: str) -> Any:
     """One collector's facts of one text, as the scan computes them: None
     when its needles do not match, nor when it needs an ``ast`` and the
     text does not compile, nor when it fails."""
-    if not collector.needles.match(text):
-        return None
-    tree = None
-    if collector.needs_ast:
+    return run_collectors([collector], text, module, path)[collector.name]
+
+
+def run_collectors(collectors: Sequence[Any], text: str, module: str, path: str) -> dict[str, Any]:
+    """:func:`run_collector` for each of ``collectors``, by name, the text
+    compiled at most once for all of them (the editor runs every lazy
+    collector on the buffer at each edit)."""
+    out: dict[str, Any] = {}
+    tree: ast.Module | None = None
+    compiled = False
+    for collector in collectors:
+        out[collector.name] = None
+        if not collector.needles.match(text):
+            continue
+        if collector.needs_ast and not compiled:
+            compiled = True
+            try:
+                tree = compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                tree = None
+        if collector.needs_ast and tree is None:
+            continue
         try:
-            tree = compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
-    try:
-        return collector.collect(tree, text, module, path)
-    except Exception:  # a broken collector must not stop the run
-        return None
+            out[collector.name] = collector.collect(tree if collector.needs_ast else None, text, module, path)
+        except Exception:  # a broken collector must not stop the run
+            pass
+    return out
 
 
 # the open ``ProjectFacts.recording`` sets: (collector, module) pairs read

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from linter.engine import Engine
-from linter.facts import ProjectFacts, run_collector
+from linter.facts import ProjectFacts, run_collectors
 from linter.files import module_name_of, relpath_of
 from linter.types import Diagnostic, InternalError
 
@@ -50,11 +50,7 @@ class BufferLint:
 
 def lazy_facts(engine: Engine, text: str, relpath: str) -> dict[str, Any]:
     module = module_name_of(relpath)
-    return {
-        c.name: run_collector(c, text, module, relpath)
-        for c in engine.collectors
-        if getattr(c, "lazy", False)
-    }
+    return run_collectors([c for c in engine.collectors if getattr(c, "lazy", False)], text, module, relpath)
 
 
 def buffer_facts(engine: Engine, text: str, path: Path) -> dict[str, Any] | None:
