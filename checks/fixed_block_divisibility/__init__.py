@@ -353,7 +353,7 @@ class FixedBlockDivisibility(BindingVisitor, Rule):
             return
         if self._finder is None:
             c = self.ctx
-            self._finder = KernelFinder(c.module, c.text, c.module_name, c.path, c.facts)
+            self._finder = KernelFinder(c.module, c.module_name, c.path, c.facts)
         kernel = self._finder.find(kname, self.opts["kernel-decorators"])
         if kernel is None or not kernel.div:
             return

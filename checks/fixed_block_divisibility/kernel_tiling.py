@@ -213,12 +213,11 @@ def _matches(name: str, patterns: Iterable[str]) -> bool:
 
 class KernelFinder:
     """Resolves a launch's callee (``_kernel[grid](...)``) to its facts: in
-    the file under check (its current text) or, through imports and
+    the file under check or, through imports and
     re-exporting packages, in another module of the project."""
 
-    def __init__(self, module: cst.Module, text: str, module_name: str, path: str, facts: ProjectFacts) -> None:
+    def __init__(self, module: cst.Module, module_name: str, path: str, facts: ProjectFacts) -> None:
         self._cst = module
-        self._text = text
         self._module = module_name
         self._path = path
         self._facts = facts
@@ -226,17 +225,15 @@ class KernelFinder:
         self._local: dict[str, KernelTiling] | None = None
 
     def _local_kernels(self) -> dict[str, KernelTiling]:
+        """This module's kernels, from the project's facts (which hold the
+        buffer being edited in the editor): the file is not compiled again."""
         if self._local is None:
-            self._local = {}
-            if "jit" in self._text:
-                try:
-                    tree = compile(self._text, self._path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-                except (SyntaxError, ValueError, RecursionError, MemoryError):
-                    tree = None
-                data = collect_tiling(tree, self._module, self._path) if tree is not None else None
-                prefix = f"{self._module}." if self._module else ""
-                for n, f in (data or {}).get("kernels", {}).items():
-                    self._local[prefix + n] = KernelTiling.from_json(n, f, self._path)
+            data = self._facts.raw("kernel_tiling").get(self._module) if self._module else None
+            prefix = f"{self._module}." if self._module else ""
+            self._local = {
+                prefix + n: KernelTiling.from_json(n, f, self._path)
+                for n, f in (data or {}).get("kernels", {}).items()
+            }
         return self._local
 
     def _lookup(self, qual: str) -> KernelTiling | None:

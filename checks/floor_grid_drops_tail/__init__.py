@@ -477,7 +477,7 @@ class FloorGridDropsTail(BindingVisitor, Rule):
             return None
         if self._finder is None:
             c = self.ctx
-            self._finder = KernelFinder(c.module, c.text, c.module_name, c.path, c.facts)
+            self._finder = KernelFinder(c.module, c.module_name, c.path, c.facts)
         return self._finder.find(kname, self.opts["kernel-decorators"])
 
     # -- reporting -------------------------------------------------------------
