@@ -62,7 +62,20 @@ class RuleContext:
     scope_names: list[str] = field(default_factory=list)
     scope_nodes: list[cst.CSTNode] = field(default_factory=list)
     reports: list[PendingReport] = field(default_factory=list)
+    # the text's CPython ``ast``, compiled on first use (see ``ast_tree``)
     _ast: ast.Module | None = None
+    _ast_failed: bool = False
+
+    def ast_tree(self) -> ast.Module | None:
+        """The file's CPython ``ast``, compiled at most once per file for all
+        the rules that read facts of the file under check from it (None when
+        it does not compile)."""
+        if self._ast is None and not self._ast_failed:
+            try:
+                self._ast = compile(self.text, self.path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._ast_failed = True
+        return self._ast
 
     @property
     def qualified_scope(self) -> str:

@@ -467,12 +467,19 @@ def test_collector_reads_kernels_of_every_module_shape(name: str) -> None:
         assert data["imports"]["k"] == "pkg.impl.k"
 
 
+def _tree_of(text: str):  # type: ignore[no-untyped-def]
+    """What ``RuleContext.ast_tree`` gives for ``text``."""
+    from linter.rule import RuleContext
+
+    return RuleContext("m.py", "m", text, None, None).ast_tree  # type: ignore[arg-type]
+
+
 def test_collect_text_reads_the_buffer_and_skips_what_does_not_compile() -> None:
     text = _READER_HEAD + READER_CASES["guarded"]
-    assert sorted(collect_text(text, "pkg.mod", "pkg/mod.py")) == ["pkg.mod.k", "pkg.mod.k2"]
+    assert sorted(collect_text(text, "pkg.mod", "pkg/mod.py", _tree_of(text))) == ["pkg.mod.k", "pkg.mod.k2"]
     broken = text + "@triton.jit\ndef k3(A):\n    tl.arange(0, A\n"
-    assert collect_text(broken, "pkg.mod", "pkg/mod.py") == {}
-    assert collect_text("def f(): pass\n", "pkg.mod", "pkg/mod.py") == {}
+    assert collect_text(broken, "pkg.mod", "pkg/mod.py", _tree_of(broken)) == {}
+    assert collect_text("def f(): pass\n", "pkg.mod", "pkg/mod.py", _tree_of("def f(): pass\n")) == {}
 
 
 FACADE_CASES = {
@@ -1116,7 +1123,7 @@ def test_a_helper_kernels_need_is_the_kernels_need() -> None:
             tl.store(q, tl.sum(_load(p, TILE)))
         """
     )
-    facts = collect_text(text, "m", "m.py")["m.outer"]
+    facts = collect_text(text, "m", "m.py", _tree_of(text))["m.outer"]
     kinds = {(n.kind, n.via) for n in facts.needs["TILE"]}
     assert ("multiple", "_load") in kinds and ("pow2", "_load") in kinds
 

@@ -11,7 +11,6 @@ Kernels in other files come from the ``triton_kernels`` and
 
 from __future__ import annotations
 
-import ast
 import fnmatch
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
@@ -505,7 +504,7 @@ class BlockSizeMinDivisibility(Rule):
         if function is None or len(self.ctx.scope_names) != 1:
             return False  # (the facts know the module's own functions)
         if self._divisible is None:
-            self._divisible = divisible_inputs.collect_text(self.ctx.text, self.ctx.path)
+            self._divisible = divisible_inputs.collect_text(self.ctx.text, self.ctx.ast_tree)
         proven = self._divisible.get(function.name.value, {})
         for b in binds:
             v = values.const(b) if b is not OTHER else None
@@ -636,12 +635,7 @@ class BlockSizeMinDivisibility(Rule):
         qual = qualify(name, mod, self._imports)
         if qual.rpartition(".")[0] == mod:
             if self._local_launchers is None:
-                try:
-                    tree = compile(
-                        self.ctx.text, self.ctx.path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True
-                    )
-                except (SyntaxError, ValueError, RecursionError, MemoryError):
-                    tree = None
+                tree = self.ctx.ast_tree()
                 data = launcher_facts(tree, mod, self.ctx.path) if tree is not None else None
                 self._local_launchers = {
                     n: Launcher.from_json(f, self.ctx.path)
@@ -681,7 +675,7 @@ class BlockSizeMinDivisibility(Rule):
             return kernel_imports.get(m) or facades.get(m)
 
         if self._local_kernels is None:
-            self._local_kernels = collect_text(self.ctx.text, mod, self.ctx.path)
+            self._local_kernels = collect_text(self.ctx.text, mod, self.ctx.path, self.ctx.ast_tree)
         local = self._local_kernels
 
         def defined(q: str) -> bool:

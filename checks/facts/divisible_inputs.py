@@ -19,7 +19,7 @@ nothing.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from linter.astwalk import ast_dotted
@@ -197,12 +197,10 @@ def divisible_inputs(tree: ast.Module) -> dict[str, Any] | None:
     return out or None
 
 
-def collect_text(text: str, path: str) -> dict[str, Any]:
-    """The facts of the text under check (which may not be the saved one)."""
+def collect_text(text: str, tree: Callable[[], ast.Module | None]) -> dict[str, Any]:
+    """The facts of the text under check (which may not be the saved one);
+    ``tree`` gives its ``ast`` (``RuleContext.ast_tree``)."""
     if not NEEDLES.match(text):
         return {}
-    try:
-        tree = compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return {}
-    return divisible_inputs(tree) or {}
+    parsed = tree()
+    return (divisible_inputs(parsed) or {}) if parsed is not None else {}

@@ -33,7 +33,7 @@ filters.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -551,17 +551,17 @@ class KernelIndex:
     imports: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
 
-def collect_text(text: str, module: str, path: str) -> dict[str, KernelFacts]:
+def collect_text(text: str, module: str, path: str, tree: Callable[[], ast.Module | None]) -> dict[str, KernelFacts]:
     """The kernels of one text, outside the project facts (the file under
-    check, whose text may not be the one saved): by qualified name."""
+    check, whose text may not be the one saved): by qualified name.
+    ``tree`` gives the text's ``ast`` (``RuleContext.ast_tree``)."""
     # the needles first: most launching files define no kernel themselves
     if not TritonKernels.needles.match(text):
         return {}
-    try:
-        tree = compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    parsed = tree()
+    if parsed is None:
         return {}
-    data = collect_facts(tree, text, module, path) or {}
+    data = collect_facts(parsed, text, module, path) or {}
     prefix = f"{module}." if module else ""
     return {
         f"{prefix}{n}": KernelFacts.from_json(f, path) for n, f in data.get("kernels", {}).items()

@@ -406,7 +406,7 @@ class PpPayloadDropsTensors(Rule):
         """Whether the other ranks collect no taps (``capture.capture_gated``),
         asked once per file."""
         if self._cg is None:
-            self._cg = capture_gated(self.ctx.text, self.ctx.facts)
+            self._cg = capture_gated(self.ctx.text, self.ctx.ast_tree, self.ctx.facts)
         return self._cg
 
     # -- receiver keys -----------------------------------------------------------

@@ -6,7 +6,7 @@ another module)."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from linter.astwalk import ast_dotted
@@ -144,16 +144,14 @@ class PpCaptureSetters(FactCollector):
         return CaptureIndex(per_module)
 
 
-def capture_gated(text: str, facts: ProjectFacts) -> bool:
+def capture_gated(text: str, tree: Callable[[], ast.Module | None], facts: ProjectFacts) -> bool:
     """Whether the other ranks collect no taps: the module's own capture
-    setters (read from ``text``) are gated, or it has none and the project's
-    are."""
+    setters (read from ``text``, whose ``ast`` ``tree`` gives) are gated, or
+    it has none and the project's are."""
     state = None
     if "captur" in text.lower():
-        try:
-            state = capture_setters(ast.parse(text))
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            state = None
+        parsed = tree()
+        state = capture_setters(parsed) if parsed is not None else None
     if state is not None:
         return state == "gated"
     return bool(getattr(facts.index("pp_capture_setters"), "any_gated", False))
