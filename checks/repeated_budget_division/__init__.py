@@ -182,7 +182,7 @@ class RepeatedBudgetDivision(Rule):
         # set while a class's methods are read for the splits they store on
         # `self` (nothing is reported then; see leave_ClassDef)
         self._silent = False
-        self._classes: list[list[cst.FunctionDef]] = []
+        self._classes: list[list[tuple[cst.FunctionDef, bool]]] = []
         self._kinds: list[str] = []
 
     # -- classification -------------------------------------------------------
@@ -255,31 +255,37 @@ class RepeatedBudgetDivision(Rule):
         if methods:
             self._read_methods(original_node.name.value, methods)
 
+    # A function's stack entry: [node, divides at all, is a method, divides
+    # by a parallel size]. Every chain step, and so every finding, needs a
+    # division by a size in the function it is made in; a method without one
+    # can still complete a chain another method of its class stored on `self`.
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._stack.append([node, False, bool(self._kinds) and self._kinds[-1] == "class"])
+        self._stack.append([node, False, bool(self._kinds) and self._kinds[-1] == "class", False])
         self._kinds.append("function")
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._kinds.pop()
-        node, divides, is_method = self._stack.pop()
+        node, divides, is_method, by_size = self._stack.pop()
         if not divides:
             return
         if is_method:
-            self._classes[-1].append(node)
-        else:
+            self._classes[-1].append((node, by_size))
+        elif by_size:
             self._block(node.body, {}, set(), assigned=set())
 
-    def _read_methods(self, cls: str, methods: list[cst.FunctionDef]) -> None:
-        """Each dividing method of class ``cls``, knowing the splits the
-        others store on `self` (`self.per_dp = num_blocks // dp_size` in
-        `__init__`, `self.per_dp // self.ep_size` in `allocate`). A split a
-        method stores is not fed back into that method: its own order of
-        statements already says what it reads."""
+    def _read_methods(self, cls: str, methods: list[tuple[cst.FunctionDef, bool]]) -> None:
+        """Each dividing method of class ``cls`` (with whether it divides by
+        a parallel size), knowing the splits the others store on `self`
+        (`self.per_dp = num_blocks // dp_size` in `__init__`, `self.per_dp //
+        self.ep_size` in `allocate`). A split a method stores is not fed back
+        into that method: its own order of statements already says what it
+        reads. Only a method dividing by a size stores a split, and a method
+        that does not can report only through one stored by another."""
         stored: dict[str, tuple[Chain, cst.FunctionDef]] = {}
         if len(methods) > 1:
             self._silent = True
             try:
-                for m in methods:
+                for m in (m for m, by_size in methods if by_size):
                     env: dict[str, Chain] = {}
                     self._block(m.body, env, set(), assigned=set())
                     for key, chain in env.items():
@@ -290,25 +296,32 @@ class RepeatedBudgetDivision(Rule):
                             stored[key] = (in_method(chain, f"{cls}.{m.name.value}"), m)
             finally:
                 self._silent = False
-        for m in methods:
+        for m, by_size in methods:
             seeded = {k: c for k, (c, owner) in stored.items() if owner is not m}
-            self._block(m.body, seeded, set(), assigned=set())
+            if by_size or seeded:
+                self._block(m.body, seeded, set(), assigned=set())
 
-    def _mark(self) -> None:
+    def _mark(self, by_size: bool) -> None:
         if self._stack:
-            self._stack[-1][1] = True
+            top = self._stack[-1]
+            top[1] = True
+            top[3] = top[3] or by_size
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if isinstance(node.operator, (cst.FloorDivide, cst.Divide)):
-            self._mark()
+            self._mark(self._is_size(node.right))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.operator, (cst.FloorDivideAssign, cst.DivideAssign)):
-            self._mark()
+            self._mark(self._is_size(node.value))
 
     def visit_Call(self, node: cst.Call) -> None:
         if leaf_of_call(node) in _DIV_CALLS:
-            self._mark()
+            self._mark(any(self._is_size(a.value) for a in node.args))
+        elif last_name(call_name(node)) in _DIV_CALLS:
+            # (a ceiling division the chains name by its dotted call only)
+            if self._stack and any(self._is_size(a.value) for a in node.args):
+                self._stack[-1][3] = True
 
     def _block(
         self,
