@@ -105,11 +105,13 @@ def check_text(
     facts: ProjectFacts,
     gates: Sequence[Gate] | None = None,
     cut: Cut | None = None,
+    tree: ast.Module | None = None,
 ) -> tuple[list[Diagnostic], list[InternalError]]:
     """Parse ``text`` once with libcst (only the regions the rules' declared
     needles admit, with ``gates``: :func:`linter.scan.check_source`) and run
     ``rule_classes`` over it in one batched traversal. Suppressions are not
-    applied here."""
+    applied here. ``tree``: the text's ``ast``, if the caller has it (what
+    ``RuleContext.ast_tree`` gives the rules)."""
     import libcst as cst
     from libcst.metadata import MetadataWrapper
 
@@ -133,7 +135,7 @@ def check_text(
 
     from linter.rule import RuleContext
 
-    ctx = RuleContext(path=relpath, module_name=module_name, text=text, module=module, facts=facts)
+    ctx = RuleContext(path=relpath, module_name=module_name, text=text, module=module, facts=facts, _ast=tree)
     rules: list[Rule] = []
     for cls in rule_classes:
         try:
@@ -185,11 +187,11 @@ def check_text(
     from linter.positions import positions as node_positions
     from linter.positions import report_positions
 
-    # positions of the top-level definitions the reports were made in, each
-    # generated alone, and of the statements up to the last one holding
-    # another reported node; a node asked for beyond them (a fix's edit)
-    # gets them all
-    positions = report_positions(module, source, [(r.node, r.top) for r in reports])
+    # positions of the definitions the reports were made in, each generated
+    # alone (a class's method, else the top-level definition), and of the
+    # statements up to the last one holding another reported node; a node
+    # asked for beyond them (a fix's edit) gets them all
+    positions = report_positions(module, source, [(r.node, r.top, r.member) for r in reports])
     complete = False
     by_code = {cls.code: cls for cls in rule_classes}
     out: list[Diagnostic] = []

@@ -33,6 +33,8 @@ from linter.suppression import apply_suppressions, parse_suppressions, unused_no
 from linter.types import Diagnostic, InternalError, RunResult
 
 if TYPE_CHECKING:
+    import ast
+
     from linter.rule import Rule
 
 # Below this many files the pool costs more than it saves.
@@ -225,13 +227,16 @@ class Engine:
     def noqa_check(self, relpath: str, text: str) -> bool:
         return "SHD900" in self.enabled and "noqa" in text and not self._ignored(relpath, "SHD900")
 
-    def scan_one(self, text: str, relpath: str, checked: bool, syntax: bool | None = None) -> ScanResult:
+    def scan_one(
+        self, text: str, relpath: str, checked: bool, syntax: bool | None = None, keep_tree: bool = False
+    ) -> ScanResult:
         res = scan_text(
             text, relpath, module_name_of(relpath), self.scan_collectors,
             [self.gate(r) for r in self.rules_for(relpath)] if checked else None,
             self.config.check_syntax if syntax is None else syntax,
             self.cache is not None,
             closed=not self.gates,
+            keep_tree=keep_tree,
         )
         res.noqa = checked and self.noqa_check(relpath, text)
         return res
@@ -243,11 +248,13 @@ class Engine:
         facts: ProjectFacts | None = None,
         codes: Sequence[str] | None = None,
         cut: Cut | None = None,
+        tree: ast.Module | None = None,
     ) -> CheckOutcome:
         """Check one text with the rules named by ``codes`` (default: those
         whose prefilter passes): diagnostics (suppressed ones marked), internal
         errors, whether libcst parsed it and which fact collectors its rules
-        read. ``cut``: the scan's definitions of the text, if at hand."""
+        read. ``cut``: the scan's definitions of the text, if at hand;
+        ``tree``: its ``ast``, if at hand."""
         facts = facts if facts is not None else (self._facts or ProjectFacts())
         if codes is None:
             scan = self.scan_one(text, relpath, True)
@@ -263,6 +270,7 @@ class Engine:
                 text, relpath, module_name_of(relpath), rules, self.config, facts,
                 [self.gate(r) for r in rules] if self.gates else None,
                 cut,
+                tree,
             )
         noqa_on = self.noqa_check(relpath, text)
         if diags or noqa_on:
@@ -282,11 +290,13 @@ class Engine:
         cols = tuple(sorted({f for r in rules for f in r.facts}))
         return CheckOutcome(diags, errors, parsed, cols)
 
-    def scan_one_deep(self, text: str, relpath: str, checked: bool, syntax: bool | None = None) -> ScanResult:
+    def scan_one_deep(
+        self, text: str, relpath: str, checked: bool, syntax: bool | None = None, keep_tree: bool = False
+    ) -> ScanResult:
         """``scan_one``, done again on a deep stack if the code nests past the
         recursion limit, or one SHD000 past ``linter.deep.MAX_NESTING``."""
         return with_deep_retry(
-            lambda: self.scan_one(text, relpath, checked, syntax),
+            lambda: self.scan_one(text, relpath, checked, syntax, keep_tree),
             lambda res: res.error is not None and met_recursion_limit([res.error]),
             text, relpath,
             lambda error: ScanResult(relpath, error=error if checked else None),
@@ -299,10 +309,11 @@ class Engine:
         facts: ProjectFacts | None = None,
         codes: Sequence[str] | None = None,
         cut: Cut | None = None,
+        tree: ast.Module | None = None,
     ) -> CheckOutcome:
         """``check_one`` as ``scan_one_deep`` does ``scan_one``."""
         return with_deep_retry(
-            lambda: self.check_one(text, relpath, facts, codes, cut),
+            lambda: self.check_one(text, relpath, facts, codes, cut, tree),
             lambda out: met_recursion_limit(out.diagnostics, out.errors),
             text, relpath,
             lambda error: CheckOutcome(self._finish_file([error], relpath, text)),
@@ -318,18 +329,19 @@ class Engine:
         relpath = relpath_of(Path(path), self.config.root)
         module = module_name_of(relpath)
         # one buffer: compiling it costs milliseconds, so any syntax error shows
-        scan = self.scan_one_deep(text, relpath, True, syntax=True)
+        scan = self.scan_one_deep(text, relpath, True, syntax=True, keep_tree=True)
         if scan.error is not None:
             return self._finish_file([scan.error], relpath, text), []
         facts = self.project_facts()
         mine = dict(scan.facts)
-        mine.update(run_collectors([c for c in self.collectors if getattr(c, "lazy", False)], text, module, relpath))
+        lazy = [c for c in self.collectors if getattr(c, "lazy", False)]
+        mine.update(run_collectors(lazy, text, module, relpath, scan.tree))
         # Most edits leave a module's facts as they were: then the project's
         # facts (and the indexes already built on them) serve as they are.
         if any(facts.raw(c.name).get(module) != mine.get(c.name) for c in self.collector_meta):
             facts = facts.with_module(module, mine)
         codes = self.facts_gate(relpath, scan.rules or [], facts)
-        out = self.check_one_deep(text, relpath, facts, codes, scan.cut)
+        out = self.check_one_deep(text, relpath, facts, codes, scan.cut, scan.tree)
         return sorted(out.diagnostics, key=lambda d: d.sort_key), out.errors
 
     def _finish_file(self, diags: list[Diagnostic], relpath: str, text: str | None) -> list[Diagnostic]:

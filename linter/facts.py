@@ -68,13 +68,15 @@ def run_collector(collector: Any, text: str, module: str, path: str) -> Any:
     return run_collectors([collector], text, module, path)[collector.name]
 
 
-def run_collectors(collectors: Sequence[Any], text: str, module: str, path: str) -> dict[str, Any]:
+def run_collectors(
+    collectors: Sequence[Any], text: str, module: str, path: str, tree: ast.Module | None = None
+) -> dict[str, Any]:
     """:func:`run_collector` for each of ``collectors``, by name, the text
     compiled at most once for all of them (the editor runs every lazy
-    collector on the buffer at each edit)."""
+    collector on the buffer at each edit); ``tree``: its ``ast``, when the
+    caller has it (then it is not compiled)."""
     out: dict[str, Any] = {}
-    tree: ast.Module | None = None
-    compiled = False
+    compiled = tree is not None
     for collector in collectors:
         out[collector.name] = None
         if not collector.needles.match(text):

@@ -142,25 +142,26 @@ def positions(module: Any, needed: Collection[Any] | None = None) -> dict[Any, P
     return pos
 
 
-def _header_line(source: str, stmt: Any) -> int | None:
-    """The line of a top-level ``def``/``class`` statement's keyword in the
-    ``source`` libcst parsed, found as the only line that starts with that
-    keyword and its name (None when the statement is no definition or the
-    line is not unique: a string may hold a look-alike line, a definition
-    may come twice)."""
+def _header_line(source: str, stmt: Any, indent: str = "", lo: int = 0, hi: int | None = None) -> int | None:
+    """The line of a ``def``/``class`` statement's keyword in the ``source``
+    libcst parsed, found as the only line of ``source[lo:hi]`` that starts
+    with ``indent``, that keyword and its name (None when the statement is
+    no definition or the line is not unique: a string may hold a look-alike
+    line, a definition may come twice)."""
     import libcst as cst
 
     if isinstance(stmt, cst.ClassDef):
-        keyword, lead = "class", ""
+        keyword, lead = "class", False
     elif isinstance(stmt, cst.FunctionDef):
-        keyword, lead = "def", _ASYNC
+        keyword, lead = "def", True
     else:
         return None
     found = []
-    for m in re.finditer(keyword + r"[ \t]+" + re.escape(stmt.name.value) + r"\b", source):
+    pattern = re.compile(keyword + r"[ \t]+" + re.escape(stmt.name.value) + r"\b")
+    for m in pattern.finditer(source, lo, len(source) if hi is None else hi):
         start = source.rfind("\n", 0, m.start()) + 1
         before = source[start : m.start()]
-        if not before or (lead and lead.fullmatch(before)):
+        if before == indent or (lead and before.startswith(indent) and _ASYNC.fullmatch(before[len(indent) :])):
             found.append(start)
     if len(found) != 1:
         return None
@@ -170,6 +171,24 @@ def _header_line(source: str, stmt: Any) -> int | None:
 _ASYNC = re.compile(r"async[ \t]+")
 
 
+def _generated_alone(module: Any, stmt: Any, line: int, indent: str) -> dict[Any, Pos] | None:
+    """``stmt``'s nodes generated alone at ``indent`` and moved so that its
+    keyword is on ``line`` (None when its name is not on the keyword's line,
+    or its keyword is not at ``indent``: the line was a look-alike)."""
+    state = _state_class()(module.default_indent, module.default_newline)
+    if indent:
+        state.indent_tokens.append(indent)
+    stmt._codegen(state)
+    pos = state.pos
+    first, column = pos[stmt][:2]
+    if pos[stmt.name][0] != first or column != len(indent):
+        return None
+    shift = line - first
+    if shift:
+        pos = {n: (a + shift, b, c + shift, d) for n, (a, b, c, d) in pos.items()}
+    return pos
+
+
 def statement_positions(module: Any, source: str, stmt: Any) -> dict[Any, Pos] | None:
     """The positions of the nodes of one top-level ``def``/``class``
     statement of ``module`` (parsed from ``source``), as :func:`positions`
@@ -177,41 +196,79 @@ def statement_positions(module: Any, source: str, stmt: Any) -> dict[Any, Pos] |
     is generated alone and moved to its line in ``source``. None when that
     line cannot be told (then the module is generated up to it)."""
     line = _header_line(source, stmt)
-    if line is None:
+    return None if line is None else _generated_alone(module, stmt, line, "")
+
+
+def member_positions(module: Any, source: str, cls: Any, member: Any) -> dict[Any, Pos] | None:
+    """As :func:`statement_positions`, for a ``def``/``class`` directly in
+    the body of ``cls``, a top-level class: only the member is generated
+    (a method of a 5,000-line class, not the class). Its keyword's line is
+    looked for between the class's keyword and the next top-level
+    definition's. None when it cannot be told."""
+    import libcst as cst
+
+    body = getattr(cls, "body", None)
+    if not isinstance(body, cst.IndentedBlock) or not any(m is member for m in body.body):
         return None
-    state = _state_class()(module.default_indent, module.default_newline)
-    stmt._codegen(state)
-    pos = state.pos
-    first = pos[stmt][0]
-    if pos[stmt.name][0] != first:
-        return None  # the name on another line than the keyword: found by a look-alike
-    shift = line - first
-    if shift:
-        pos = {n: (a + shift, b, c + shift, d) for n, (a, b, c, d) in pos.items()}
+    at = next((i for i, s in enumerate(module.body) if s is cls), None)
+    start = _header_line(source, cls) if at is not None else None
+    if at is None or start is None:
+        return None
+    lo = _offset_of_line(source, start + 1)
+    hi = None
+    following = next((s for s in module.body[at + 1 :] if isinstance(s, (cst.FunctionDef, cst.ClassDef))), None)
+    if following is not None:
+        end = _header_line(source, following)
+        if end is None:
+            return None
+        hi = _offset_of_line(source, end)
+    indent = body.indent if body.indent is not None else module.default_indent
+    line = _header_line(source, member, indent, lo, hi)
+    return None if line is None else _generated_alone(module, member, line, indent)
+
+
+def _offset_of_line(source: str, line: int) -> int:
+    """The offset of the start of 1-based ``line`` (``len(source)`` past the end)."""
+    pos = 0
+    for _ in range(line - 1):
+        pos = source.find("\n", pos) + 1
+        if pos == 0:
+            return len(source)
     return pos
 
 
-def report_positions(module: Any, source: str, found: Sequence[tuple[Any, Any]]) -> dict[Any, Pos]:
-    """Positions of the reported nodes (``(node, top)`` pairs: ``top`` the
-    top-level definition the rule was visiting when it reported ``node``,
-    or None) and of every node of the statements generated for them: each
-    ``top`` of the module's body generated alone
-    (:func:`statement_positions`), the other nodes from the start of the
-    module up to the last statement holding one (:func:`positions`)."""
+def report_positions(module: Any, source: str, found: Sequence[tuple[Any, Any, Any]]) -> dict[Any, Pos]:
+    """Positions of the reported nodes (``(node, top, member)`` triples:
+    ``top`` the top-level definition the rule was visiting when it reported
+    ``node``, ``member`` the definition it was visiting in ``top``'s body,
+    each None where there is none) and of every node of the definitions
+    generated for them: the ``member`` alone (:func:`member_positions`),
+    else the ``top`` alone (:func:`statement_positions`), else the module
+    from its start up to the last statement holding such a node
+    (:func:`positions`)."""
     out: dict[Any, Pos] = {}
     rest: list[Any] = []
     body_ids = {id(s) for s in module.body}
     done: dict[int, dict[Any, Pos] | None] = {}
-    for node, top in found:
+
+    def alone(stmt: Any, place: Any) -> dict[Any, Pos] | None:
+        if id(stmt) not in done:
+            done[id(stmt)] = got = place()
+            if got is not None:
+                out.update(got)
+        return done[id(stmt)]
+
+    for node, top, member in found:
         if node in out:
             continue
-        got = None
-        if top is not None and id(top) in body_ids:
-            if id(top) not in done:
-                done[id(top)] = statement_positions(module, source, top)
-                if done[id(top)] is not None:
-                    out.update(done[id(top)])  # type: ignore[arg-type]
-            got = done[id(top)]
+        if top is None or id(top) not in body_ids:
+            rest.append(node)
+            continue
+        if member is not None:
+            got = alone(member, lambda: member_positions(module, source, top, member))
+            if got is not None and node in got:
+                continue
+        got = alone(top, lambda: statement_positions(module, source, top))
         if got is None or node not in got:
             rest.append(node)
     if rest:

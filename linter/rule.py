@@ -45,9 +45,12 @@ class PendingReport:
     fix: PendingFix | None
     scope: str
     severity: Severity | None = None
-    # the outermost definition being visited when it was reported (where
-    # the engine looks for the node's position first), None outside any
+    # the outermost definition being visited when it was reported, and the
+    # one being visited in its body (where the engine looks for the node's
+    # position first: the member alone, then the outermost alone), None
+    # where there is none
     top: cst.CSTNode | None = None
+    member: cst.CSTNode | None = None
 
 
 @dataclass
@@ -251,5 +254,6 @@ class Rule:
                 scope=self.ctx.qualified_scope,
                 severity=severity,
                 top=self.ctx.scope_nodes[0] if self.ctx.scope_nodes else None,
+                member=self.ctx.scope_nodes[1] if len(self.ctx.scope_nodes) > 1 else None,
             )
         )

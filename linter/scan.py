@@ -53,6 +53,10 @@ class ScanResult:
     # the file's definitions as the scan's ``ast`` found them, handed to the
     # check so that it need not compile the file again (not cached)
     cut: Cut | None = None
+    # the scan's ``ast`` itself, kept only on request (``keep_tree``: one
+    # buffer linted in process, whose lazy facts and check read it again;
+    # never sent to a worker)
+    tree: ast.Module | None = None
 
 
 def facts_hash(data: Any) -> str:
@@ -353,6 +357,7 @@ def scan_text(
     syntax: bool = False,
     hashes: bool = True,
     closed: bool = False,
+    keep_tree: bool = False,
 ) -> ScanResult:
     """Hash the text, run the fact collectors whose needles match and, for a
     file being checked (the ``gates`` of its rules given), decide which
@@ -362,7 +367,8 @@ def scan_text(
     SHD000. A file never compiled that a rule admits is parsed by libcst in
     the check phase, which reports SHD000 in turn. Without ``hashes`` (a run
     with no cache) the content digest and the facts hashes are left empty;
-    ``fh`` still names the collectors with facts."""
+    ``fh`` still names the collectors with facts. ``keep_tree``: the ``ast``
+    compiled, if any, is kept in the result (``ScanResult.tree``)."""
     res = ScanResult(relpath, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() if hashes else "")
     wanted = [c for c in collectors if c.needles.match(text)]
     rules = gates
@@ -401,6 +407,8 @@ def scan_text(
         if data is not None:
             res.facts[c.name] = data  # type: ignore[index]
             res.fh[c.name] = facts_hash(data) if hashes else ""
+    if keep_tree:
+        res.tree = tree
     return res
 
 

@@ -167,5 +167,87 @@ def test_definitions_a_search_cannot_place_fall_back_to_the_module_pass() -> Non
         last = _top_definitions(module)[-1]
         assert (statement_positions(module, source, last) is not None) is expect_alone, name
         inner = [n for n in full if n is not module][-1]
-        got = report_positions(module, source, [(inner, last), (module.body[0], None)])
+        got = report_positions(module, source, [(inner, last, None), (module.body[0], None, None)])
         assert got[inner] == full[inner] and got[module.body[0]] == full[module.body[0]], name
+
+
+# methods of top-level classes whose keyword line a search could take for another
+MEMBERS = {
+    "decorated, async, commented": (
+        "class A:\n    x = 1\n\n    # about f\n    @dec\n    @other(\n        2)\n    async def f(self):\n"
+        "        return 1\n\n    class Inner:\n        def f(self):\n            pass\n"
+    ),
+    "same name in two classes": (
+        "class A:\n    def forward(self):\n        return 1\n\n\nclass B(A):\n    def forward(self):\n"
+        "        y = (1,\n             2)\n        return y\n"
+    ),
+    "getter and setter": (
+        "class A:\n    @property\n    def v(self):\n        return 1\n\n    @v.setter\n    def v(self, x):\n        pass\n"
+    ),
+    "a look-alike in the class's docstring": 'class A:\n    """\n    def m(self):\n    """\n\n    def m(self):\n        pass\n',
+    "two-space and tab bodies": "class A:\n  def m(self):\n    return 1\n\n\nclass B:\n\tdef m(self):\n\t\treturn 2\n",
+    "a look-alike after the class, before the next": (
+        "class A:\n    def m(self):\n        pass\n\n\nX = '''\n    def m(self):\n'''\n\n\ndef g():\n    pass\n"
+    ),
+    "keyword and name on two lines": "class A:\n    x = '''\n    def m\n'''\n    def \\\n      m(self):\n        pass\n",
+}
+
+
+def _members(module: cst.Module) -> list[tuple[cst.ClassDef, cst.CSTNode]]:
+    return [
+        (top, m)
+        for top in module.body
+        if isinstance(top, cst.ClassDef) and isinstance(top.body, cst.IndentedBlock)
+        for m in top.body.body
+        if isinstance(m, (cst.FunctionDef, cst.ClassDef))
+    ]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [*(MEMBERS[k] for k in sorted(MEMBERS)), *(p.read_text(encoding="utf-8") for p in sorted(CORPUS.rglob("*.py")))],
+    ids=[*sorted(MEMBERS), *(str(p.relative_to(CORPUS)) for p in sorted(CORPUS.rglob("*.py")))],
+)
+def test_a_method_generated_alone_gets_the_positions_of_the_whole_pass(source: str) -> None:
+    """``member_positions``: a ``def``/``class`` in a top-level class's body,
+    generated alone at the body's indentation and moved to its keyword's
+    line, gives each of its nodes the position the whole pass gives, or
+    says it cannot tell (never a wrong place)."""
+    from linter.positions import member_positions
+
+    module = cst.parse_module(source)
+    full = positions(module)
+    for top, member in _members(module):
+        got = member_positions(module, source, top, member)
+        if got is None:
+            continue
+        assert {n: full[n] for n in got} == got
+        assert set(_descendants(member)) <= set(got)
+
+
+def test_methods_a_search_cannot_place_fall_back_and_the_others_are_placed_alone() -> None:
+    """A method is placed alone when its keyword's line is the only one
+    between its class's keyword and the next definition's; otherwise (two
+    with its name, a look-alike in a docstring, the name on another line)
+    its class or the module pass places the reported node."""
+    from linter.positions import member_positions, report_positions
+
+    for name, expect_alone in (
+        ("decorated, async, commented", True),
+        ("same name in two classes", True),
+        ("getter and setter", False),
+        ("a look-alike in the class's docstring", False),
+        ("two-space and tab bodies", True),
+        ("a look-alike after the class, before the next", False),
+        ("keyword and name on two lines", False),
+    ):
+        source = MEMBERS[name]
+        module = cst.parse_module(source)
+        full = positions(module)
+        top, member = _members(module)[-1]
+        assert (member_positions(module, source, top, member) is not None) is expect_alone, name
+        inner = _descendants(member)[-1]
+        got = report_positions(module, source, [(inner, top, member)])
+        assert got[inner] == full[inner], name
+        if expect_alone:  # the class's other members were not generated
+            assert len(got) < len(full), name

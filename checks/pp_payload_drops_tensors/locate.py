@@ -8,21 +8,18 @@ import re
 import libcst as cst
 
 from linter.api import Note
-from linter.positions import positions, statement_positions
+from linter.positions import report_positions
 from linter.rule import RuleContext
 from linter.types import Span
 
 
 def node_span(ctx: RuleContext, node: cst.CSTNode) -> Span | None:
-    """``node``'s position, generating only the top-level definition being
-    visited when the engine can place it (as the engine does for a report)."""
-    top = ctx.scope_nodes[0] if ctx.scope_nodes else None
-    pos = None
-    if top is not None and any(top is s for s in ctx.module.body):
-        pos = statement_positions(ctx.module, ctx.text, top)
-    if pos is None or node not in pos:
-        pos = positions(ctx.module, [node])
-    got = pos.get(node)
+    """``node``'s position, generating only the definition being visited
+    when the engine can place it (as the engine does for a report)."""
+    scopes = ctx.scope_nodes
+    top = scopes[0] if scopes else None
+    member = scopes[1] if len(scopes) > 1 else None
+    got = report_positions(ctx.module, ctx.text, [(node, top, member)]).get(node)
     return Span(*got) if got else None
 
 

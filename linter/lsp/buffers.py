@@ -48,9 +48,9 @@ class BufferLint:
         return False
 
 
-def lazy_facts(engine: Engine, text: str, relpath: str) -> dict[str, Any]:
+def lazy_facts(engine: Engine, text: str, relpath: str, tree: ast.Module | None = None) -> dict[str, Any]:
     module = module_name_of(relpath)
-    return run_collectors([c for c in engine.collectors if getattr(c, "lazy", False)], text, module, relpath)
+    return run_collectors([c for c in engine.collectors if getattr(c, "lazy", False)], text, module, relpath, tree)
 
 
 def buffer_facts(engine: Engine, text: str, path: Path) -> dict[str, Any] | None:
@@ -58,30 +58,30 @@ def buffer_facts(engine: Engine, text: str, path: Path) -> dict[str, Any] | None
     (lazy collectors included); None when it does not compile."""
     relpath = relpath_of(path, engine.config.root)
     try:
-        compile(text, relpath, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        tree = compile(text, relpath, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     scan = engine.scan_one(text, relpath, False)
-    return {**(scan.facts or {}), **lazy_facts(engine, text, relpath)}
+    return {**(scan.facts or {}), **lazy_facts(engine, text, relpath, tree)}
 
 
 def lint_buffer(engine: Engine, text: str, path: Path, facts: ProjectFacts) -> BufferLint:
     relpath = relpath_of(path, engine.config.root)
     module = module_name_of(relpath)
     # one buffer: compiling it costs milliseconds, so any syntax error shows
-    scan = engine.scan_one(text, relpath, True, syntax=True)
+    scan = engine.scan_one(text, relpath, True, syntax=True, keep_tree=True)
     if scan.error is not None:
         # lint_text reports the syntax error (SHD000, unless ignored or
         # suppressed) and nothing else: the code the old findings were about
         # may be gone
         diags, errors = engine.lint_text(text, path)
         return BufferLint(diags, errors, module, None)
-    mine = {**(scan.facts or {}), **lazy_facts(engine, text, relpath)}
+    mine = {**(scan.facts or {}), **lazy_facts(engine, text, relpath, scan.tree)}
     if any(facts.raw(c.name).get(module) != mine.get(c.name) for c in engine.collector_meta):
         facts = facts.with_module(module, mine)
     with facts.recording() as read:
         codes = engine.facts_gate(relpath, scan.rules or [], facts)
-        out = engine.check_one(text, relpath, facts, codes)
+        out = engine.check_one(text, relpath, facts, codes, scan.cut, scan.tree)
     passed = set(scan.rules or ())
     cols = frozenset(f for r in engine.rule_meta if r.code in passed for f in r.facts)
     diags = sorted(out.diagnostics, key=lambda d: d.sort_key)
