@@ -601,13 +601,26 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def collect_ast(tree: ast.Module, text: str, module: str, path: str) -> Any:
-    """The facts of one module read from its whole CPython ``ast``."""
+    """The facts of one module read from its whole CPython ``ast``. The
+    outline and the facts are read from the same tree when one buffer is
+    linted (the scan's ``ast`` serves both): the last result is served again
+    for the same tree and text."""
+    global _LAST
+    key = (id(tree), module, path)
+    if _LAST is not None and _LAST[0] == key and _LAST[1] == text:
+        return _LAST[2]
     facts = Facts(module, path, _shallow_imports(tree, module, path))
     # the lines the compiler numbers: ``str.splitlines`` also breaks at form
     # feeds, ``\x1c``-``\x1e``, ``\x85``, U+2028/U+2029
     visit(tree.body, "", None, facts, _Pos(_LINE_BREAK.split(text)))
     facts.constructs = constructed_names(tree)
-    return facts.to_json()
+    got = facts.to_json()
+    _LAST = (key, text, got)
+    return got
+
+
+# (the tree's id, module, path), the text, and the facts of the last call
+_LAST: tuple[tuple[int, str, str], str, Any] | None = None
 
 
 _CAST = frozenset({"cast", "typing.cast", "t.cast"})
