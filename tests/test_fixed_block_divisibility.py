@@ -6,10 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from corpus_harness import CORPUS, diagnostics_for, lint_snippet, with_gates_open_and_closed
 
 from checks.fixed_block_divisibility import FixedBlockDivisibility
 from checks.fixed_block_divisibility.dims import HEAD, HIDDEN, INTERMEDIATE, counterexample
+from linter.config import Config
+from linter.engine import Engine
+from linter.registry import load_registry
 from linter.types import Applicability, Diagnostic, Severity
 
 FIXED = CORPUS / "fixed_block_divisibility"
@@ -121,3 +125,30 @@ def test_counterexamples_are_real_table_entries() -> None:
 def test_gates_never_hide_a_finding() -> None:
     for path, _text, opened, closed in with_gates_open_and_closed(FIXED, CODE):
         assert [(d.span, d.message) for d in opened] == [(d.span, d.message) for d in closed], path
+
+
+
+@pytest.mark.parametrize(
+    "rule, relpath, imported",
+    [
+        (CODE, "fixed_block_divisibility/kernel_pkg/launch.py", "from .ops import tiled_quant_kernel\n"),
+        ("SHD103", "floor_grid_drops_tail/decode_pkg/decode.py", "from .kernels import state_decode_kernel\n"),
+    ],
+)
+def test_a_kernel_imported_in_another_function_is_found_whichever_definitions_are_kept(
+    rule: str, relpath: str, imported: str
+) -> None:
+    """SHD102 and SHD103 follow no definitions: ``KernelFinder`` resolves a
+    launch's kernel through the whole file's imports -- one inside a
+    definition the gates' cut blanks included -- as with every gate closed."""
+    path = CORPUS / relpath
+    original = path.read_text(encoding="utf-8")
+    text = original.replace(imported, "def _kernels():\n    " + imported)
+    assert text != original
+    found = []
+    for gates in (True, False):
+        config = Config(root=path.parent, select=(rule,))
+        diags, errors = Engine(config, load_registry(), jobs=1, gates=gates).lint_text(text, path)
+        assert not errors
+        found.append(sorted((d.span, d.message) for d in diags))
+    assert found[0] == found[1] and len(found[0]) == 1

@@ -41,15 +41,22 @@ from linter.rule import Option, PendingFix, Rule
 from linter.syntax import dotted, function_params, int_literal, name_matches, raises_only, walk
 from linter.types import Applicability, Fixability, Note, Severity, Span
 
-# A requirement on the host is ``X % B`` (a modulo by a name, after an
-# operand) within 200 characters after ``assert``, or within 300 after
-# ``if``/``elif`` with a ``raise`` in the next 300; on a kernel it is reached
-# through a launch ``kernel[grid](...)`` passing a constant block by keyword
-# (two digits or an UPPER_CASE name).
-_MOD = r"(?:(?<=[\w)\]])|(?<=[\w)\]] ))%\s*\(?[A-Za-z_]"
+# A requirement on the host is ``X % B`` with ``B`` a bare name (the block
+# the analysis follows is a ``Name``: not an attribute, a call or a
+# subscript) in the test of an ``assert`` or of an ``if``/``elif`` with a
+# ``raise`` in the next 300 characters; the ``%`` lies in the statement's
+# first line (within 200 characters after ``assert``, 300 after ``if``) or,
+# when that line opens a bracket, a string or a continuation, within as many
+# characters after it. On a kernel the requirement is reached through a
+# launch ``kernel[grid](...)`` passing a constant block by keyword (two
+# digits or an UPPER_CASE name).
+_MOD = r"(?:(?<=[\w)\]])|(?<=[\w)\]] ))%[\s(]*[A-Za-z_]\w*(?![\w.(\[])(?!\s*[.(\[])"
+_CONTINUED = r"""[^\n]*?(?:[(\[{\\]|\"\"\"|''')"""
 NEEDLE = (
-    r"assert\b[\s\S]{0,200}?" + _MOD
-    + r"|if\b[\s\S]{0,300}?" + _MOD + r"[\s\S]{0,300}?\braise\b"
+    r"assert\b[^\n]{0,200}?" + _MOD
+    + r"|assert\b" + _CONTINUED + r"[\s\S]{0,200}?" + _MOD
+    + r"|if\b[^\n]{0,300}?" + _MOD + r"[\s\S]{0,300}?\braise\b"
+    + r"|if\b" + _CONTINUED + r"[\s\S]{0,300}?" + _MOD + r"[\s\S]{0,300}?\braise\b"
     + r"|\]\s*\([\s\S]{0,3000}?[(,]\s*\w+\s*=\s*(?:\d\d|[A-Z][A-Z0-9_]*\b)"
 )
 
@@ -204,8 +211,11 @@ class FixedBlockDivisibility(BindingVisitor, Rule):
     needles = Needles(regex=NEEDLE)
     # a requirement and the block's binding lie in one function (or the block
     # is a module constant, module-level code being always kept); a kernel
-    # is named by the launch that reaches it
+    # is named by the launch that reaches it and read from the facts (and,
+    # for this file's own kernels and imports, from the whole text: see
+    # ``KernelFinder``): nothing outside the matching definitions is read
     definition_needles = needles
+    follows_definitions = False
     facts = ("kernel_tiling", "facade_imports")
     tags = ("correctness", "triton")
     options: ClassVar[Mapping[str, Option]] = {
@@ -349,11 +359,12 @@ class FixedBlockDivisibility(BindingVisitor, Rule):
 
     def _kernel_requirements(self, call: cst.Call, env: Env, scope: Scope, found: dict) -> None:
         kname = dotted(call.func.value) if isinstance(call.func, cst.Subscript) else None
-        if not kname:
+        if not kname or not any(a.keyword is not None and _constant_text(a.value) for a in call.args):
+            # a kernel's requirement is followed only for a constant block
+            # passed by keyword: no such argument, no kernel to look up
             return
         if self._finder is None:
-            c = self.ctx
-            self._finder = KernelFinder(c.module, c.module_name, c.path, c.facts)
+            self._finder = KernelFinder(self.ctx)
         kernel = self._finder.find(kname, self.opts["kernel-decorators"])
         if kernel is None or not kernel.div:
             return

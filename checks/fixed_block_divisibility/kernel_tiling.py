@@ -25,19 +25,17 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
 from linter.astwalk import ast_dotted, module_statements
-from linter.facts import FactCollector, ProjectFacts
-from linter.imports import (
-    follow_reexports,
-    imports_from_cst,
-    qualify,
-    top_level_from_imports,
-)
+from linter.facts import FactCollector
+from linter.imports import follow_reexports, imports_from_ast, qualify, top_level_from_imports
 from linter.needles import Needles
+
+if TYPE_CHECKING:
+    from linter.rule import RuleContext
 
 _MEMORY_OPS = ("load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas")
 _LOOPS = ("range", "static_range")
@@ -213,25 +211,32 @@ def _matches(name: str, patterns: Iterable[str]) -> bool:
 
 class KernelFinder:
     """Resolves a launch's callee (``_kernel[grid](...)``) to its facts: in
-    the file under check or, through imports and
-    re-exporting packages, in another module of the project."""
+    the file under check or, through imports and re-exporting packages, in
+    another module of the project. What it reads of the file under check --
+    its imports and its own kernels -- comes from the whole text
+    (``RuleContext.ast_tree``), never from the regions the check parses: a
+    rule that follows no definitions finds the same kernel whichever
+    definitions are kept (an import inside another function included)."""
 
-    def __init__(self, module: cst.Module, module_name: str, path: str, facts: ProjectFacts) -> None:
-        self._cst = module
-        self._module = module_name
-        self._path = path
-        self._facts = facts
+    def __init__(self, ctx: RuleContext) -> None:
+        self._ctx = ctx
+        self._module = ctx.module_name
+        self._facts = ctx.facts
         self._imports: dict[str, str] | None = None
         self._local: dict[str, KernelTiling] | None = None
 
+    def _tree(self) -> ast.Module | None:
+        return self._ctx.ast_tree()
+
     def _local_kernels(self) -> dict[str, KernelTiling]:
-        """This module's kernels, from the project's facts (which hold the
-        buffer being edited in the editor): the file is not compiled again."""
+        """This module's kernels, as its ``kernel_tiling`` facts hold them,
+        from the file's ``ast`` that the rules of this file share."""
         if self._local is None:
-            data = self._facts.raw("kernel_tiling").get(self._module) if self._module else None
+            tree = self._tree() if KernelTilingFacts.needles.match(self._ctx.text) else None
+            data = collect_tiling(tree, self._module, self._ctx.path) if tree is not None else None
             prefix = f"{self._module}." if self._module else ""
             self._local = {
-                prefix + n: KernelTiling.from_json(n, f, self._path)
+                prefix + n: KernelTiling.from_json(n, f, self._ctx.path)
                 for n, f in (data or {}).get("kernels", {}).items()
             }
         return self._local
@@ -253,7 +258,8 @@ class KernelFinder:
         if callee.split(".", 1)[0] in ("self", "cls"):
             return None
         if self._imports is None:
-            self._imports = imports_from_cst(self._cst, self._module, self._path)
+            tree = self._tree()
+            self._imports = imports_from_ast(tree, self._module, self._ctx.path) if tree is not None else {}
         per_module = self._facts.raw("kernel_tiling")
         facades = self._facts.raw("facade_imports")
 

@@ -43,18 +43,39 @@ from linter.types import Applicability, Note, Severity, Span
 DEFAULT_BLOCK_NAMES = ("*block*", "*tile*", "*chunk*", "*_blk", "blk_*", "bs")
 
 
-def floor_needles(block_names: Sequence[str]) -> Needles:
+def _floor_regex(block_names: Sequence[str]) -> str | None:
     """A floor division whose divisor text holds what ``_block_value``
     accepts -- two digits, an upper-case letter (UPPER_CASE names), or a
-    block name's literal part -- in a file that loops or launches."""
+    block name's literal part (None: a glob with no literal part)."""
     words = []
     for glob in block_names:
         part = max(re.split(r"[*?\[\]]", glob.lower()), key=len)
         if not part:
-            return Needles()  # a glob with no literal part: no gate
+            return None
         words.append(re.escape(part))
-    regex = r"//\s*\(?[\w.]*?(?:\[\s*[\"'][\w.]*?)?(?:\d\d|[A-Z]|(?i:" + "|".join(words) + "))"
-    return Needles(any_of=(("range", "]("),), regex=regex)
+    return r"//\s*\(?[\w.]*?(?:\[\s*[\"'][\w.]*?)?(?:\d\d|[A-Z]|(?i:" + "|".join(words) + "))"
+
+
+def floor_needles(block_names: Sequence[str]) -> Needles:
+    """The file gate: such a floor division in a file that loops or
+    launches."""
+    floor = _floor_regex(block_names)
+    return Needles() if floor is None else Needles(any_of=(("range", "]("),), regex=floor)
+
+
+def floor_definition_needles(block_names: Sequence[str]) -> Needles:
+    """The definition gate: a floor in a loop count comes after the ``range(``
+    (``tl.range``, ``tl.static_range``) whose end it is; a floor in a launch
+    grid lies, before or after it, in the definition holding the launch
+    ``](`` (the grid inline or bound to a name there)."""
+    floor = _floor_regex(block_names)
+    if floor is None:
+        return Needles()
+    loop = r"(?:range(?<!\wrange)|static_range)[\s\\]*\([\s\S]*?" + floor
+    launch = r"\]\([\s\S]*?" + floor + "|" + floor + r"[\s\S]*?\]\("
+    return Needles(any_of=(("range", "]("),), regex=loop + "|" + launch)
+
+
 MIN_LITERAL_BLOCK = 32
 LOOP_CALLS = ("range", "tl.range", "tl.static_range", "triton.language.range")
 CEIL_HELPERS = ("cdiv", "ceil_div", "ceildiv", "div_up", "round_up", "align", "next_multiple_of")
@@ -191,7 +212,7 @@ class FloorGridDropsTail(BindingVisitor, Rule):
     # read from the facts, or from the whole text for one in this file
     # (``KernelFinder``): the engine need not keep the definitions a kept
     # one names
-    definition_needles = needles
+    definition_needles = floor_definition_needles(DEFAULT_BLOCK_NAMES)
     follows_definitions = False
     facts = ("kernel_tiling", "facade_imports")
     tags = ("correctness", "triton")
@@ -209,8 +230,8 @@ class FloorGridDropsTail(BindingVisitor, Rule):
 
     @classmethod
     def declared_needles(cls, options: Mapping[str, Any]) -> tuple[Needles, Needles | None]:
-        needles = floor_needles(tuple(options.get("block-names", DEFAULT_BLOCK_NAMES)))
-        return needles, needles
+        names = tuple(options.get("block-names", DEFAULT_BLOCK_NAMES))
+        return floor_needles(names), floor_definition_needles(names)
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -476,8 +497,7 @@ class FloorGridDropsTail(BindingVisitor, Rule):
         if not kname:
             return None
         if self._finder is None:
-            c = self.ctx
-            self._finder = KernelFinder(c.module, c.module_name, c.path, c.facts)
+            self._finder = KernelFinder(self.ctx)
         return self._finder.find(kname, self.opts["kernel-decorators"])
 
     # -- reporting -------------------------------------------------------------

@@ -73,3 +73,40 @@ def gather_rows(src: torch.Tensor) -> torch.Tensor:
     BLOCK_H = 128 if hidden_size % 2048 != 0 else 2048  # error: SHD102
     assert hidden_size % BLOCK_H == 0
     return src.view(src.shape[0], -1, BLOCK_H).sum(1)
+
+
+# a module constant with a lower-case name: the requirement's function holds
+# no binding of it
+_pack_width = 256
+
+
+def packed_rows(x: torch.Tensor) -> torch.Tensor:
+    hidden_size = x.shape[-1]
+    assert hidden_size % _pack_width == 0  # error: SHD102
+    return x.view(x.shape[0], -1, _pack_width)
+
+
+def long_requirement(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    intermediate_size = w.shape[0]
+    WEIGHT_TILE = 512  # error: SHD102
+    # the modulo sits lines below the assert, far past its first line
+    assert (
+        x.is_contiguous()
+        and w.is_contiguous()
+        and x.dtype == w.dtype
+        and x.shape[-1] == w.shape[-1]
+        and x.device == w.device
+        and intermediate_size % WEIGHT_TILE == 0
+    ), "the expert weight must be contiguous, of the input's dtype and device, and tiled"
+    return x @ w.t()
+
+
+class RowPacker:
+    def pack(self, x: torch.Tensor) -> torch.Tensor:
+        hidden = x.shape[-1]
+        block_cols = 1024  # error: SHD102
+        if (
+            hidden % block_cols
+        ):
+            raise ValueError("width must be a multiple of the column block")
+        return x.view(-1, block_cols)

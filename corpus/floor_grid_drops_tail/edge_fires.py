@@ -65,3 +65,15 @@ class SglangStyleQuant:
 def token_blocks(x: torch.Tensor, BLOCK_M: int = 64) -> list[torch.Tensor]:
     num_tokens = x.shape[0]
     return [x[i * BLOCK_M : (i + 1) * BLOCK_M].mean(0) for i in range(num_tokens // BLOCK_M)]  # todo-error: SHD103 comprehension loops are not read
+
+
+def chunked_sums(x: torch.Tensor, CHUNK: int = 256) -> torch.Tensor:
+    # the loop's end on a line of its own, below the ``range(``
+    width = x.shape[-1]
+    total = x.new_zeros(x.shape[0])
+    for c in range(
+        0,
+        width // CHUNK,  # error: SHD103
+    ):
+        total += x[:, c * CHUNK : (c + 1) * CHUNK].sum(-1)
+    return total
