@@ -44,6 +44,7 @@ from checks.block_size_min_divisibility.sites import (
 )
 from checks.block_size_min_divisibility.origin import describe
 from checks.block_size_min_divisibility.text import finding_text
+from checks.block_size_min_divisibility.uses import SITE_NEEDLES, may_reach_kernel
 from checks.block_size_min_divisibility.values import (
     OTHER,
     Env,
@@ -60,7 +61,7 @@ from checks.block_size_min_divisibility.values import (
 from checks.facts import divisible_inputs
 from checks.facts.kernels import KernelFacts, KernelIndex, collect_text
 from checks.facts.launchers import Launcher, find_launcher, launcher_facts
-from linter.needles import Needles
+from linter.facts import ProjectFacts
 from linter.rule import Option, PendingFix, Rule
 from linter.positions import positions
 from linter.types import Applicability, Fixability, Note, Severity, Span
@@ -147,6 +148,13 @@ class BlockSizeMinDivisibility(Rule):
     Triton-Ascend builds `tl.arange` ranges of any length; divisibility
     needs still count).
 
+    Prefilter: libcst parses a module only when a function (or the
+    module-level code) binding a `min(...)` has a host use (`%` or `//` by a
+    name, a `range` loop) or a launch or call that may name a kernel, a
+    re-export of one or a launcher (the facts gate, `candidate_facts`, over
+    the `block_min_uses` facts); on vLLM 0.33.0 that is 280 of the 460 files
+    holding a site.
+
     ## Why it breaks
     `min(X, C)` equals `C` whenever `X >= C`, and divides `X` only when `X` is
     a multiple of `C`; below `C` it is `X` itself, a power of two only if `X`
@@ -206,9 +214,8 @@ class BlockSizeMinDivisibility(Rule):
     severity = Severity.ERROR
     fixable = Fixability.SOMETIMES
     # Every site is a ``min(`` call bound by ``=``, ``:=`` or a launch keyword
-    # (``B = min(``, ``B: int = (min(``, ``(B := min(``, ``BLOCK=min(``), with
-    # whitespace, brackets, backslashes or comments between the tokens.
-    needles = Needles(all_of=("min",), regex=r"=(?:[\s(\\]|#[^\n]*)*min(?:[\s)\\]|#[^\n]*)*\(")
+    # (``uses.SITE_NEEDLES``).
+    needles = SITE_NEEDLES
     # every site is a ``min(...)`` binding inside one top-level definition (or
     # module-level code); what a site's analysis reads elsewhere in the file
     # -- a power-of-two helper it calls, a kernel it launches -- is named
@@ -216,7 +223,10 @@ class BlockSizeMinDivisibility(Rule):
     definition_needles = needles
     # Not ``definition_needles``: a site's power-of-two proof may call
     # another top-level function of the file (``_block(n)``).
-    facts = ("triton_kernels", "facade_imports", "kernel_launchers")
+    # the facts gate (``candidate_facts``): a module none of whose scopes
+    # calling ``min`` has a host use (``%``, ``//``, a ``range`` loop) is
+    # parsed only when one of their calls may reach a kernel or a launcher
+    facts = ("triton_kernels", "facade_imports", "kernel_launchers", "block_min_uses")
     tags = ("correctness", "triton")
     options: ClassVar[Mapping[str, Option]] = {
         "power-of-two-functions": Option(
@@ -236,6 +246,22 @@ class BlockSizeMinDivisibility(Rule):
             "no power of two.",
         ),
     }
+
+    @classmethod
+    def candidate_facts(
+        cls, module: str, path: str, facts: ProjectFacts, options: Mapping[str, object]
+    ) -> bool:
+        """False when no scope calling ``min`` has a host use, none of its
+        launches may name a kernel (or a re-export of one) and none of its
+        calls a launcher: the block has no consumer."""
+        uses = facts.raw("block_min_uses").get(module)
+        if not isinstance(uses, Mapping) or uses.get("host", True):
+            return True
+        kernels, facades = facts.raw("triton_kernels"), facts.raw("facade_imports")
+        launchers = facts.raw("kernel_launchers")
+        return any(
+            may_reach_kernel(q, lambda m: m in kernels or m in facades) for q in uses.get("launches", ())
+        ) or any(may_reach_kernel(q, launchers.__contains__) for q in uses.get("calls", ()))
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
