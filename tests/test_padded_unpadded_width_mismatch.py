@@ -84,8 +84,9 @@ def test_padding_options_replace_defaults(tmp_path: Path) -> None:
 
 
 def test_configured_names_need_no_default_word(tmp_path: Path) -> None:
-    """The prefilter does not depend on the options: a rounding function or
-    a padded name holding none of the default words is still seen."""
+    """The prefilter follows the options (``declared_needles``): a rounding
+    function or a padded name holding none of the default words is still
+    seen."""
     code = """
         import torch
         def f(x, wide):
@@ -101,8 +102,9 @@ def test_configured_names_need_no_default_word(tmp_path: Path) -> None:
 
 
 # -- the prefilter ------------------------------------------------------------------
-# A finding needs an allocator's name and an exchange or consumer token, in
-# the file and in the one top-level definition holding it, whatever the options.
+# A finding needs an allocator's name and an exchange or consumer token in the
+# file, and in the definition holding it a padded width's spelling (under the
+# options) or an input's width (``needles.declared``).
 
 #: options under which the rule fires far more often than by default (every
 #: whole dimension a padded width)
@@ -399,3 +401,23 @@ def test_across_classes_needs_an_unpadded_implementation(tmp_path: Path) -> None
         "        return (m, self.width_unpadded)\n"
     )
     assert [d.span.line for d in lint(code, tmp_path)] == [13]
+
+
+def test_definition_needles_follow_the_padded_spellings() -> None:
+    """The definition gate asks for a padded width or an input's width;
+    a glob's bracket set is no literal, and a glob without a literal part
+    opens the padded-width condition."""
+    from checks.padded_unpadded_width_mismatch.needles import _glob_literals, declared, padded_width
+
+    defaults = {k: o.default for k, o in PaddedUnpaddedWidthMismatch.options.items()}
+    _, definition = declared(defaults)
+    body = "def f(x, m, h):\n    a = torch.zeros(m, {})\n    a.copy_(x)\n"
+    for width in ("h_PADDED", "round_up(h, 8)", "cdiv(h, 8) * 8", "(h + 7) // 8 * 8", "8 * ((h + 7) // 8)"):
+        assert definition.match(body.format(width)), width
+    for width in ("h", "h // 8 * 8", "rounded(h, 8)"):
+        assert not definition.match(body.format(width)), width
+    assert _glob_literals("h[0-9]_wide*") == ["h", "_wide"]
+    assert _glob_literals("[!x]y?z[") == ["y", "z["]
+    assert padded_width(("*",), ("round_up",)) is None
+    # a part holding another adds nothing: `_wide_` holds `wide_`
+    assert padded_width(("wide_*", "*_wide_*"), ()).startswith("(?i:wide_)|")  # type: ignore[union-attr]

@@ -35,6 +35,7 @@ from checks.padded_unpadded_width_mismatch.across_classes import (
     input_width_outputs,
 )
 from checks.padded_unpadded_width_mismatch.declared_widths import UnpaddedOutputs
+from checks.padded_unpadded_width_mismatch.needles import CDIV_NAMES, declared
 from checks.facts.classes import ClassIndex
 from linter.needles import Needles
 from linter.rule import Option, Rule, RuleContext
@@ -55,7 +56,7 @@ DEFAULT_ROUNDING = (
     "round_to_multiple",
     "next_multiple_of",
 )
-_CDIV = frozenset({"cdiv", "ceil_div", "ceildiv", "div_ceil", "div_round_up"})
+_CDIV = frozenset(CDIV_NAMES)
 
 # Allocators and where their shape is. `*_like` copies the width of its argument.
 _ALLOC = frozenset({"empty", "zeros", "ones", "full", "empty_strided", "randn", "rand"})
@@ -78,41 +79,6 @@ _GEMM = frozenset({"matmul", "mm", "bmm", "addmm", "baddbmm", "einsum", "linear"
 _REDUCE = frozenset({"sum", "mean", "norm", "amax", "amin", "max", "min", "prod",
                      "logsumexp", "softmax", "log_softmax", "var", "std"})
 _ZEROING = frozenset({"zero_", "fill_", "zeros_"})
-
-# -- the text a finding needs ---------------------------------------------------
-# Every finding is made in one function body (``_analyse`` reads it alone,
-# nested definitions apart) and needs there
-# - an allocation the rule tracks (``_alloc``): a call of `torch.<name>`, of a
-#   bare `<name>` or of a `new_*` method, with `<name>` one of `empty`,
-#   `empty_strided`, `zeros`, `ones`, `full`, `rand`, `randn` (a `*_like`
-#   copy needs such an allocation to copy); blanks, line continuations,
-#   comments and parentheses may stand around the dot and before the `(`
-#   (`(torch) . zeros (`, `(zeros)(`), and a bare name follows no `.` or word;
-# - an exchange (``_exchange``: an in-place method `.copy_(`-style, an
-#   augmented `+=`-style operator, `out=`) or, for a buffer written through a
-#   subscript, a GEMM or reduction (``_consumer``).
-# Across classes (``_across_classes``), a finding needs in the method an
-# allocation at an input's width -- one of the above or a `*_like` call of
-# `empty`, `zeros`, `ones`, `full` -- and a result bound from `self.`.
-# So the same holds of its top-level definition. The padded width is left
-# out: a configured rounding function or padded name may be any name.
-_GAP = r"(?:[\s\\]|#[^\n]*+)*+"  # blanks, continuations, comments
-_GAP_PARENS = r"(?:[\s\\()]|#[^\n]*+)*+"
-_ALLOCATION = "|".join(
-    [
-        rf"torch{_GAP_PARENS}\.{_GAP}(?:empty(?:_strided)?|zeros|ones|full|randn?){_GAP}[()]",
-        rf"new_(?:empty|zeros|ones|full){_GAP}[()]",
-        # (each led by its word: ``re`` then skips to the word's occurrences)
-        *(rf"{w}(?<![\w.]{w}){_GAP}[()]" for w in sorted(_ALLOC)),
-        # an output at its input's width (``torch.empty_like(x)``), for the
-        # analysis across classes; ``torch.`` or a bare name, as above
-        *(rf"_like(?<={w}_like){_GAP}[()]" for w in ("empty", "zeros", "ones", "full")),
-    ]
-)
-_NEEDLES = Needles(
-    any_of=(("copy_", "add_", "sub_", "mul_", "div_", "lerp_", "+=", "-=", "*=", "/=", "out", "]", "self."),),
-    regex=_ALLOCATION,
-)
 
 
 class PaddedUnpaddedWidthMismatch(Rule):
@@ -172,13 +138,19 @@ class PaddedUnpaddedWidthMismatch(Rule):
       result rounds their first argument up to a multiple of the second.
       Default: `round_up`, `_round_up`, `round_up_to_multiple`, `align`,
       `align_up`, `_align`, `ceil_to`, `round_to_multiple`, `next_multiple_of`.
-    Both options are honoured everywhere: the text prefilter (a file, and in
-    it a top-level function or class, is analysed only if its text calls
-    `torch.<name>`, a bare `<name>` or a `new_*` method, with `<name>` one of
-    `empty`, `empty_strided`, `zeros`, `ones`, `full`, `rand`, `randn`, or a
-    `*_like` call of `empty`, `zeros`, `ones`, `full`, and holds an exchange
-    or consumer token `copy_`, `add_`, `sub_`, `mul_`, `div_`, `lerp_`, `+=`,
-    `-=`, `*=`, `/=`, `out`, `]` or `self.`) depends on neither.
+    Both options are honoured everywhere, the text prefilter included: a
+    file is analysed only if its text calls `torch.<name>`, a bare `<name>`
+    or a `new_*` method, with `<name>` one of `empty`, `empty_strided`,
+    `zeros`, `ones`, `full`, `rand`, `randn`, or a `*_like` call of `empty`,
+    `zeros`, `ones`, `full`, and holds an exchange or consumer token (`copy_`,
+    `add_`, `sub_`, `mul_`, `div_`, `lerp_`, `+=`, `-=`, `*=`, `/=`, `out`,
+    `]`) or `self`; and in it a function or method only if its text holds
+    one of those words, one of those tokens, and either a padded width's
+    spelling (a `padded-names` glob's literal part in any case, a
+    `rounding-functions` name, `cdiv`, `ceil_div`, `ceildiv`, `div_ceil`,
+    `div_round_up`, or `) // n *`) or an input's width (`*_like`,
+    `x.shape[-1]`, `x.size(-1)`, `x.size()`, `x.shape` closing a shape). A
+    glob with no literal part drops the padded-width condition.
 
     Left out on purpose: a padded buffer a helper method allocates and
     returns (the helper's rounding is not followed), a part whose type is
@@ -198,11 +170,15 @@ class PaddedUnpaddedWidthMismatch(Rule):
         ),
     }
     facts = ("classes", "unpadded_output_widths", "component_types")
-    needles = _NEEDLES
-    # every finding lies in one function body; what the analysis across
-    # classes reads besides is the class's own methods the function names
-    # (kept with it) and project facts
-    definition_needles = _NEEDLES
+    # every finding lies in one function body and needs there the text
+    # ``needles.declared`` asks for; what the analysis across classes reads
+    # besides is the class's own methods the function names (kept with it)
+    # and project facts
+    needles, definition_needles = declared({k: o.default for k, o in options.items()})
+
+    @classmethod
+    def declared_needles(cls, options: Mapping[str, Any]) -> tuple[Needles, Needles | None]:
+        return declared(options)
 
     def __init__(self, ctx: RuleContext, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
