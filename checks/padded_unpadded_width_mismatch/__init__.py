@@ -29,11 +29,11 @@ from checks.padded_unpadded_width_mismatch.widths import (
     stem_set,
 )
 from checks.padded_unpadded_width_mismatch.across_classes import (
-    class_methods,
     component_calls,
     handoffs,
     input_width_outputs,
 )
+from checks.padded_unpadded_width_mismatch.class_helpers import helpers_of
 from checks.padded_unpadded_width_mismatch.declared_widths import UnpaddedOutputs
 from checks.padded_unpadded_width_mismatch.needles import CDIV_NAMES, declared
 from checks.facts.classes import ClassIndex
@@ -171,10 +171,13 @@ class PaddedUnpaddedWidthMismatch(Rule):
     }
     facts = ("classes", "unpadded_output_widths", "component_types")
     # every finding lies in one function body and needs there the text
-    # ``needles.declared`` asks for; what the analysis across classes reads
-    # besides is the class's own methods the function names (kept with it)
-    # and project facts
+    # ``needles.declared`` asks for; what the analysis reads besides is the
+    # names of the classes holding it (their headers are kept), the project
+    # facts and, across classes, the calls of the class's own methods, which
+    # it reads from the file's ``ast`` (``class_helpers``): no other
+    # definition need be parsed
     needles, definition_needles = declared({k: o.default for k, o in options.items()})
+    follows_definitions = False
 
     @classmethod
     def declared_needles(cls, options: Mapping[str, Any]) -> tuple[Needles, Needles | None]:
@@ -338,9 +341,13 @@ class PaddedUnpaddedWidthMismatch(Rule):
         types = self._component_types(local, classes)
         if not types:
             return
-        methods = class_methods(self._stack[-1][0])
+        methods: Mapping[str, list[str]] | None = None
         for out in outputs:
             for handoff in handoffs(node, out.name):
+                if methods is None:
+                    methods = helpers_of(
+                        self.ctx.ast_tree(), self.ctx.text, local, node.name.value, lambda: self.ctx.code_for(node)
+                    )
                 for part, method in component_calls(handoff.producer, methods):
                     if part not in types:
                         continue

@@ -6,7 +6,7 @@ methods)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -167,16 +167,17 @@ def handoffs(func: cst.FunctionDef, buffer: str) -> list[Handoff]:
 
 
 def component_calls(
-    producer: cst.Call, methods: dict[str, cst.FunctionDef], limit: int = 4
+    producer: cst.Call, methods: Mapping[str, Sequence[str]], limit: int = 4
 ) -> list[tuple[str, str]]:
     """The ``(component, method)`` pairs ``self.<component>.<method>(...)``
-    a call reaches: itself, or through the class's own methods (``self.helper``),
-    up to ``limit`` calls deep."""
+    a call reaches: itself, or through the class's own methods (``self.helper``;
+    ``methods``: the calls of each, ``class_helpers.helpers_of``), up to
+    ``limit`` calls deep."""
     out: list[tuple[str, str]] = []
     seen: set[str] = set()
 
-    def reach(call: cst.Call, depth: int) -> None:
-        parts = (call_name(call) or "").split(".")
+    def reach(name: str, depth: int) -> None:
+        parts = name.split(".")
         if len(parts) == 3 and parts[0] == "self":
             if (parts[1], parts[2]) not in out:
                 out.append((parts[1], parts[2]))
@@ -184,15 +185,8 @@ def component_calls(
             if parts[1] in seen:
                 return
             seen.add(parts[1])
-            for n in _nodes(methods[parts[1]].body):
-                if isinstance(n, cst.Call):
-                    reach(n, depth + 1)
+            for call in methods[parts[1]]:
+                reach(call, depth + 1)
 
-    reach(producer, 0)
+    reach(call_name(producer) or "", 0)
     return out
-
-
-def class_methods(cls: cst.ClassDef) -> dict[str, cst.FunctionDef]:
-    return {
-        st.name.value: st for st in cls.body.body if isinstance(st, cst.FunctionDef)
-    }
