@@ -5,6 +5,7 @@ need."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import libcst as cst
@@ -32,6 +33,7 @@ from checks.padded_unpadded_width_mismatch.across_classes import (
     component_calls,
     handoffs,
     input_width_outputs,
+    input_width_source,
 )
 from checks.padded_unpadded_width_mismatch.class_helpers import helpers_of
 from checks.padded_unpadded_width_mismatch.declared_widths import UnpaddedOutputs
@@ -79,6 +81,37 @@ _GEMM = frozenset({"matmul", "mm", "bmm", "addmm", "baddbmm", "einsum", "linear"
 _REDUCE = frozenset({"sum", "mean", "norm", "amax", "amin", "max", "min", "prod",
                      "logsumexp", "softmax", "log_softmax", "var", "std"})
 _ZEROING = frozenset({"zero_", "fill_", "zeros_"})
+
+
+@dataclass
+class _Scope:
+    """A class or function being visited, and what the visit saw of a
+    function's own calls (not of nested definitions'): what decides whether
+    the analyses can find anything in it, before they walk it."""
+
+    node: cst.ClassDef | cst.FunctionDef
+    # an allocation the rule may track
+    allocates: bool = False
+    # a rounding or ceiling division call, or a floor (``(X + n - 1) // n * n``)
+    rounds: bool = False
+    # an allocation with a padded name in its shape
+    padded_name: bool = False
+    # an allocation at an input parameter's width (``input_width_source``)
+    input_width: bool = False
+    _params: set[str] | None = None
+
+    @property
+    def padded(self) -> bool:
+        """Whether a buffer at a padded width may be allocated: a padded
+        width is a padded name in an allocation's shape, or comes from a
+        rounding (inline or bound to a name); either way, with an allocation."""
+        return self.allocates and (self.rounds or self.padded_name)
+
+    def params(self) -> set[str]:
+        if self._params is None:
+            assert isinstance(self.node, cst.FunctionDef)
+            self._params = set(function_params(self.node)) - {"self", "cls"}
+        return self._params
 
 
 class PaddedUnpaddedWidthMismatch(Rule):
@@ -187,7 +220,7 @@ class PaddedUnpaddedWidthMismatch(Rule):
         super().__init__(ctx, options)
         self._padded_names: tuple[str, ...] = tuple(self.opts["padded-names"])
         self._rounding: frozenset[str] = frozenset(self.opts["rounding-functions"])
-        self._stack: list[list[Any]] = []
+        self._stack: list[_Scope] = []
 
     # -- widths ----------------------------------------------------------------------
     def _is_padded_name(self, name: str | None) -> bool:
@@ -246,28 +279,41 @@ class PaddedUnpaddedWidthMismatch(Rule):
     # The traversal only notes which functions allocate a tensor at all; the
     # analysis runs on those alone, when the function is left.
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._stack.append([node, False])
+        self._stack.append(_Scope(node))
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self._stack.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._stack.append([node, False])
+        self._stack.append(_Scope(node))
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        node, allocates = self._stack.pop()
-        if allocates:
-            self._analyse(node)
-            if self._stack and isinstance(self._stack[-1][0], cst.ClassDef):
-                self._across_classes(node)
+        scope = self._stack.pop()
+        if scope.padded:
+            self._analyse(scope.node)  # (a padded width implies an allocation)
+        if scope.input_width and self._stack and isinstance(self._stack[-1].node, cst.ClassDef):
+            self._across_classes(scope.node)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not self._stack or isinstance(self._stack[-1][0], cst.ClassDef):
+        if not self._stack or isinstance(self._stack[-1].node, cst.ClassDef):
             return
+        scope = self._stack[-1]
         f = node.func
         leaf = f.attr.value if isinstance(f, cst.Attribute) else getattr(f, "value", None)
+        if leaf in self._rounding or leaf in _CDIV:
+            scope.rounds = True
         if leaf in _ALLOC or leaf in _ALLOC_METHOD or leaf in _LIKE:
-            self._stack[-1][1] = True
+            scope.allocates = True
+            if not scope.padded_name and any(
+                self._is_padded_name(dotted(dim)) for dim in self._shape_args(node, leaf)
+            ):
+                scope.padded_name = True
+            if not scope.input_width and input_width_source(node, scope.params()) is not None:
+                scope.input_width = True
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if self._stack and isinstance(node.operator, cst.FloorDivide):
+            self._stack[-1].rounds = True
 
     def _analyse(self, node: cst.FunctionDef) -> None:
         widths: dict[str, Width] = {}
@@ -327,7 +373,7 @@ class PaddedUnpaddedWidthMismatch(Rule):
         """An output allocated at its input's width, handed with a component's
         result to one step, where an implementation of that component's
         declared type declares an unpadded output width."""
-        if not all(isinstance(entry[0], cst.ClassDef) for entry in self._stack):
+        if not all(isinstance(entry.node, cst.ClassDef) for entry in self._stack):
             return  # a class inside a function: nothing outside can name it
         params = set(function_params(node)) - {"self", "cls"}
         outputs = input_width_outputs(node, params)
@@ -337,7 +383,7 @@ class PaddedUnpaddedWidthMismatch(Rule):
         declared = self.ctx.facts.index("unpadded_output_widths")
         if not isinstance(classes, ClassIndex) or not isinstance(declared, UnpaddedOutputs):
             return
-        local = ".".join(entry[0].name.value for entry in self._stack)
+        local = ".".join(entry.node.name.value for entry in self._stack)
         types = self._component_types(local, classes)
         if not types:
             return
