@@ -145,19 +145,24 @@ _LAST: dict[Needles, bool] = {}
 class Needles:
     """``all_of``: every substring must occur; ``any_of``: at least one group
     member must occur (each inner tuple is one group); ``regex``: a compiled
-    search must succeed. All given conditions must hold. An empty ``Needles``
-    matches every file."""
+    search must succeed; ``all_regex``: each of these searches must succeed
+    too (two patterns that must both occur, in any order, without a
+    lookahead: each is searched the fast way, see :func:`search_plan`). All
+    given conditions must hold. An empty ``Needles`` matches every file."""
 
     all_of: tuple[str, ...] = ()
     any_of: tuple[tuple[str, ...], ...] = ()
     regex: str | None = None
+    all_regex: tuple[str, ...] = ()
     _search: Callable[[str], bool] | None = field(default=None, compare=False, repr=False)
+    _searches: tuple[Callable[[str], bool], ...] = field(default=(), compare=False, repr=False)
     _all: tuple[Callable[[str], bool], ...] = field(default=(), compare=False, repr=False)
     _any: tuple[tuple[Callable[[str], bool], ...], ...] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.regex is not None:
             object.__setattr__(self, "_search", compile_search(self.regex))
+        object.__setattr__(self, "_searches", tuple(compile_search(r) for r in self.all_regex))
         object.__setattr__(self, "_all", tuple(contains(s) for s in self.all_of))
         object.__setattr__(self, "_any", tuple(tuple(contains(s) for s in g) for g in self.any_of))
 
@@ -182,4 +187,6 @@ class Needles:
         for group in self._any:
             if not any(has(text) for has in group):
                 return False
-        return self._search is None or self._search(text)
+        if self._search is not None and not self._search(text):
+            return False
+        return all(search(text) for search in self._searches)

@@ -289,7 +289,12 @@ def load_registry_fast() -> Registry:
                         n: CollectorMeta(
                             n,
                             c["version"],
-                            Needles(tuple(c["all_of"]), tuple(tuple(g) for g in c["any_of"]), c["regex"]),
+                            Needles(
+                                tuple(c["all_of"]),
+                                tuple(tuple(g) for g in c["any_of"]),
+                                c["regex"],
+                                tuple(c.get("all_regex", ())),
+                            ),
                             bool(c.get("lazy", False)),
                         )
                         for n, c in raw["collectors"].items()
@@ -310,6 +315,7 @@ def load_registry_fast() -> Registry:
                     "all_of": list(c.needles.all_of),
                     "any_of": [list(g) for g in c.needles.any_of],
                     "regex": c.needles.regex,
+                    "all_regex": list(c.needles.all_regex),
                     "lazy": bool(getattr(c, "lazy", False)),
                 }
                 for n, c in reg.collectors.items()

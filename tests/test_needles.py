@@ -22,6 +22,8 @@ def _all_needle_regexes() -> list[str]:
         n = getattr(obj, "needles", None)
         if n is not None and n.regex:
             out.append(n.regex)
+        if n is not None:
+            out.extend(n.all_regex)
     return out
 
 

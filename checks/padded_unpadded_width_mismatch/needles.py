@@ -141,6 +141,7 @@ def declared(options: Mapping[str, Any]) -> tuple[Needles, Needles]:
         definition = Needles(
             any_of=(_ALLOCATOR_WORDS, (*_EXCHANGE, "self")),
             regex=None if padded is None else f"{padded}|{_INPUT_WIDTH}",
+            all_regex=(_ALLOCATION,),
         )
         got = (Needles(any_of=((*_EXCHANGE, "self"),), regex=_ALLOCATION), definition)
         _CACHE[key] = got
