@@ -711,8 +711,8 @@ def test_cached_launch_results_follow_edits_of_the_kernels_module_and_its_reexpo
 
     corpus = Path(__file__).resolve().parent.parent / "corpus" / "block_size_min_divisibility" / "kernel_pkg"
     root = tmp_path / "proj"
-    # (the package's launcher modules only: its head_* files test other shapes)
-    shutil.copytree(corpus, root / "kernel_pkg", ignore=shutil.ignore_patterns("head_*"))
+    # (the package's launcher modules only: its head_* and gate_* files test other shapes and the gates)
+    shutil.copytree(corpus, root / "kernel_pkg", ignore=shutil.ignore_patterns("head_*", "gate_*"))
     (root / "pyproject.toml").write_text("[tool.shardlint]\n")
     cfg = Config(root=root.resolve(), select=("SHD101",))
     reg = load_registry()
