@@ -143,8 +143,12 @@ class Rule:
     #: and the module-level code -- much less for libcst to parse. Sound only
     #: when what the rule reads outside a matching definition comes from the
     #: project facts or the module-level code; ``tests/test_gates.py`` holds
-    #: it to that on the corpus and its mutations.
-    follows_definitions: ClassVar[bool] = True
+    #: it to that on the corpus and its mutations. ``"top-level"``
+    #: (``linter.scan.TOP_LEVEL``): the analysis reads other definitions by
+    #: name only at the top level (a module function, a kernel, a base
+    #: class), never a class's member: the engine follows names to top-level
+    #: definitions only.
+    follows_definitions: ClassVar[bool | str] = True
     options: ClassVar[Mapping[str, Option]] = {}
     facts: ClassVar[tuple[str, ...]] = ()
     tags: ClassVar[tuple[str, ...]] = ()

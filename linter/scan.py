@@ -78,8 +78,9 @@ class Gate:
     code: str
     file: Needles
     definition: Needles | None = None
-    # ``Rule.follows_definitions``: the definitions kept code names are kept too
-    follows: bool = True
+    # ``Rule.follows_definitions``: the definitions kept code names are kept
+    # too (True), or only the top-level ones ("top-level"), or none (False)
+    follows: bool | str = True
 
 
 def gate_of(rule: type[Rule], options: Mapping[str, Any]) -> Gate:
@@ -88,7 +89,15 @@ def gate_of(rule: type[Rule], options: Mapping[str, Any]) -> Gate:
         file, definition = rule.declared_needles(options)
     except Exception:
         return Gate(rule.code, Needles())
-    return Gate(rule.code, file, definition, bool(getattr(rule, "follows_definitions", True)))
+    follows = getattr(rule, "follows_definitions", True)
+    return Gate(rule.code, file, definition, follows if follows == TOP_LEVEL else bool(follows))
+
+
+#: ``Rule.follows_definitions = TOP_LEVEL``: the analysis reads other
+#: definitions of its module by name only at the top level (a module
+#: function, a kernel, a base class), never a class's member (a method
+#: called through ``self``)
+TOP_LEVEL = "top-level"
 
 
 def admits_text(gate: Gate, text: str) -> bool:
@@ -163,8 +172,9 @@ class Regions:
         class-level statements) of its class; for the rules that follow
         definitions (``Gate.follows``), every definition whose name what is
         kept for them mentions, transitively (a helper a kept function calls,
-        a method called through ``self``, a base class). A class kept with
-        none of its members gets a ``pass`` at a placeholder (line index,
+        a method called through ``self``, a base class; for the rules that
+        follow only top-level definitions, no member by its name). A class
+        kept with none of its members gets a ``pass`` at a placeholder (line index,
         indent): its first blanked line. None (everything) when a rule
         declares no definition needles."""
         if any(g.definition is None for g in gates):
@@ -173,11 +183,15 @@ class Regions:
         has_members = {u.parent for u in self.units if u.parent >= 0}
         own = [self._own(i) if i in has_members else self.text[u.start : u.end] for i, u in enumerate(self.units)]
         chosen: set[int] = set()
-        following = [g for g in gates if g.follows]
+        following = [g for g in gates if g.follows is True]
         if following:
             chosen |= self._chosen(following, own, closure=True)
-        if len(following) < len(gates):
-            chosen |= self._chosen([g for g in gates if not g.follows], own, closure=False)
+        top_level = [g for g in gates if g.follows == TOP_LEVEL]
+        if top_level:
+            chosen |= self._chosen(top_level, own, closure=True, members=False)
+        local = [g for g in gates if g.follows is False]
+        if local:
+            chosen |= self._chosen(local, own, closure=False)
         blanked = [u for i, u in enumerate(self.units) if i not in chosen and (u.parent < 0 or u.parent in chosen)]
         keep, pos = [], 0
         for u in blanked:
@@ -193,10 +207,12 @@ class Regions:
                 placeholders.append((self.text.count("\n", 0, first.start), first.indent))
         return keep, sorted(placeholders)
 
-    def _chosen(self, gates: Sequence[Gate], own: list[str], closure: bool) -> set[int]:
+    def _chosen(self, gates: Sequence[Gate], own: list[str], closure: bool, members: bool = True) -> set[int]:
         """The units kept for ``gates``: those their definition needles match
         (with the classes holding them) and, with ``closure``, those the
-        module-level code or a kept unit names, transitively."""
+        module-level code or a kept unit names, transitively (without
+        ``members``, a class's member only by the names its imports bind,
+        never by its own)."""
         chosen: set[int] = set()
         frontier = [self.rest()] if closure else []
 
@@ -213,10 +229,11 @@ class Regions:
         for i in range(len(self.units)):
             if any(_matches(g, own[i]) for g in gates):
                 choose(i)
+        words = [u.words() if members or u.parent < 0 else u.imports for u in self.units]
         pending = set(range(len(self.units))) - chosen
         while frontier and pending:
             seen = frontier.pop()
-            for i in [i for i in pending if any(_mentions(seen, w) for w in self.units[i].words())]:
+            for i in [i for i in pending if any(_mentions(seen, w) for w in words[i])]:
                 pending.discard(i)
                 choose(i)
                 pending -= chosen

@@ -328,3 +328,36 @@ def test_a_definition_importing_a_name_kept_code_uses_is_kept() -> None:
 
     source = check_source(text, "m.py", [gate_of(Mins, {})])
     assert "def setup" in source and "def launch" in source and "def other" not in source
+
+
+def test_a_rule_that_follows_top_level_definitions_keeps_no_member_by_its_name() -> None:
+    """``follows_definitions = "top-level"``: a module function a match names
+    is kept, a method it calls through ``self`` is blanked, and a method
+    whose import binds a name the match uses is kept (imports are read
+    wherever they stand)."""
+    from linter.needles import Needles
+    from linter.rule import Rule
+
+    text = (
+        "def pow2(n):\n    return 1 << n.bit_length()\n\n\n"
+        "class Runner:\n"
+        "    def size(self):\n        return 7\n\n"
+        "    def loader(self):\n        from kernels import tile_kernel\n        return tile_kernel\n\n"
+        "    def launch(self, x):\n        block = min(self.size(), pow2(x))\n        tile_kernel[(1,)](x, BLOCK=block)\n"
+    )
+
+    class TopLevel(Rule):
+        code, name = "SHD990", "top-level"
+        needles = definition_needles = Needles(all_of=("min(",))
+        follows_definitions = "top-level"
+
+    class Following(Rule):
+        code, name = "SHD989", "following-all"
+        needles = definition_needles = Needles(all_of=("min(",))
+
+    top = check_source(text, "m.py", [gate_of(TopLevel, {})])
+    assert "def launch" in top and "def pow2" in top and "def loader" in top
+    assert "def size" not in top
+    assert top.count("\n") == text.count("\n")
+    both = check_source(text, "m.py", [gate_of(TopLevel, {}), gate_of(Following, {})])
+    assert "def size" in both

@@ -221,8 +221,10 @@ class BlockSizeMinDivisibility(Rule):
     # -- a power-of-two helper it calls, a kernel it launches -- is named
     # from it, and the engine keeps what kept code names
     definition_needles = needles
-    # Not ``definition_needles``: a site's power-of-two proof may call
-    # another top-level function of the file (``_block(n)``).
+    # a site's power-of-two proof may call another top-level function of the
+    # file (``_block(n)``), and a launch names a kernel defined beside it;
+    # the analysis never reads a method through ``self``
+    follows_definitions = "top-level"
     # the facts gate (``candidate_facts``): a module none of whose scopes
     # calling ``min`` has a host use (``%``, ``//``, a ``range`` loop) is
     # parsed only when one of their calls may reach a kernel or a launcher
