@@ -135,3 +135,20 @@ def module_statements(body: list[ast.stmt]) -> list[ast.stmt]:
                 out += module_statements(h.body)
             out += module_statements(st.orelse + st.finalbody)
     return out
+
+
+def line_starts(text: str) -> list[int]:
+    """The offset at which each line of ``text`` starts (lines as ``\n``
+    ends them): ``starts[n - 1]`` is where an ``ast`` node's line ``n`` begins."""
+    starts = [0]
+    find = text.find
+    i = find("\n")
+    while i >= 0:
+        starts.append(i + 1)
+        i = find("\n", i + 1)
+    return starts
+
+
+def first_line(node: ast.AST) -> int:
+    """The first line of a statement, its decorators included."""
+    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])  # type: ignore[attr-defined]

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from linter.astwalk import line_starts
 from linter.types import Applicability, Diagnostic, Fix
 
 
@@ -23,14 +24,6 @@ def applicable(fix: Fix | None, unsafe: bool) -> bool:
     if fix.applicability is Applicability.SAFE:
         return True
     return unsafe and fix.applicability is Applicability.UNSAFE
-
-
-def _offsets(text: str) -> list[int]:
-    starts = [0]
-    for i, ch in enumerate(text):
-        if ch == "\n":
-            starts.append(i + 1)
-    return starts
 
 
 def _offset(starts: Sequence[int], text: str, line: int, col: int) -> int:
@@ -43,7 +36,7 @@ def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
     """Apply as many fixes as fit without overlapping; return the new text and
     the number of fixes applied. Identical edits from different fixes (two
     findings both adding ``import math``) are applied once."""
-    starts = _offsets(text)
+    starts = line_starts(text)
     accepted: list[tuple[int, int, str]] = []
     count = 0
     for fix in sorted(fixes, key=lambda f: min((e.span.line, e.span.column) for e in f.edits)):

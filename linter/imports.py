@@ -35,7 +35,7 @@ def imports_from_ast(tree: ast.Module, module: str, path: str) -> dict[str, str]
     and nested; a later import of the same name wins)."""
     pkg = is_package_path(path)
     out: dict[str, str] = {}
-    for node in _import_nodes(tree.body):
+    for node in import_nodes(tree.body):
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.asname:
@@ -51,7 +51,7 @@ def imports_from_ast(tree: ast.Module, module: str, path: str) -> dict[str, str]
     return out
 
 
-def _import_nodes(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+def import_nodes(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """Import statements in source order, nested in blocks and functions too,
     without visiting expressions (``ast.walk`` over every node was most of the
     facts phase's time on vLLM)."""
@@ -62,11 +62,11 @@ def _import_nodes(body: list[ast.stmt]) -> Iterator[ast.stmt]:
         for name in ("body", "orelse", "finalbody"):
             sub = getattr(node, name, None)
             if isinstance(sub, list):
-                yield from _import_nodes(sub)
+                yield from import_nodes(sub)
         for h in getattr(node, "handlers", ()):
-            yield from _import_nodes(h.body)
+            yield from import_nodes(h.body)
         for case in getattr(node, "cases", ()):
-            yield from _import_nodes(case.body)
+            yield from import_nodes(case.body)
 
 
 def imports_from_cst(node: cst.Module, module: str, path: str) -> dict[str, str]:

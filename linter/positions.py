@@ -16,6 +16,8 @@ import re
 from collections.abc import Collection, Sequence
 from typing import Any
 
+from linter.astwalk import line_starts
+
 _NEWLINE = re.compile(r"\r\n?|\n")
 
 Pos = tuple[int, int, int, int]  # start line (1-based), start column, end line, end column
@@ -214,27 +216,18 @@ def member_positions(module: Any, source: str, cls: Any, member: Any) -> dict[An
     start = _header_line(source, cls) if at is not None else None
     if at is None or start is None:
         return None
-    lo = _offset_of_line(source, start + 1)
+    starts = line_starts(source)
+    lo = starts[start] if start < len(starts) else len(source)
     hi = None
     following = next((s for s in module.body[at + 1 :] if isinstance(s, (cst.FunctionDef, cst.ClassDef))), None)
     if following is not None:
         end = _header_line(source, following)
         if end is None:
             return None
-        hi = _offset_of_line(source, end)
+        hi = starts[end - 1]
     indent = body.indent if body.indent is not None else module.default_indent
     line = _header_line(source, member, indent, lo, hi)
     return None if line is None else _generated_alone(module, member, line, indent)
-
-
-def _offset_of_line(source: str, line: int) -> int:
-    """The offset of the start of 1-based ``line`` (``len(source)`` past the end)."""
-    pos = 0
-    for _ in range(line - 1):
-        pos = source.find("\n", pos) + 1
-        if pos == 0:
-            return len(source)
-    return pos
 
 
 def report_positions(module: Any, source: str, found: Sequence[tuple[Any, Any, Any]]) -> dict[Any, Pos]:

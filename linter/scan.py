@@ -29,6 +29,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from linter.astwalk import first_line, line_starts
 from linter.facts import FactCollector
 from linter.needles import Needles
 from linter.source import shd000
@@ -296,16 +297,11 @@ def regions_of(tree: ast.Module, text: str) -> Regions | None:
     ends a line for CPython, not for the offsets here)."""
     if "\r" in text:
         return None
-    starts = [0]
-    find = text.find
-    i = find("\n")
-    while i >= 0:
-        starts.append(i + 1)
-        i = find("\n", i + 1)
+    starts = line_starts(text)
     n = len(starts)
 
     def unit(s: ast.stmt, parent: int) -> Unit:
-        first = min([s.lineno, *(d.lineno for d in s.decorator_list)])  # type: ignore[attr-defined]
+        first = first_line(s)
         last = s.end_lineno or s.lineno
         a, b = starts[first - 1], (starts[last] if last < n else len(text))
         line = text[a:b]

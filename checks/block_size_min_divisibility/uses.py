@@ -20,9 +20,9 @@ import ast
 from collections.abc import Callable
 from typing import Any
 
-from linter.astwalk import ast_dotted, module_statements
+from linter.astwalk import ast_dotted, first_line, line_starts, module_statements
 from linter.facts import FactCollector
-from linter.imports import is_package_path, resolve_relative
+from linter.imports import import_nodes, is_package_path, resolve_relative
 from linter.needles import Needles
 
 # SHD101's sites: a ``min(`` call bound by ``=``, ``:=`` or a launch keyword
@@ -112,15 +112,6 @@ def _read(roots: list[ast.AST], scopes: list[_Scope]) -> None:
         stack.extend((c, scope) for c in ast.iter_child_nodes(node))
 
 
-def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    i = text.find("\n")
-    while i >= 0:
-        starts.append(i + 1)
-        i = text.find("\n", i + 1)
-    return starts
-
-
 def _candidate_roots(tree: ast.Module, text: str) -> list[ast.AST]:
     """The module-level statements and the definitions -- top-level, or
     members of a top-level class -- whose text holds a site (the rule's
@@ -128,10 +119,10 @@ def _candidate_roots(tree: ast.Module, text: str) -> list[ast.AST]:
     cannot be told apart as CPython counts them."""
     if "\r" in text:
         return list(tree.body)
-    starts = _line_starts(text)
+    starts = line_starts(text)
 
     def has_site(st: ast.stmt) -> bool:
-        first = min([st.lineno, *(d.lineno for d in getattr(st, "decorator_list", ()))])
+        first = first_line(st)
         last = st.end_lineno or st.lineno
         end = starts[last] if last < len(starts) else len(text)
         return SITE_NEEDLES.match(text[starts[first - 1] : end])
@@ -154,7 +145,7 @@ def _bindings(tree: ast.Module, module: str, path: str) -> dict[str, set[str]]:
     """Every qualified name each local name is imported as, anywhere in the file."""
     pkg = is_package_path(path)
     out: dict[str, set[str]] = {}
-    for node in ast.walk(tree):
+    for node in import_nodes(tree.body):
         if isinstance(node, ast.Import):
             for a in node.names:
                 local = a.asname or a.name.split(".")[0]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
-from linter.astwalk import ast_dotted
+from linter.astwalk import ast_dotted, first_line
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _METHODS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -55,7 +55,7 @@ def method_calls(cls: ast.ClassDef) -> dict[str, list[str]]:
 
 
 def _source(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: Sequence[str]) -> str:
-    first = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
+    first = first_line(fn)
     return "".join(lines[first - 1 : fn.end_lineno or fn.lineno])
 
 

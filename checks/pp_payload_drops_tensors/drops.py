@@ -29,6 +29,7 @@ from checks.pp_payload_drops_tensors.analysis import (
 )
 from checks.pp_payload_drops_tensors.needles import DEFINITION_NEEDLES, PAYLOAD_NEEDLES
 from linter.api import FactCollector, Note, call_name, dotted
+from linter.astwalk import first_line
 from linter.facts import RecordedMemo
 from linter.positions import positions
 from linter.types import Span
@@ -75,22 +76,18 @@ def _kept(stmt: ast.stmt, lines: list[str]) -> str:
     False``): of a class, the methods whose text holds the definition needles,
     its header and its other statements; each method left out becomes a
     ``pass`` on its first line, blank lines after (positions unchanged)."""
-    first = _first_line(stmt)
+    first = first_line(stmt)
     out = lines[first - 1 : stmt.end_lineno]
     if isinstance(stmt, ast.ClassDef):
         for node in stmt.body:
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            a, b = _first_line(node) - first, node.end_lineno - first
+            a, b = first_line(node) - first, node.end_lineno - first
             if DEFINITION_NEEDLES.match("".join(out[a : b + 1])):
                 continue
             out[a] = " " * node.col_offset + "pass\n"
             out[a + 1 : b + 1] = ["\n"] * (b - a)
     return "".join(out)
-
-
-def _first_line(node: ast.stmt) -> int:
-    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
 
 
 def _json_value(value: Any) -> Any:
@@ -112,7 +109,7 @@ def tap_drop_facts(tree: ast.Module, text: str, path: str) -> dict[str, Any] | N
     for stmt in tree.body:
         if not isinstance(stmt, _COMPOUND):
             continue
-        first = _first_line(stmt)
+        first = first_line(stmt)
         if not DEFINITION_NEEDLES.match("".join(lines[first - 1 : stmt.end_lineno])):
             continue
         segment = _kept(stmt, lines)

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from linter.astwalk import first_line
 from linter.baseline import match
 from linter.config import Config
 from linter.registry import Registry
@@ -113,7 +114,7 @@ def enclosing_function(text: str, line: int) -> str:
         nonlocal best
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                start = first_line(node)
                 if start <= line <= (node.end_lineno or node.lineno):
                     best = prefix + node.name
                     walk(node.body, best + ".")
