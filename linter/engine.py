@@ -25,7 +25,7 @@ from linter.config import Config
 from linter.facts import FactCollector, FileLoader, LazyModules, ProjectFacts, run_collectors
 from linter.files import SourceFile, discover, module_name_of, project_files, relpath_of
 from linter.registry import Registry, load_registry
-from linter.scan import Cut, Gate, ScanResult, gate_of, scan_text
+from linter.scan import Cut, Gate, ScanResult, gate_of, scan_text, text_digest
 from linter.deep import met_recursion_limit, with_deep_retry
 from linter.source import normalize_identifiers, read_source
 from linter.workers import exit_with_parent, gc_frozen, gc_paused
@@ -228,10 +228,16 @@ class Engine:
         return "SHD900" in self.enabled and "noqa" in text and not self._ignored(relpath, "SHD900")
 
     def scan_one(
-        self, text: str, relpath: str, checked: bool, syntax: bool | None = None, keep_tree: bool = False
+        self,
+        text: str,
+        relpath: str,
+        checked: bool,
+        syntax: bool | None = None,
+        keep_tree: bool = False,
+        collect: bool = True,
     ) -> ScanResult:
         res = scan_text(
-            text, relpath, module_name_of(relpath), self.scan_collectors,
+            text, relpath, module_name_of(relpath), self.scan_collectors if collect else [],
             [self.gate(r) for r in self.rules_for(relpath)] if checked else None,
             self.config.check_syntax if syntax is None else syntax,
             self.cache is not None,
@@ -291,12 +297,18 @@ class Engine:
         return CheckOutcome(diags, errors, parsed, cols)
 
     def scan_one_deep(
-        self, text: str, relpath: str, checked: bool, syntax: bool | None = None, keep_tree: bool = False
+        self,
+        text: str,
+        relpath: str,
+        checked: bool,
+        syntax: bool | None = None,
+        keep_tree: bool = False,
+        collect: bool = True,
     ) -> ScanResult:
         """``scan_one``, done again on a deep stack if the code nests past the
         recursion limit, or one SHD000 past ``linter.deep.MAX_NESTING``."""
         return with_deep_retry(
-            lambda: self.scan_one(text, relpath, checked, syntax, keep_tree),
+            lambda: self.scan_one(text, relpath, checked, syntax, keep_tree, collect),
             lambda res: res.error is not None and met_recursion_limit([res.error]),
             text, relpath,
             lambda error: ScanResult(relpath, error=error if checked else None),
@@ -328,21 +340,31 @@ class Engine:
         text = normalize_identifiers(text)
         relpath = relpath_of(Path(path), self.config.root)
         module = module_name_of(relpath)
+        facts = self.project_facts()
+        # the file as the project's facts read it (flake8, an editor opening
+        # a file): its facts are in them already
+        known = self.scanned_as(relpath, text)
         # one buffer: compiling it costs milliseconds, so any syntax error shows
-        scan = self.scan_one_deep(text, relpath, True, syntax=True, keep_tree=True)
+        scan = self.scan_one_deep(text, relpath, True, syntax=True, keep_tree=True, collect=not known)
         if scan.error is not None:
             return self._finish_file([scan.error], relpath, text), []
-        facts = self.project_facts()
-        mine = dict(scan.facts)
-        lazy = [c for c in self.collectors if getattr(c, "lazy", False)]
-        mine.update(run_collectors(lazy, text, module, relpath, scan.tree))
-        # Most edits leave a module's facts as they were: then the project's
-        # facts (and the indexes already built on them) serve as they are.
-        if any(facts.raw(c.name).get(module) != mine.get(c.name) for c in self.collector_meta):
-            facts = facts.with_module(module, mine)
+        if not known:
+            mine = dict(scan.facts or {})
+            lazy = [c for c in self.collectors if getattr(c, "lazy", False)]
+            mine.update(run_collectors(lazy, text, module, relpath, scan.tree))
+            # Most edits leave a module's facts as they were: then the project's
+            # facts (and the indexes already built on them) serve as they are.
+            if any(facts.raw(c.name).get(module) != mine.get(c.name) for c in self.collector_meta):
+                facts = facts.with_module(module, mine)
         codes = self.facts_gate(relpath, scan.rules or [], facts)
         out = self.check_one_deep(text, relpath, facts, codes, scan.cut, scan.tree)
         return sorted(out.diagnostics, key=lambda d: d.sort_key), out.errors
+
+    def scanned_as(self, relpath: str, text: str) -> bool:
+        """Whether the project's facts were read from ``text`` at ``relpath``
+        (then they hold its facts already: nothing to collect again)."""
+        digest = self._digests.get(relpath)
+        return bool(digest) and digest == text_digest(text)
 
     def _finish_file(self, diags: list[Diagnostic], relpath: str, text: str | None) -> list[Diagnostic]:
         if self._ignored(relpath, "SHD000") or "SHD000" not in self.enabled:

@@ -60,6 +60,12 @@ class ScanResult:
     tree: ast.Module | None = None
 
 
+def text_digest(text: str) -> str:
+    """The content digest of a file's text (what the cache and the editor
+    tell an unchanged text by)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def facts_hash(data: Any) -> str:
     blob = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
@@ -371,6 +377,7 @@ def scan_text(
     hashes: bool = True,
     closed: bool = False,
     keep_tree: bool = False,
+    collect: bool = True,
 ) -> ScanResult:
     """Hash the text, run the fact collectors whose needles match and, for a
     file being checked (the ``gates`` of its rules given), decide which
@@ -379,11 +386,12 @@ def scan_text(
     every checked file); a syntax error it meets in a checked file is
     SHD000. A file never compiled that a rule admits is parsed by libcst in
     the check phase, which reports SHD000 in turn. Without ``hashes`` (a run
-    with no cache) the content digest and the facts hashes are left empty;
-    ``fh`` still names the collectors with facts. ``keep_tree``: the ``ast``
-    compiled, if any, is kept in the result (``ScanResult.tree``)."""
-    res = ScanResult(relpath, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() if hashes else "")
-    wanted = [c for c in collectors if c.needles.match(text)]
+    with no cache) the facts hashes are left empty; ``fh`` still names the
+    collectors with facts. ``keep_tree``: the ``ast`` compiled, if any, is
+    kept in the result (``ScanResult.tree``). Without ``collect``, no
+    collector runs (the caller has the text's facts already)."""
+    res = ScanResult(relpath, text_digest(text))
+    wanted = [c for c in collectors if c.needles.match(text)] if collect else []
     rules = gates
     if rules is None:
         cands: list[Gate] = []

@@ -207,6 +207,25 @@ async def test_editing_the_base_class_relints_the_open_subclass_user(push: Langu
     assert codes(got.diagnostics) == ["SHD201", "SHD201"]
 
 
+async def test_an_edit_that_changes_the_buffers_own_facts_relints_it(push: LanguageClient, workspace: Path):
+    """The buffer's findings are published against its last facts, then its
+    new facts are laid over: when its findings read them (the base class
+    with the sentinel in the same file), the version is linted and published
+    again, and the last publication is right."""
+    docs = Docs(push)
+    bad = (Path(__file__).parent.parent / "corpus" / "unresolved_sentinel_reaches_impl" / "bad.py").read_text()
+    solo, got = await open_and_wait(push, docs, workspace / "solo.py", bad)
+    assert "SHD201" in codes(got.diagnostics)
+    resolved = bad.replace("self.dcp_world_size = -1", "self.dcp_world_size = 1").replace("self.dcp_rank = -1", "self.dcp_rank = 0")
+    assert resolved != bad
+
+    def settled(expect: bool):
+        return lambda p: p.version == docs.versions[solo] and ("SHD201" in codes(p.diagnostics)) == expect
+
+    await published(push, lambda: docs.change(solo, resolved), solo, settled(False))
+    await published(push, lambda: docs.change(solo, bad), solo, settled(True))
+
+
 async def test_a_file_changed_on_disk_relints_the_open_files_using_it(push: LanguageClient, workspace: Path):
     docs = Docs(push)
     model, got = await open_and_wait(push, docs, workspace / MODEL)

@@ -66,9 +66,9 @@ class ShardlintServer(LanguageServer):
         self.pending: dict[str, asyncio.Future[Any]] = {}
         # facts a lint laid over (uri, module, collectors changed, folder)
         # whose dependents are not relinted yet: the lint thread records
-        # them, the event loop announces them after any lint ends -- a lint
-        # whose awaiting task was cancelled (a newer change, a pull) has laid
-        # its facts over all the same
+        # them, the event loop announces them after any lint ends -- a
+        # settle whose awaiting task was cancelled (a newer change, a pull)
+        # has laid its facts over all the same
         self.unannounced: list[tuple[str, str, set[str], FolderState]] = []
         self.unannounced_lock = threading.Lock()
         self.pyproject_diagnostics: set[str] = set()
@@ -153,14 +153,21 @@ class ShardlintServer(LanguageServer):
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, [diag]))
 
     # -- linting ----------------------------------------------------------
-    def _lint_sync(self, uri: str, text: str) -> tuple[Linted, set[str]]:
+    def _lint_sync(self, uri: str, text: str, version: int | None) -> Linted:
         path = Path(to_fs_path(uri) or uri)
         folder = self.folder_of(path)
-        result, changed = folder.lint(path, text)
+        return Linted(version, text, folder.lint(path, text), folder)
+
+    def _settle_sync(self, uri: str, text: str) -> set[str]:
+        """Lay a buffer's facts over (its dependents are announced later):
+        the collectors whose facts for its module changed."""
+        path = Path(to_fs_path(uri) or uri)
+        folder = self.folder_of(path)
+        changed = folder.settle(path, text)
         if changed:
             with self.unannounced_lock:
-                self.unannounced.append((uri, result.module, changed, folder))
-        return Linted(None, text, result, folder), changed
+                self.unannounced.append((uri, folder.module_of(path), changed, folder))
+        return changed
 
     def announce(self) -> None:
         """Relint the dependents of every module whose facts a lint laid
@@ -189,19 +196,34 @@ class ShardlintServer(LanguageServer):
         return await self.lint_now(uri)
 
     async def lint_now(self, uri: str) -> Linted | None:
+        """Lint the document against the facts as they stand and publish
+        (push), then lay its own facts over; the few times they changed in a
+        way its findings read, lint and publish once more. A document first
+        seen (new, or unlike the file on disk) has its facts laid over first."""
         doc = self.workspace.text_documents.get(uri)
         if doc is None or not uri.startswith("file:") or not uri.endswith((".py", ".pyi")):
             return None
         version, text = doc.version, doc.source
-        linted, _ = await self.in_thread(self._lint_sync, uri, text)
-        linted.version = version
-        current = self.workspace.text_documents.get(uri)
-        if current is None or current.version != version:
-            self.announce()
-            return None  # stale: a newer change is on its way
+        settled = uri not in self.linted
+        if settled:
+            await self.in_thread(self._settle_sync, uri, text)
+        linted = await self.in_thread(self._lint_sync, uri, text, version)
+        while True:
+            current = self.workspace.text_documents.get(uri)
+            if current is None or current.version != version:
+                self.announce()
+                return None  # stale: a newer change is on its way
+            if not self.pull:
+                self.linted[uri] = linted
+                self.publish(uri, linted)
+            if settled:
+                break
+            settled = True
+            changed = await self.in_thread(self._settle_sync, uri, text)
+            if not (changed and linted.result.depends_on(linted.result.module, changed, linted.folder.lazy_names())):
+                break
+            linted = await self.in_thread(self._lint_sync, uri, text, version)
         self.linted[uri] = linted
-        if not self.pull:
-            self.publish(uri, linted)
         self.announce()
         return linted
 

@@ -242,14 +242,21 @@ class FolderState:
         return {c.name for c in self.engine.collector_meta if getattr(c, "lazy", False)}
 
     # -- linting ------------------------------------------------------------
-    def lint(self, path: Path, text: str) -> tuple[BufferLint, set[str]]:
-        """Lint a buffer (against the facts with the other buffers laid
-        over), then lay its facts over: the findings, and the collectors
-        whose facts for its module changed."""
+    def lint(self, path: Path, text: str) -> BufferLint:
+        """Lint a buffer against the facts as they stand (the other buffers
+        laid over, and this one's last facts): see :meth:`settle`."""
         assert self.engine is not None
-        result = lint_buffer(self.engine, text, path, self.facts())
-        changed = self.lay_over(path, text, result.facts) if result.facts is not None else set()
-        return result, changed
+        return lint_buffer(self.engine, text, path, self.facts())
+
+    def settle(self, path: Path, text: str) -> set[str]:
+        """Lay a linted buffer's facts over: the collectors whose facts for
+        its module changed (its own findings, and those of the files that
+        depend on them, are then to be linted again). A buffer the same as
+        the file the project's facts were read from changes nothing."""
+        assert self.engine is not None and self.config is not None
+        if path not in self._overlays and self.engine.scanned_as(relpath_of(path, self.config.root), text):
+            return set()
+        return self.lay_over(path, text)
 
     def contains(self, path: Path) -> bool:
         return path == self.folder or self.folder in path.parents
