@@ -152,3 +152,36 @@ def line_starts(text: str) -> list[int]:
 def first_line(node: ast.AST) -> int:
     """The first line of a statement, its decorators included."""
     return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])  # type: ignore[attr-defined]
+
+
+
+def statement_start(body: list[ast.stmt], line: int) -> int | None:
+    """The last line at or before ``line`` where a statement of ``body``, at
+    any depth, or an ``except``/``case`` clause starts (decorators
+    included); None when none does. ``tokenize`` started there reads
+    ``line`` as it does reading the whole text: no string, bracket or
+    logical line is open at the start of that line."""
+    best = None
+    items: list[ast.AST] = list(body)
+    while items:
+        at = None
+        for st in items:  # (source order)
+            if _starts(st) > line:
+                break
+            at = st
+        if at is None:
+            break
+        best = _starts(at)
+        if _ends(at) < line:
+            break
+        items = [c for name in ast_stmt_fields(type(at)) for c in getattr(at, name)]
+    return best
+
+
+def _starts(node: ast.AST) -> int:
+    return node.pattern.lineno if isinstance(node, ast.match_case) else first_line(node)
+
+
+def _ends(node: ast.AST) -> int:
+    last = node.body[-1] if isinstance(node, ast.match_case) else node
+    return last.end_lineno or last.lineno  # type: ignore[attr-defined]

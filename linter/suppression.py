@@ -9,6 +9,7 @@ Unused or unknown shardlint codes in noqa comments are reported as SHD900.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import io
 import re
@@ -16,6 +17,7 @@ import tokenize
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from linter.astwalk import statement_start
 from linter.types import Applicability, Diagnostic, Edit, Fix, Severity, Span
 
 _NOQA = re.compile(
@@ -66,19 +68,44 @@ def _split_codes(raw: str | None) -> tuple[str, ...] | None:
     return tuple(c.upper() for c in re.split(r"[,\s]+", raw.strip()) if c)
 
 
-def parse_suppressions(text: str) -> Suppressions:
+def _comments(text: str, tree: ast.Module | None) -> list[tokenize.TokenInfo]:
+    """The comment tokens of ``text`` that may hold a noqa: with its ``ast``
+    (``tree``), those on the lines naming noqa, each line tokenized from the
+    statement starting at or before it (``linter.astwalk.statement_start``)
+    -- a few lines instead of the whole file; without it, or where a window
+    does not tokenize as the whole text would, every comment."""
+    lines = io.StringIO(text).readlines()
+    noqa_lines = [i + 1 for i, ln in enumerate(lines) if "noqa" in ln.lower()]
+    if tree is not None and "\r" not in text:
+        out: list[tokenize.TokenInfo] = []
+        try:
+            for line in noqa_lines:
+                start = statement_start(tree.body, line) or 1
+                for tok in tokenize.generate_tokens(iter(lines[start - 1 :]).__next__):
+                    row = tok.start[0] + start - 1
+                    if row > line or (row == line and tok.type in (tokenize.NL, tokenize.NEWLINE)):
+                        break
+                    if row == line and tok.type == tokenize.COMMENT:
+                        out.append(tok._replace(start=(row, tok.start[1]), end=(row, tok.end[1])))
+            return out
+        except (tokenize.TokenError, SyntaxError, StopIteration):
+            pass  # (an ``else:`` line read from the body above it dedents past the start)
+    return [tok for tok in tokenize.generate_tokens(io.StringIO(text).readline) if tok.type == tokenize.COMMENT]
+
+
+def parse_suppressions(text: str, tree: ast.Module | None = None) -> Suppressions:
+    """The noqa comments of ``text``; ``tree``: its ``ast``, when at hand
+    (then only the lines naming noqa are tokenized)."""
     if "noqa" not in text and "NOQA" not in text.upper():
         return EMPTY
     lines: dict[int, NoqaComment] = {}
     file_codes: tuple[str, ...] | None = None
     has_file = False
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+        tokens = _comments(text, tree)
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return EMPTY
     for tok in tokens:
-        if tok.type != tokenize.COMMENT:
-            continue
         s = tok.string
         fm = _FILE_NOQA.match(s)
         if fm:
