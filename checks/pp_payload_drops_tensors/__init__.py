@@ -236,6 +236,8 @@ class PpPayloadDropsTensors(Rule):
                 if not claim_done:
                     claim, claim_done = self._claim(node), True
                 self._report_drops(node, m, dropped, claim)
+            if not any(self._payload_keys(r) is not None for r in payloads):
+                continue  # (nothing to compare with a receiver)
             if not receiver_done:
                 receiver, receiver_done = self._receiver(node), True
             if receiver:
@@ -460,6 +462,14 @@ class PpPayloadDropsTensors(Rule):
             return []
         return layouts or None
 
+    def _payload_keys(self, r: Return) -> list[str] | None:
+        """The literal keys of a payload returned on non-last ranks (None:
+        another rank's, or keys not all string literals)."""
+        call = self._analysis().payload_call(r.node.value)
+        if call is None or not call.args or r.ctx != NONLAST:
+            return None
+        return _dict_keys(call.args[0].value)
+
     def _report_key_mismatch(
         self,
         node: cst.ClassDef,
@@ -469,12 +479,11 @@ class PpPayloadDropsTensors(Rule):
     ) -> None:
         layouts, where = receiver
         for r in payloads:
-            call = self._analysis().payload_call(r.node.value)
-            if call is None or not call.args or r.ctx != NONLAST:
-                continue
-            keys = _dict_keys(call.args[0].value)
+            keys = self._payload_keys(r)
             if keys is None or set(keys) in layouts:
                 continue
+            call = self._analysis().payload_call(r.node.value)
+            assert call is not None
             # a class may allocate one layout per mode; compare with the
             # closest so the message names the smallest difference
             want = min(layouts, key=lambda w: (len(w ^ set(keys)), sorted(w)))
