@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from linter.config import Config
 from linter.facts import ProjectFacts
+from linter.reparse import ParseMemo
 from linter.scan import Cut, Gate, check_source
 from linter.source import content_hash, one_line, shd000
 from linter.types import Diagnostic, Edit, Fix, InternalError, Span
@@ -106,19 +107,21 @@ def check_text(
     gates: Sequence[Gate] | None = None,
     cut: Cut | None = None,
     tree: ast.Module | None = None,
+    memo: ParseMemo | None = None,
 ) -> tuple[list[Diagnostic], list[InternalError]]:
     """Parse ``text`` once with libcst (only the regions the rules' declared
     needles admit, with ``gates``: :func:`linter.scan.check_source`) and run
     ``rule_classes`` over it in one batched traversal. Suppressions are not
     applied here. ``tree``: the text's ``ast``, if the caller has it (what
-    ``RuleContext.ast_tree`` gives the rules)."""
+    ``RuleContext.ast_tree`` gives the rules); ``memo``: the last parse of
+    the same document, which an edit's parse starts from (the editor)."""
     import libcst as cst
     from libcst.metadata import MetadataWrapper
 
     errors: list[InternalError] = []
     source = check_source(text, relpath, gates, cut) if gates is not None else text
     try:
-        module = parse_module_unvalidated(source)
+        module = parse_module_unvalidated(source) if memo is None else memo.parse(source, tree, parse_module_unvalidated)
     except cst.ParserSyntaxError as exc:
         # CPython places syntax errors better than libcst and says it better
         try:

@@ -25,6 +25,7 @@ from linter.config import Config
 from linter.facts import FactCollector, FileLoader, LazyModules, ProjectFacts, run_collectors
 from linter.files import SourceFile, discover, module_name_of, project_files, relpath_of
 from linter.registry import Registry, load_registry
+from linter.reparse import ParseMemo
 from linter.scan import Cut, Gate, ScanResult, gate_of, scan_text, text_digest
 from linter.deep import met_recursion_limit, with_deep_retry
 from linter.source import normalize_identifiers, read_source
@@ -255,12 +256,14 @@ class Engine:
         codes: Sequence[str] | None = None,
         cut: Cut | None = None,
         tree: ast.Module | None = None,
+        memo: ParseMemo | None = None,
     ) -> CheckOutcome:
         """Check one text with the rules named by ``codes`` (default: those
         whose prefilter passes): diagnostics (suppressed ones marked), internal
         errors, whether libcst parsed it and which fact collectors its rules
         read. ``cut``: the scan's definitions of the text, if at hand;
-        ``tree``: its ``ast``, if at hand."""
+        ``tree``: its ``ast``, if at hand; ``memo``: the document's last
+        parse (``linter.reparse``)."""
         facts = facts if facts is not None else (self._facts or ProjectFacts())
         if codes is None:
             scan = self.scan_one(text, relpath, True)
@@ -277,10 +280,11 @@ class Engine:
                 [self.gate(r) for r in rules] if self.gates else None,
                 cut,
                 tree,
+                memo,
             )
         noqa_on = self.noqa_check(relpath, text)
         if diags or noqa_on:
-            sup = parse_suppressions(text)
+            sup = parse_suppressions(text, tree)
             diags, used = apply_suppressions(diags, sup)
             if noqa_on:
                 diags += unused_noqa(

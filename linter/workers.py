@@ -79,3 +79,20 @@ def gc_frozen() -> Iterator[None]:
 
 # whether this process is inside a ``gc_frozen`` that froze the heap itself
 _FROZEN = [False]
+
+
+def keep_out_of_sight() -> None:
+    """What is alive now stays alive a long while (a language server's
+    project facts): collect the garbage, then freeze the rest, so that the
+    collector's full collections during each later lint walk only what that
+    lint allocates (in the server, a tenth of a large file's re-lint went to
+    walking the facts). :func:`bring_back` undoes it before they are
+    replaced."""
+    gc.collect()
+    gc.freeze()
+
+
+def bring_back() -> None:
+    """Unfreeze what :func:`keep_out_of_sight` froze: facts about to be
+    dropped must be collectable again."""
+    gc.unfreeze()

@@ -25,6 +25,7 @@ from typing import Any
 from linter.engine import Engine
 from linter.facts import ProjectFacts, run_collectors
 from linter.files import module_name_of, relpath_of
+from linter.reparse import ParseMemo
 from linter.types import Diagnostic, InternalError
 
 
@@ -62,11 +63,15 @@ def buffer_facts(engine: Engine, text: str, path: Path) -> dict[str, Any] | None
     return run_collectors(engine.collectors, text, module_name_of(relpath), relpath, tree)
 
 
-def lint_buffer(engine: Engine, text: str, path: Path, facts: ProjectFacts) -> BufferLint:
+def lint_buffer(
+    engine: Engine, text: str, path: Path, facts: ProjectFacts, memo: ParseMemo | None = None
+) -> BufferLint:
     """Lint a buffer against ``facts`` as they stand: the facts of its own
     module are those last laid over (or the disk's), not collected here --
     the caller lays the buffer's facts over after publishing
-    (:func:`buffer_facts`) and lints again the few times they changed."""
+    (:func:`buffer_facts`) and lints again the few times they changed.
+    ``memo``: the document's last parse, which this one starts from
+    (``linter.reparse``: an edit inside one statement parses that one)."""
     relpath = relpath_of(path, engine.config.root)
     module = module_name_of(relpath)
     # one buffer: compiling it costs milliseconds, so any syntax error shows
@@ -79,7 +84,7 @@ def lint_buffer(engine: Engine, text: str, path: Path, facts: ProjectFacts) -> B
         return BufferLint(diags, errors, module)
     with facts.recording() as read:
         codes = engine.facts_gate(relpath, scan.rules or [], facts)
-        out = engine.check_one(text, relpath, facts, codes, scan.cut, scan.tree)
+        out = engine.check_one(text, relpath, facts, codes, scan.cut, scan.tree, memo)
     passed = set(scan.rules or ())
     cols = frozenset(f for r in engine.rule_meta if r.code in passed for f in r.facts)
     diags = sorted(out.diagnostics, key=lambda d: d.sort_key)

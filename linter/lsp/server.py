@@ -412,6 +412,7 @@ async def did_close(ls: ShardlintServer, params: lsp.DidCloseTextDocumentParams)
     if linted is not None:
         # the buffer's unsaved text no longer counts: the file on disk does
         path = Path(to_fs_path(uri) or uri)
+        linted.folder.closed(path)
         for other, module, changed, folder in await ls.in_thread(ls._disk_changed, [(path, not path.exists())]):
             ls.relint_dependents(other, module, changed, folder)
 

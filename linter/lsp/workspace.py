@@ -20,6 +20,8 @@ from linter.facts import ProjectFacts
 from linter.files import module_name_of, relpath_of
 from linter.lsp.buffers import BufferLint, buffer_facts, lint_buffer
 from linter.registry import Registry
+from linter.reparse import ParseMemo
+from linter.workers import bring_back, keep_out_of_sight
 
 # the client settings a user may give (initializationOptions or
 # workspace/didChangeConfiguration), in ruff's spelling; camelCase accepted
@@ -155,6 +157,8 @@ class FolderState:
     # path -> the text laid over the disk's (an unsaved buffer, or a file
     # changed on disk since the facts were built; None: deleted) and its facts
     _overlays: dict[Path, tuple[str | None, dict[str, Any]]] = field(default_factory=dict)
+    # path -> the last parse of its open document (``linter.reparse``)
+    _parses: dict[Path, ParseMemo] = field(default_factory=dict)
 
     # -- configuration ------------------------------------------------------
     def configure(self, settings: Settings | None = None) -> ConfigProblem | None:
@@ -183,6 +187,8 @@ class FolderState:
     def _use(self, config: Config) -> None:
         self.config = config
         self.engine = Engine(config, self.registry, cache=open_cache(config, self.settings))
+        if self._base is not None:
+            bring_back()
         self._base = self._composed = None
         # laid-over facts were collected under the old options: again
         self._overlays = {p: (t, self._facts_of(p, t) or {}) for p, (t, _) in self._overlays.items()}
@@ -198,6 +204,7 @@ class FolderState:
             assert self.engine is not None
             if self._base is None:
                 self._base = self.engine.project_facts()
+                keep_out_of_sight()
             facts = self._base
             for path, (_, mine) in self._overlays.items():
                 facts = facts.with_module(self.module_of(path), mine)
@@ -246,7 +253,11 @@ class FolderState:
         """Lint a buffer against the facts as they stand (the other buffers
         laid over, and this one's last facts): see :meth:`settle`."""
         assert self.engine is not None
-        return lint_buffer(self.engine, text, path, self.facts())
+        return lint_buffer(self.engine, text, path, self.facts(), self._parses.setdefault(path, ParseMemo()))
+
+    def closed(self, path: Path) -> None:
+        """Forget the parse of a document the editor closed."""
+        self._parses.pop(path, None)
 
     def settle(self, path: Path, text: str) -> set[str]:
         """Lay a linted buffer's facts over: the collectors whose facts for
