@@ -339,7 +339,15 @@ class ProjectFacts:
             if facts.get(name) is not None:
                 per[module] = facts[name]
         lazy = {n: lm.with_module(module, facts.get(n)) for n, lm in self._lazy.items()}
-        return ProjectFacts(data, self._collectors_src, lazy=lazy)
+        out = ProjectFacts(data, self._collectors_src, lazy=lazy)
+        # an index built on facts the module left as they were is the same
+        # index: kept (with the answers it memoised), not built again
+        changed = {n for n in set(self._data) | set(self._lazy) | set(facts) if self.raw(n).get(module) != facts.get(n)}
+        for name, index in self._indexes.items():
+            needs = {name, *getattr(self._collectors().get(name), "index_with", ())}
+            if not needs & changed:
+                out._indexes[name] = index
+        return out
 
     def collector_digest(self, name: str) -> str:
         if name not in self._hashes:

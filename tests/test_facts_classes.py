@@ -210,3 +210,27 @@ def test_lazy_index_reads_only_the_modules_a_query_needs_and_records_them_every_
     assert [q for q, _ in edited.index("classes").mro("pkg.sub.leaf.Leaf")] == names[:2]
     assert [q for q, _ in idx.mro("pkg.sub.leaf.Leaf")] == names
     assert "pkg.unrelated" not in loaded
+
+
+def test_an_edit_that_leaves_a_modules_facts_keeps_the_index_built_on_them() -> None:
+    """``with_module`` keeps the index of a collector whose facts for the
+    module did not change (its memoised answers too), and builds again one
+    whose facts did."""
+    from linter.facts import LazyModules, ProjectFacts
+
+    texts = {module_name_of(p): (p, textwrap.dedent(s)) for p, s in THREE_FILES.items()}
+
+    def loader(mod: str):
+        path, text = texts[mod]
+        return ClassFacts.collect(ast.parse(text), text, mod, path)
+
+    facts = ProjectFacts({}, {"classes": ClassFacts}, lazy={"classes": LazyModules("classes", loader, list(texts))})
+    idx = facts.index("classes")
+    path, text = texts["pkg.middle"]
+    same = ClassFacts.collect(ast.parse(text), text, "pkg.middle", path)
+    assert facts.with_module("pkg.middle", {"classes": same}).index("classes") is idx
+    middle = "class Middle:\n    pass\n"
+    other = ClassFacts.collect(ast.parse(middle), middle, "pkg.middle", path)
+    rebuilt = facts.with_module("pkg.middle", {"classes": other}).index("classes")
+    assert rebuilt is not idx
+    assert [q for q, _ in rebuilt.mro("pkg.sub.leaf.Leaf")] == ["pkg.sub.leaf.Leaf", "pkg.middle.Middle"]
