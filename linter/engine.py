@@ -300,19 +300,12 @@ class Engine:
         cols = tuple(sorted({f for r in rules for f in r.facts}))
         return CheckOutcome(diags, errors, parsed, cols)
 
-    def scan_one_deep(
-        self,
-        text: str,
-        relpath: str,
-        checked: bool,
-        syntax: bool | None = None,
-        keep_tree: bool = False,
-        collect: bool = True,
-    ) -> ScanResult:
-        """``scan_one``, done again on a deep stack if the code nests past the
-        recursion limit, or one SHD000 past ``linter.deep.MAX_NESTING``."""
+    def scan_one_deep(self, text: str, relpath: str, checked: bool, **how: Any) -> ScanResult:
+        """``scan_one`` (``how``: its keyword arguments), done again on a deep
+        stack if the code nests past the recursion limit, or one SHD000 past
+        ``linter.deep.MAX_NESTING``."""
         return with_deep_retry(
-            lambda: self.scan_one(text, relpath, checked, syntax, keep_tree, collect),
+            lambda: self.scan_one(text, relpath, checked, **how),
             lambda res: res.error is not None and met_recursion_limit([res.error]),
             text, relpath,
             lambda error: ScanResult(relpath, error=error if checked else None),

@@ -468,11 +468,11 @@ def test_the_scan_frees_reference_cycles_it_makes(tmp_path: Path) -> None:
 
     orig = eng.Engine.scan_one
 
-    def leaky(self, text, relpath, checked, *args):  # type: ignore[no-untyped-def]
+    def leaky(self, text, relpath, checked, *args, **kw):  # type: ignore[no-untyped-def]
         a, b = Node(), Node()
         a.other, b.other = b, a  # a cycle only the collector can free
         made.append(weakref.ref(a))
-        return orig(self, text, relpath, checked, *args)
+        return orig(self, text, relpath, checked, *args, **kw)
 
     for i in range(80):
         write(tmp_path, f"pkg/f{i:02d}.py", f"X = {i}\n")
