@@ -21,8 +21,9 @@ findings with a whole parse on edited corpus files):
 - the new lines parse to exactly one statement of the same kind and name,
   with nothing left over, under the same indentation.
 
-Anything else (a change across statements, in the module's last comment
-lines, a statement kept in one version only) is parsed whole, as before.
+Comment and blank lines changed after the module's last statement replace
+its footer. Anything else (a change across statements, a statement kept in
+one version only) is parsed whole, as before.
 """
 
 from __future__ import annotations
@@ -132,6 +133,8 @@ def _reparse(
         got = _blank_lines(module, old_layout, layout, first, old_end, new_end)
         if got is not None:
             return got
+    if first >= len(old) - 1 - len(module.footer):
+        return _tail(old, module, new, first)
     i = _holding(old_layout.top, first, old_end)
     j = _holding(layout.top, first, new_end)
     if i is None or i != j or old_layout.top[i][3] != layout.top[j][3]:
@@ -157,6 +160,50 @@ def _reparse(
             return module.with_changes(body=[*body[:at], new_class, *body[at + 1 :]])
     top = _replace_in(body, old_layout.top, layout.top, i, old, new, None, module, parse)
     return None if top is None else module.with_changes(body=top)
+
+
+def _tail(old: list[str], module: Any, new: list[str], first: int) -> Any:
+    """``module`` with new last lines (the comments and blank lines after
+    its last statement, libcst's ``Module.footer``) when the change lies
+    among them, they generate exactly the old ones, and the new ones are
+    all blank or comments at the first column (an indented comment after a
+    block would be that block's)."""
+    if old[-1] or new[-1]:
+        return None  # (no final line break)
+    start = len(old) - 1 - len(module.footer)
+    if first < start:
+        return None
+    if _lines_code(module.footer) != "".join(line + "\n" for line in old[start:-1]):
+        return None
+    lines = new[start:-1]
+    if any(line and not line.startswith("#") for line in lines):
+        return None
+    text = "".join(line + "\n" for line in lines)
+    got = parse_tail(text)
+    if got is None:
+        return None
+    return module.with_changes(footer=got)
+
+
+def parse_tail(text: str) -> Any:
+    """The lines of ``text`` (blank or comments only) as libcst's empty
+    lines, or None when they do not read back the same."""
+    import libcst as cst
+
+    if not text:
+        return ()
+    got = cst.parse_module(text)
+    if got.body or got.footer or _lines_code(got.header) != text:
+        return None
+    return got.header
+
+
+def _lines_code(lines: Any) -> str:
+    """The code of libcst empty lines (an empty module generates a line
+    break of its own)."""
+    import libcst as cst
+
+    return cst.Module(body=[], header=lines, default_newline="\n").code if lines else ""
 
 
 def _blank_lines(module: Any, old_layout: Layout, layout: Layout, first: int, old_end: int, new_end: int) -> Any:

@@ -41,6 +41,8 @@ def edits(text: str, most: int = 6) -> list[str]:
         out.append("\n".join([*lines[:end], "", *lines[end:]]))  # a blank line
         if isinstance(st, (ast.Assign, ast.Expr)) and st.lineno == end and len(fn_body_of(tree, st)) > 1:
             out.append("\n".join([*lines[: st.lineno - 1], *lines[st.lineno :]]))
+    out.append(text + "# appended\n")  # the module's last lines
+    out.append(text + "\n\n# appended\n\n")
     return out
 
 
@@ -131,6 +133,8 @@ def test_an_edit_next_to_a_comment_a_block_swallowed_is_parsed_whole() -> None:
         CLASS.replace("        return y\n\n", "        return y\n\n\n"),  # between methods
         CLASS.replace("        return y\n\n", "        return y\n"),
         CLASS.replace("        y = x + 1\n", "        y = x + 1\n\n"),  # inside one
+        CLASS + "# appended\n",  # the module's last lines
+        CLASS + "\n# appended\n\n",
     ],
 )
 def test_blank_lines_added_or_removed_parse_nothing_again(after: str) -> None:
@@ -146,6 +150,8 @@ def test_blank_lines_added_or_removed_parse_nothing_again(after: str) -> None:
         CLASS.replace("import os\n", "import os, sys\n"),  # a module statement's only line
         CLASS.replace("    def third(self):\n", "    def third(self, z):\n"),  # a definition's first line
         CLASS.replace("        return y\n\n", "        return y\n\n    def fourth(self):\n        pass\n\n"),
+        CLASS + "    # indented: the last method's block takes it\n",
+        CLASS + "x = 1\n",
     ],
 )
 def test_edits_no_method_holds_parse_the_class_or_the_file(after: str) -> None:
