@@ -59,6 +59,19 @@ class Entry:
     # {collector: data}, filled from the facts files as collectors are needed
     facts: dict[str, Any] = field(default_factory=dict)
 
+    @staticmethod
+    def of_scan(stat: tuple[int, int], res: Any, checked: bool, check: dict[str, Any] | None) -> Entry:
+        """The entry of a file scanned (``res``, a ``linter.scan.ScanResult``)
+        at ``stat`` (mtime, size), with the check result kept, if any."""
+        scan = {
+            "error": res.error.to_dict() if res.error else None,
+            "checked": checked,
+            "rules": res.rules,
+            "noqa": res.noqa,
+            "fh": res.fh,
+        }
+        return Entry(stat[0], stat[1], res.digest, scan, check, dict(res.facts or {}))
+
 
 # 8 rather than 16: a cold run writes half as many state files (their
 # creation, not their bytes, is what costs: 0.06 s less on vLLM), and an edit

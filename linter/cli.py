@@ -216,7 +216,7 @@ def check(
     from linter._lazy import defer_libcst
 
     defer_libcst()  # loaded only if some file is parsed: not by the scan, nor on a warm run
-    from linter.engine import Engine, internal_error_line
+    from linter.engine import Engine
     from linter.registry import load_registry_fast
 
     started = time.perf_counter()
@@ -341,7 +341,7 @@ def check(
         _fail(f"internal error: {type(exc).__name__}: {describe(exc)} (SHARDLINT_TRACEBACK=1 shows where)")
         return
     for e in result.errors:
-        click.echo(f"shardlint: {internal_error_line(e)}", err=True)
+        click.echo(f"shardlint: {e.line()}", err=True)
     if write_baseline is not None or baseline_file is not None:
         from linter.baseline import BaselineError, apply_baseline
 

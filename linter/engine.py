@@ -28,6 +28,7 @@ from linter.registry import Registry, load_registry
 from linter.reparse import ParseMemo
 from linter.scan import Cut, Gate, ScanResult, gate_of, scan_text, text_digest
 from linter.deep import met_recursion_limit, with_deep_retry
+from linter.safeio import size_of
 from linter.source import normalize_identifiers, read_source
 from linter.workers import exit_with_parent, gc_frozen, gc_paused
 from linter.suppression import apply_suppressions, parse_suppressions, unused_noqa
@@ -342,13 +343,11 @@ class Engine:
         # a file): its facts are in them already
         known = self.scanned_as(relpath, text)
         # one buffer: compiling it costs milliseconds, so any syntax error shows
-        scan = self.scan_one_deep(text, relpath, True, syntax=True, keep_tree=True, collect=not known)
+        scan = self.scan_one_deep(text, relpath, True, syntax=True, keep_tree=True, collect=False)
         if scan.error is not None:
             return self._finish_file([scan.error], relpath, text), []
         if not known:
-            mine = dict(scan.facts or {})
-            lazy = [c for c in self.collectors if getattr(c, "lazy", False)]
-            mine.update(run_collectors(lazy, text, module, relpath, scan.tree))
+            mine = self.text_facts(text, relpath, scan.tree)
             # Most edits leave a module's facts as they were: then the project's
             # facts (and the indexes already built on them) serve as they are.
             if any(facts.raw(c.name).get(module) != mine.get(c.name) for c in self.collector_meta):
@@ -356,6 +355,11 @@ class Engine:
         codes = self.facts_gate(relpath, scan.rules or [], facts)
         out = self.check_one_deep(text, relpath, facts, codes, scan.cut, scan.tree)
         return sorted(out.diagnostics, key=lambda d: d.sort_key), out.errors
+
+    def text_facts(self, text: str, relpath: str, tree: ast.Module | None) -> dict[str, Any]:
+        """The facts of ``text`` at ``relpath`` as the scan and the lazy
+        modules read them, every collector's (``tree``: its ``ast``)."""
+        return run_collectors(self.collectors, text, module_name_of(relpath), relpath, tree)
 
     def scanned_as(self, relpath: str, text: str) -> bool:
         """Whether the project's facts were read from ``text`` at ``relpath``
@@ -422,12 +426,14 @@ class Engine:
                 )
             else:
                 todo.append(sf)
+        from linter.cache import Entry
+
         for res in self._scan(todo, checked, {rel: st[1] for rel, st in stats.items()}):
             scans[res.relpath] = res
             if self.cache is not None and stats[res.relpath][0] >= 0:
                 old = entries.get(res.relpath)
                 keep_check = old.check if old is not None and old.digest == res.digest else None
-                entries[res.relpath] = _entry(stats[res.relpath], res, res.relpath in checked, keep_check)
+                entries[res.relpath] = Entry.of_scan(stats[res.relpath], res, res.relpath in checked, keep_check)
                 self.cache.mark_dirty(key, res.relpath)
         return scans
 
@@ -581,7 +587,7 @@ class Engine:
         jobs = [(sf.abspath, sf.relpath, want(sf)) for sf in files]
         if len(jobs) >= POOL_MIN_FILES and self.jobs > 1:
             # the longest jobs first
-            jobs.sort(key=lambda j: -(sizes[j[1]] if sizes and j[1] in sizes else _size(j[0])))
+            jobs.sort(key=lambda j: -(sizes[j[1]] if sizes and j[1] in sizes else size_of(j[0])))
         self._real()
         with gc_paused():
             return self._map(
@@ -690,7 +696,7 @@ class Engine:
         # The facts gates run here, in this process, biggest files first; the
         # files they admit start their libcst check in the pool at once, so
         # the longest checks overlap the remaining gates.
-        sizes = {sf.relpath: _size(sf.abspath) for sf, _, _ in pending} if self.jobs > 1 else {}
+        sizes = {sf.relpath: size_of(sf.abspath) for sf, _, _ in pending} if self.jobs > 1 else {}
         pending.sort(key=lambda p: -sizes.get(p[0].relpath, 0))
         todo: list[tuple[str, str, list[str], Cut | None]] = []
         gate_deps: dict[str, dict[str, list[str]]] = {}
@@ -787,29 +793,3 @@ class _Checks:
             if progress is not None:
                 progress("checking", len(out), len(self.futures))
         return out
-
-
-def _size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
-
-
-def _entry(stat: tuple[int, int], res: ScanResult, checked: bool, check: dict[str, Any] | None) -> Any:
-    from linter.cache import Entry
-
-    scan = {
-        "error": res.error.to_dict() if res.error else None,
-        "checked": checked,
-        "rules": res.rules,
-        "noqa": res.noqa,
-        "fh": res.fh,
-    }
-    return Entry(stat[0], stat[1], res.digest, scan, check, dict(res.facts or {}))
-
-
-def internal_error_line(e: InternalError) -> str:
-    rule = f" in {e.code}" if e.code else ""
-    return f"internal error{rule} on {e.path}: {' '.join(e.message.split())}"
-

@@ -52,7 +52,7 @@ from typing import Any
 
 from linter import __version__
 from linter.config import Config, load_config
-from linter.engine import Engine, internal_error_line
+from linter.engine import Engine
 from linter.files import relpath_of
 from linter.registry import Registry, load_registry
 from linter.scan import admits_text
@@ -191,7 +191,7 @@ class Flake8Plugin:
             key = (e.path, e.code, e.message)
             if key not in _REPORTED:
                 _REPORTED.add(key)
-                print(f"shardlint: {internal_error_line(e)}", file=sys.stderr)
+                print(f"shardlint: {e.line()}", file=sys.stderr)
         return [d for d in diags if not d.suppressed or flake8_hides(d, self.lines)]
 
     def run(self) -> Iterator[tuple[int, int, str, type[Any]]]:

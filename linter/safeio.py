@@ -98,3 +98,11 @@ def open_no_follow(path: Path | str) -> int:
         os.close(fd)
         raise UnreadableFile(f"{kind_of(mode)}, not a regular file")
     return fd
+
+
+def size_of(path: str) -> int:
+    """A file's size in bytes; 0 when it cannot be read (a job's weight)."""
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0

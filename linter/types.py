@@ -124,6 +124,11 @@ class InternalError:
     code: str | None
     message: str
 
+    def line(self) -> str:
+        """How the CLI and flake8 print it, on one line."""
+        rule = f" in {self.code}" if self.code else ""
+        return f"internal error{rule} on {self.path}: {' '.join(self.message.split())}"
+
 
 @dataclass
 class RunStats:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from linter.engine import Engine
-from linter.facts import ProjectFacts, run_collectors
+from linter.facts import ProjectFacts
 from linter.files import module_name_of, relpath_of
 from linter.reparse import ParseMemo
 from linter.types import Diagnostic, InternalError
@@ -60,7 +60,7 @@ def buffer_facts(engine: Engine, text: str, path: Path) -> dict[str, Any] | None
         tree = compile(text, relpath, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    return run_collectors(engine.collectors, text, module_name_of(relpath), relpath, tree)
+    return engine.text_facts(text, relpath, tree)
 
 
 def lint_buffer(
