@@ -41,9 +41,9 @@ def main() -> None:
     rec: list[tuple[float, int, str, list[str], int]] = []
     orig = engine.check_text
 
-    def timed(text, relpath, module, rules, config, facts, gates=None, cut=None, tree=None):  # type: ignore[no-untyped-def]
+    def timed(text, relpath, module, rules, config, facts, gates=None, cut=None, *rest, **how):  # type: ignore[no-untyped-def]
         t = time.perf_counter()
-        out = orig(text, relpath, module, rules, config, facts, gates, cut, tree)
+        out = orig(text, relpath, module, rules, config, facts, gates, cut, *rest, **how)
         took = time.perf_counter() - t
         source = check_source(text, relpath, gates, cut) if gates is not None else text
         parsed = sum(1 for line in source.splitlines() if line.strip())

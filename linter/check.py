@@ -15,6 +15,7 @@ from linter.facts import ProjectFacts
 from linter.reparse import ParseMemo
 from linter.scan import Cut, Gate, check_source
 from linter.source import content_hash, one_line, shd000
+from linter.syntax import NODE, SEQUENCE, field_kind
 from linter.types import Diagnostic, Edit, Fix, InternalError, Span
 
 if TYPE_CHECKING:
@@ -335,7 +336,6 @@ def fast_visit_batched(
         _walk_definitions(module, table, before, after)
         return
     visit_of: dict[type, tuple[list[Any], list[Any], dict[str, tuple[list[Any], list[Any]]]]] = {}
-    node_base = cst.CSTNode
 
     def plan(cls: type) -> tuple[list[Any], list[Any], dict[str, tuple[list[Any], list[Any]]]]:
         n = cls.__name__
@@ -361,11 +361,12 @@ def fast_visit_batched(
                 for fn in hooks[0]:
                     fn(node)
             v = getattr(node, f)
-            if isinstance(v, node_base):
+            kind = field_kind(type(v))
+            if kind is NODE:
                 walk(v)
-            elif type(v) in (list, tuple):
+            elif kind is SEQUENCE:
                 for x in v:
-                    if isinstance(x, node_base):
+                    if field_kind(type(x)) is NODE:
                         walk(x)
             if hooks:
                 for fn in hooks[1]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 from dataclasses import dataclass, field
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -115,15 +116,108 @@ def search_plan(regex: str) -> list[str]:
     return out
 
 
+def required_words(regex: str, flags: int = 0) -> frozenset[str] | None:
+    """Lower-case ASCII strings at least one of which every match of
+    ``regex`` contains, case aside (read from ``re``'s own parse of it);
+    None when no such set is known (a branch with no literal run, or
+    anything this does not follow)."""
+    from re import _parser  # (CPython's parser of ``re``: no hand-parsing)
+
+    try:
+        parsed = _parser.parse(regex, flags)
+    except re.error:
+        return None
+    got = _required(list(parsed))
+    if not got or not all(w.isascii() for w in got):
+        return None
+    return frozenset(w.lower() for w in got)
+
+
+_REPEATS = tuple(
+    getattr(re._constants, n) for n in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") if hasattr(re._constants, n)  # type: ignore[attr-defined]
+)
+
+
+def _required(items: list[tuple[Any, Any]]) -> set[str] | None:
+    """For a sequence of parsed ``re`` items: the best required set its runs
+    of literals or its single items give (the one whose shortest member is
+    longest)."""
+    _c = re._constants  # type: ignore[attr-defined]
+    options: list[set[str]] = []
+    run = ""
+    for op, arg in items:
+        if op is _c.LITERAL:
+            run += chr(arg)
+            continue
+        if run:
+            options.append({run})
+            run = ""
+        got: set[str] | None = None
+        if op is _c.SUBPATTERN:
+            got = _required(list(arg[-1]))
+        elif op is _c.BRANCH:
+            alts = [_required(list(b)) for b in arg[1]]
+            got = None if any(a is None for a in alts) else set().union(*alts)  # type: ignore[arg-type]
+        elif op in _REPEATS and arg[0] >= 1:
+            got = _required(list(arg[2]))
+        elif op is getattr(_c, "ATOMIC_GROUP", None):
+            got = _required(list(arg))
+        if got:
+            options.append(got)
+    if run:
+        options.append({run})
+    return max(options, key=lambda o: min(len(w) for w in o), default=None)
+
+
+_LOWER_OF: str | None = None
+_LOWER = ""
+
+
+def _lowered(text: str) -> str:
+    """``text.lower()``, kept for the last text (several needles ask in a row)."""
+    global _LOWER_OF, _LOWER
+    if text is not _LOWER_OF:
+        _LOWER_OF, _LOWER = text, text.lower()
+    return _LOWER
+
+
+def _literal_led(pattern: re.Pattern[str]) -> bool:
+    """Whether ``re`` can scan for ``pattern`` by a literal prefix: it starts
+    with a case-sensitive literal (the fast case, see this module's note)."""
+    from re import _parser
+
+    items = list(_parser.parse(pattern.pattern, pattern.flags))
+    return bool(items) and items[0][0] is re._constants.LITERAL and not pattern.flags & re.IGNORECASE  # type: ignore[attr-defined]
+
+
 def compile_search(regex: str, flags: int = re.MULTILINE) -> Callable[[str], bool]:
     """A ``text -> bool`` equal to ``re.compile(regex, flags).search(text) is
-    not None``, built from :func:`search_plan`."""
-    pats = [re.compile(p, flags) for p in search_plan(regex)]
-    if len(pats) == 1:
-        one = pats[0].search
-        return lambda text: one(text) is not None
-    searches = [p.search for p in pats]
-    return lambda text: any(s(text) is not None for s in searches)
+    not None``, built from :func:`search_plan`. A pattern ``re`` cannot scan
+    by a literal prefix (a caseless one, one led by a class) is first ruled
+    out by :func:`required_words`: on an ASCII text, a match needs one of
+    them in ``text.lower()`` (case folding of ASCII letters is lowering)."""
+    searches: list[Callable[[str], bool]] = []
+    for p in search_plan(regex):
+        pat = re.compile(p, flags)
+        words = None if _literal_led(pat) else required_words(p, flags)
+        searches.append(_search_by(pat.search, words))
+    if len(searches) == 1:
+        return searches[0]
+    return lambda text: any(s(text) for s in searches)
+
+
+def _search_by(search: Callable[[str], Any], words: frozenset[str] | None) -> Callable[[str], bool]:
+    if not words:
+        return lambda text: search(text) is not None
+
+    def guarded(text: str) -> bool:
+        if text.isascii():
+            low = _lowered(text)
+            if not any(w in low for w in words):
+                return False
+        return search(text) is not None
+
+    return guarded
 
 
 def contains(word: str) -> Callable[[str], bool]:

@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linter.needles import Needles, compile_search, search_plan, split_top
+from linter.needles import Needles, compile_search, required_words, search_plan, split_top
 from linter.registry import load_registry
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
@@ -47,6 +47,9 @@ _PATTERNS = [
     r"self\.\w*(?:size|rank)[ \t]*=[ \t]*(?:-\d|None)\b|(?:size|rank)[ \t]*:[^=\n]+=[ \t]*-\d",
     r"-\s*1\s*\)\s*//\s*(\w+)\s*\*\s*\1|=\s*(?:round_up|cdiv)\(",
     r"^[ \t]*(?:def|class)\s+\w+|\b[tT]ype\s*\[",
+    # caseless or led by a class: searched only when a required word occurs
+    r"(?i:pad_?ded|a_b)\s*=|[xy]+_(?i:rank)(?<=y_rank)",
+    r"(?i)_size(?:(?<=[dtp]p_size)|(?<=world_size))|\bMOD(?:ule)?s?\b",
 ]
 
 
@@ -72,3 +75,24 @@ def test_needles_answer_the_same_for_the_same_text_asked_twice() -> None:
     assert a.match(text) and not b.match(text)
     assert a.match(text) and not b.match(text)  # memo of the last text
     assert not a.match("x = max(a, 4)\n") and b.match("torch.empty(3)\n")
+
+
+def test_required_words_are_what_every_match_contains_case_aside() -> None:
+    assert required_words(r"(?i:aux_hidden|layers_to_capture)") == {"aux_hidden", "layers_to_capture"}
+    assert required_words(r"(?i:unpadded|non_?padded)") == {"unpadded", "padded"}
+    assert required_words(r"[ab]x{0,2}(?:Foo)+") == {"foo"}
+    # no word every match needs: a branch with no literal, an optional one
+    assert required_words(r"(?i:abc)|\d+") is None
+    assert required_words(r"(?:abc)?\w") is None
+
+
+_CASED = st.text(alphabet="aAbBdDpPeEnNrRkKsS_\u212a\u017f\u0130 =\n", max_size=60)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=_CASED)
+def test_caseless_search_agrees_on_any_case_and_on_non_ascii_folding(text: str) -> None:
+    # \u212a (Kelvin sign) and \u017f (long s) match k and s caselessly:
+    # the lowered-text guard applies to ASCII texts only
+    for rx in (r"(?i:padded|a_b)\s*=|_(?i:rank)", r"(?i)k_s|bad"):
+        assert compile_search(rx)(text) == (re.search(rx, text, re.M) is not None), rx
