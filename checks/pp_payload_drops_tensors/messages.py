@@ -12,6 +12,11 @@ from checks.pp_payload_drops_tensors.paths import TapPath
 from linter.api import Note
 from linter.types import Span
 
+
+def _either(flags: Sequence[str]) -> str:
+    return " or ".join(f"`{f}`" for f in flags)
+
+
 # The consequence, as it happens: the draft runs on the last rank and
 # concatenates the taps it received into its input projection (EAGLE-3's
 # ``combine_hidden_states``, DFlash/DSpark's ``fc``/``context_proj``), whose
@@ -33,8 +38,8 @@ class Reach:
 
     why: str
     notes: tuple[Note, ...]
-    warning: bool
-    claimed: bool
+    warning: bool = False
+    claimed: bool = False
     open_path: TapPath | None = None
 
 
@@ -43,14 +48,13 @@ def claimed(flag: str, value: object, inherited_from: str | None, note: Note | N
     return Reach(
         f"`{flag} = {value!r}`{where} lets the engine start a draft over pipeline parallelism",
         (note,) if note is not None else (),
-        warning=False,
         claimed=True,
     )
 
 
 def open_path(paths: Sequence[TapPath], flags: Sequence[str]) -> Reach:
     first = paths[0]
-    flag = " or ".join(f"`{f}`" for f in flags)
+    flag = _either(flags)
     more = f" (and {len(paths) - 1} other path{'s' if len(paths) > 2 else ''})" if len(paths) > 1 else ""
     notes = tuple(
         Note(
@@ -65,20 +69,16 @@ def open_path(paths: Sequence[TapPath], flags: Sequence[str]) -> Reach:
         f"`{first.qualname}`{more} turns the taps on without reading {flag} or refusing pipeline "
         "parallelism, so not claiming the flag refuses nothing there",
         notes,
-        warning=False,
-        claimed=False,
         open_path=first,
     )
 
 
 def unknown(flags: Sequence[str]) -> Reach:
-    flag = " or ".join(f"`{f}`" for f in flags)
     return Reach(
-        f"no class in its hierarchy sets {flag} and no code of the project turns the taps on: safe "
+        f"no class in its hierarchy sets {_either(flags)} and no code of the project turns the taps on: safe "
         "only while the engine refuses a draft with pipeline parallelism for this model at start-up",
         (),
         warning=True,
-        claimed=False,
     )
 
 
@@ -154,7 +154,7 @@ def path_message(qualname: str, broken: Sequence[TapDrop], flags: Sequence[str],
     how = (
         "for a draft without refusing pipeline parallelism"
         if sglang
-        else "under pipeline parallelism without checking " + " or ".join(f"`{f}`" for f in flags)
+        else "under pipeline parallelism without checking " + _either(flags)
     )
     these = f"these {models} models" if models > 1 else "this model"
     return (
