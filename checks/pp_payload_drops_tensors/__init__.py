@@ -11,6 +11,7 @@ the same analysis); ``needles`` is what a file's text must hold."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cached_property
 from typing import Any, ClassVar
 
 import libcst as cst
@@ -25,7 +26,6 @@ from checks.pp_payload_drops_tensors.analysis import (
     NONLAST,
     Drop,
     DropAnalysis,
-    Method,
     Return,
     base_names,
     own_flags,
@@ -187,9 +187,6 @@ class PpPayloadDropsTensors(Rule):
     function, and the project's facts.
     """
 
-    # (per file: capture turned on for the last rank only, see _capture_gated)
-    _cg: bool | None = None
-    _drop_analysis: DropAnalysis | None = None
     code = "SHD301"
     name = "pp-payload-drops-tensors"
     summary = "A non-last pipeline rank's payload drops tensors the forward collected"
@@ -225,7 +222,7 @@ class PpPayloadDropsTensors(Rule):
         claim: Claim | None = None
         claim_done = receiver_done = False
         receiver: tuple[list[set[str]], str] | None = None
-        for m, payloads, dropped in self._analysis().drops(node):
+        for m, payloads, dropped in self._analysis.drops(node):
             if dropped:
                 if not claim_done:
                     claim, claim_done = self._claim(node), True
@@ -265,10 +262,9 @@ class PpPayloadDropsTensors(Rule):
             ],
         )
 
+    @cached_property
     def _analysis(self) -> DropAnalysis:
-        if self._drop_analysis is None:
-            self._drop_analysis = DropAnalysis(self.opts)
-        return self._drop_analysis
+        return DropAnalysis(self.opts)
 
     def _one_finding_per_path(self) -> bool:
         """Whether an unclaimed drop an open path reaches is reported once, at
@@ -311,7 +307,7 @@ class PpPayloadDropsTensors(Rule):
         flags = self.opts["capability-flags"]
         return claim_of(self._index(), self.ctx.module_name, own_flags(node, flags), base_names(node), flags)
 
-    def _report_drops(self, node: cst.ClassDef, m: Method, dropped: list[Drop], claim: Claim | None) -> None:
+    def _report_drops(self, node: cst.ClassDef, m: cst.FunctionDef, dropped: list[Drop], claim: Claim | None) -> None:
         reach = self._reach(claim)
         if reach is None or (reach.open_path is not None and self._one_finding_per_path()):
             return  # (silent, or reported once at the open path: ``visit_FunctionDef``)
@@ -319,7 +315,7 @@ class PpPayloadDropsTensors(Rule):
         flags = self.opts["capability-flags"]
         paths = self._paths()
         first = dropped[0][0].node
-        payload = self._analysis().payload_call(first.value)
+        payload = self._analysis.payload_call(first.value)
         payload_name = call_name(payload) if payload is not None else None
         sglang = is_sglang(self.ctx) or (payload_name is not None and "PPProxy" in payload_name)
         fix = messages.fix_note(
@@ -338,7 +334,7 @@ class PpPayloadDropsTensors(Rule):
         names = sorted({n for _r, ns in dropped for n in ns})
         self.report(
             payload or first,
-            messages.message(cls, m.func.name.value, names, payload_name, reach),
+            messages.message(cls, m.name.value, names, payload_name, reach),
             notes=[*reach.notes, *others, messages.CONSEQUENCE, fix],
             severity=Severity.WARNING if reach.warning else None,
         )
@@ -353,7 +349,7 @@ class PpPayloadDropsTensors(Rule):
         if claim is not None and state == "claimed":
             value, flag, note, owner = claim
             return messages.claimed(flag, value, owner, note)
-        if self.opts["require-claim"] or self._capture_gated():
+        if self.opts["require-claim"] or self._capture_gated:
             return None
         paths = self._paths()
         if paths is not None:
@@ -376,12 +372,11 @@ class PpPayloadDropsTensors(Rule):
             return True
         return any(packer in info.methods for _q, info in self._mro(node))
 
+    @cached_property
     def _capture_gated(self) -> bool:
         """Whether the other ranks collect no taps (``capture.capture_gated``),
         asked once per file."""
-        if self._cg is None:
-            self._cg = capture_gated(self.ctx.text, self.ctx.ast_tree, self.ctx.facts)
-        return self._cg
+        return capture_gated(self.ctx.text, self.ctx.ast_tree, self.ctx.facts)
 
     # -- receiver keys -----------------------------------------------------------
     def _receiver(self, node: cst.ClassDef) -> tuple[list[set[str]], str] | None:
@@ -411,7 +406,7 @@ class PpPayloadDropsTensors(Rule):
             elif isinstance(n, cst.FunctionDef) and n.name.value in self.opts["receiver-methods"]:
                 for r in walk(n.body):
                     if isinstance(r, cst.Return):
-                        call = self._analysis().payload_call(r.value)
+                        call = self._analysis.payload_call(r.value)
                         layouts.append(_dict_keys(call.args[0].value) if call and call.args else None)
         if None in layouts:
             return []
@@ -420,7 +415,7 @@ class PpPayloadDropsTensors(Rule):
     def _payload_keys(self, r: Return) -> tuple[cst.Call, list[str]] | None:
         """A payload returned on non-last ranks and its literal keys (None:
         another rank's, or keys not all string literals)."""
-        call = self._analysis().payload_call(r.node.value)
+        call = self._analysis.payload_call(r.node.value)
         if call is None or not call.args or r.ctx != NONLAST:
             return None
         keys = _dict_keys(call.args[0].value)
@@ -429,7 +424,7 @@ class PpPayloadDropsTensors(Rule):
     def _report_key_mismatch(
         self,
         node: cst.ClassDef,
-        m: Method,
+        m: cst.FunctionDef,
         keyed: list[tuple[cst.Call, list[str]]],
         receiver: tuple[list[set[str]], str],
     ) -> None:
@@ -449,7 +444,7 @@ class PpPayloadDropsTensors(Rule):
                 parts.append("adds " + ", ".join(f"'{k}'" for k in extra))
             self.report(
                 call,
-                f"`{call_name(call)}` returned by `{node.name.value}.{m.func.name.value}` on non-last "
+                f"`{call_name(call)}` returned by `{node.name.value}.{m.name.value}` on non-last "
                 f"ranks {' and '.join(parts)} compared with the keys the receiving rank allocates in "
                 f"{where} ({', '.join(repr(k) for k in sorted(want))})",
                 notes=[

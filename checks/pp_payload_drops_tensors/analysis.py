@@ -9,7 +9,7 @@ a runner path's finding can name the models it breaks."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import libcst as cst
@@ -88,12 +88,6 @@ class Return:
     guard: cst.CSTNode | None  # the branch (suite) that made ctx NONLAST, if any
 
 
-@dataclass
-class Method:
-    func: cst.FunctionDef
-    returns: list[Return] = field(default_factory=list)
-
-
 Drop = tuple[Return, list[str]]
 
 
@@ -103,23 +97,24 @@ class DropAnalysis:
     def __init__(self, opts: Mapping[str, Any]) -> None:
         self.opts = opts
 
-    def drops(self, cls: cst.ClassDef) -> Iterator[tuple[Method, list[Return], list[Drop]]]:
+    def drops(self, cls: cst.ClassDef) -> Iterator[tuple[cst.FunctionDef, list[Return], list[Drop]]]:
         """Per method of ``cls`` with a payload return: the method, its
         payload returns, and those that leave collected tensors behind (with
         the names they leave)."""
-        for stmt in statements(cls.body):
-            if not isinstance(stmt, cst.FunctionDef):
+        for func in statements(cls.body):
+            if not isinstance(func, cst.FunctionDef):
                 continue
-            m = Method(stmt)
-            self._block(statements(stmt.body), 0, None, m)
-            payloads = [r for r in m.returns if self._is_payload_return(r)]
+            returns: list[Return] = []
+            self._block(statements(func.body), 0, None, returns)
+            payloads = [r for r in returns if self._is_payload_return(r)]
             if payloads:
-                yield m, payloads, self._dropped(m, payloads)
+                yield func, payloads, self._dropped(func, returns, payloads)
 
-    def _block(self, stmts: list[cst.CSTNode], ctx: int, guard: cst.CSTNode | None, m: Method) -> None:
+    def _block(self, stmts: list[cst.CSTNode], ctx: int, guard: cst.CSTNode | None, m: list[Return]) -> None:
+        """Collect the returns of ``stmts`` into ``m`` with their rank context."""
         for s in stmts:
             if isinstance(s, cst.Return):
-                m.returns.append(Return(s, ctx, guard if ctx == NONLAST else None))
+                m.append(Return(s, ctx, guard if ctx == NONLAST else None))
             elif isinstance(s, cst.If):
                 after = self._if(s, ctx, guard, m)
                 if after is not None:
@@ -133,7 +128,7 @@ class DropAnalysis:
                     if part is not None:
                         self._block(statements(part.body), ctx, guard, m)
 
-    def _if(self, s: cst.If, ctx: int, guard: cst.CSTNode | None, m: Method) -> int | None:
+    def _if(self, s: cst.If, ctx: int, guard: cst.CSTNode | None, m: list[Return]) -> int | None:
         body_ctx, else_ctx = self._classify(s.test)
         self._block(statements(s.body), body_ctx or ctx, s.body if body_ctx == NONLAST else guard, m)
         e = else_ctx or ctx
@@ -219,14 +214,14 @@ class DropAnalysis:
                 names.append(n.targets[0].target.value)
         return {name for name in names if name_matches(name, pats)}
 
-    def _dropped(self, m: Method, payloads: list[Return]) -> list[Drop]:
-        accs = self._accumulators(m.func)
+    def _dropped(self, func: cst.FunctionDef, returns: list[Return], payloads: list[Return]) -> list[Drop]:
+        accs = self._accumulators(func)
         if not accs:
             return []
         # the accumulators the last rank returns itself (bare, in a tuple or
         # list, or concatenated), not merely passed to something returned
         last: set[str] = set()
-        todo = [r.node.value for r in m.returns if r not in payloads and r.ctx != NONLAST]
+        todo = [r.node.value for r in returns if r not in payloads and r.ctx != NONLAST]
         while todo:
             v = todo.pop()
             if isinstance(v, cst.Name):
@@ -240,7 +235,7 @@ class DropAnalysis:
             return []
         out = []
         for r in payloads:
-            carried = self._carried_by_payload(m.func, r, accs)
+            carried = self._carried_by_payload(func, r, accs)
             if carried is not None and last - carried:
                 out.append((r, sorted(last - carried)))
         return out

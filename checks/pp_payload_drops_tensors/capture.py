@@ -73,7 +73,7 @@ def capture_setters(tree: ast.Module) -> str | None:
         if not _sets_capture(body):
             continue
         first = body[0]
-        gated = isinstance(first, ast.If) and not first.orelse and len(first.body) == 1 and (
+        guarded = isinstance(first, ast.If) and not first.orelse and len(first.body) == 1 and (
             (
                 isinstance(first.test, ast.UnaryOp)
                 and isinstance(first.test.op, ast.Not)
@@ -86,24 +86,17 @@ def capture_setters(tree: ast.Module) -> str | None:
                 and any(w in i.lower() for i in _identifiers(first.test) for w in ("pp", "pipeline"))
             )
         )
-        if gated:
+        if guarded:
             return "gated"
         state = "open"
     return state
 
 
-class CaptureIndex(dict):  # type: ignore[type-arg]
-    """The per-module states, and whether some module turns capture on for
-    the last rank only."""
-
-    def __init__(self, per_module: Mapping[str, Any]) -> None:
-        super().__init__(per_module)
-        self.any_gated = any(state == "gated" for state in per_module.values())
-
-    def gated(self, state: str | None) -> bool:
-        """Whether a module whose own setters are in ``state`` collects no taps
-        on the other ranks: they are gated, or it has none and some module's are."""
-        return state == "gated" if state in ("gated", "open") else self.any_gated
+def gated(state: str | None, states: Mapping[str, Any]) -> bool:
+    """Whether a module whose own capture setters are in ``state`` collects no
+    taps on the other ranks: they are gated, or it has none and some module's
+    (``states``, the project's) are."""
+    return state == "gated" if state in ("gated", "open") else "gated" in states.values()
 
 
 class PpCaptureSetters(FactCollector):
@@ -122,10 +115,6 @@ class PpCaptureSetters(FactCollector):
             return "none"  # (nothing can turn capture on: no walk)
         return capture_setters(tree) or "none"
 
-    @classmethod
-    def build_index(cls, per_module: Mapping[str, Any]) -> CaptureIndex:
-        return CaptureIndex(per_module)
-
 
 def capture_gated(text: str, tree: Callable[[], ast.Module | None], facts: ProjectFacts) -> bool:
     """Whether the other ranks collect no taps, by the module's own capture
@@ -133,7 +122,4 @@ def capture_gated(text: str, tree: Callable[[], ast.Module | None], facts: Proje
     state = None
     if "captur" in text.lower() and (parsed := tree()) is not None:
         state = capture_setters(parsed)
-    if state is not None:
-        return state == "gated"
-    index = facts.index("pp_capture_setters")
-    return isinstance(index, CaptureIndex) and index.any_gated
+    return state == "gated" if state is not None else gated(None, facts.index("pp_capture_setters"))

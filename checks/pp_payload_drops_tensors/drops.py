@@ -1,13 +1,11 @@
 """The ``pp_tap_drops`` facts: per module, the classes whose payload return
-leaves collected taps behind, as the rule's own analysis finds them under
-the default names, with what a claim is read from (the class's own flag, its
-bases). A runner path's finding names, from these, the models it breaks.
-
-Lazy: a module's facts are computed (one libcst parse of the definitions the
-rule's ``definition_needles`` match, as the check parses them) only when a
-path's file is checked and some path is open; the modules read are those
-the ``pp_capture_setters`` facts list (every module matching the payload
-needles)."""
+leaves collected taps behind, as the rule's analysis finds them under the
+default names, with what a claim is read from (the class's own flag, its
+bases): a runner path's finding names the models it breaks from these. Lazy:
+computed (one libcst parse of the definitions the rule's
+``definition_needles`` match, as the check parses them) only when a path's
+file is checked and some path is open, for the modules ``pp_capture_setters``
+lists (every module matching the payload needles)."""
 
 from __future__ import annotations
 
@@ -26,7 +24,7 @@ from checks.pp_payload_drops_tensors.analysis import (
     base_names,
     own_flags,
 )
-from checks.pp_payload_drops_tensors.capture import CaptureIndex
+from checks.pp_payload_drops_tensors.capture import gated
 from checks.pp_payload_drops_tensors.needles import DEFINITION_NEEDLES, PAYLOAD_NEEDLES
 from linter.api import FactCollector, Note, call_name
 from linter.astwalk import first_line
@@ -74,11 +72,8 @@ def _kept(stmt: ast.stmt, lines: list[str]) -> str:
 
 
 def tap_drop_facts(tree: ast.Module, text: str, path: str) -> dict[str, Any] | None:
-    """``{"path", "drops": [row...]}``, a row per method that drops taps:
-    ``class``, ``method``, ``names`` (the taps left behind), ``payload`` (the
-    payload call's name, or None), ``span`` (where the rule reports it),
-    ``others`` (its other dropping returns), ``flags`` (the default flags the
-    class sets itself), ``bases``."""
+    """``{"path", "drops": [row...]}``, a row per method that drops taps, with
+    the fields of :class:`TapDrop` but its module and path."""
     lines = text.splitlines(keepends=True)
     analysis = DropAnalysis(ANALYSIS_DEFAULTS)
     rows = []
@@ -110,8 +105,8 @@ def tap_drop_facts(tree: ast.Module, text: str, path: str) -> dict[str, Any] | N
                 flags = own_flags(cls, DEFAULT_FLAGS)
                 rows.append(
                     {
-                        "class": qual,
-                        "method": m.func.name.value,
+                        "cls": qual,
+                        "method": m.name.value,
                         "names": sorted({n for _r, ns in dropped for n in ns}),
                         "payload": call_name(payload) if payload is not None else None,
                         "span": spans[0],
@@ -131,14 +126,14 @@ class TapDrop:
 
     module: str
     path: str
-    cls: str
+    cls: str  # qualified name
     method: str
-    names: tuple[str, ...]
-    payload: str | None
-    span: tuple[int, int, int, int]
-    others: tuple[tuple[int, int, int, int], ...]
-    flags: Mapping[str, Any]
-    bases: tuple[str, ...]
+    names: Sequence[str]  # the taps left behind
+    payload: str | None  # the payload call's name
+    span: Sequence[int]  # where the rule reports it
+    others: Sequence[Sequence[int]]  # its other dropping returns
+    flags: Mapping[str, Any]  # the default flags the class sets itself
+    bases: Sequence[str]
 
 
 Claim = tuple[Any, str, Note | None, str | None]
@@ -196,13 +191,13 @@ class TapDropIndex:
 
     def __init__(self, per_module: Mapping[str, Any], capture: Mapping[str, Any] | None = None) -> None:
         self._modules = per_module
-        self._capture = CaptureIndex(capture or {})
+        self._capture = capture or {}
         self._cached = RecordedMemo()
 
     def gated(self, module: str) -> bool:
         """Whether the module turns capture on for the last rank only (its
         own setters, or the project's when it has none)."""
-        return self._capture.gated(self._capture.get(module))
+        return gated(self._capture.get(module), self._capture)
 
     def drops(self) -> tuple[TapDrop, ...]:
         return self._cached("drops", "", self._drops)
@@ -212,20 +207,8 @@ class TapDropIndex:
         for module in sorted(self._capture):
             data = self._modules.get(module)
             for row in (data or {}).get("drops", ()):
-                out.append(
-                    TapDrop(
-                        module,
-                        data.get("path", ""),
-                        row["class"],
-                        row["method"],
-                        tuple(row["names"]),
-                        row["payload"],
-                        tuple(row["span"]),
-                        tuple(tuple(o) for o in row["others"]),
-                        {k: NonLiteral(v["nonliteral"]) if isinstance(v, dict) else v for k, v in row["flags"].items()},
-                        tuple(row["bases"]),
-                    )
-                )
+                flags = {k: NonLiteral(v["nonliteral"]) if isinstance(v, dict) else v for k, v in row["flags"].items()}
+                out.append(TapDrop(module, data.get("path", ""), **{**row, "flags": flags}))
         return tuple(out)
 
 
@@ -234,7 +217,7 @@ class PpTapDrops(FactCollector):
     (:func:`tap_drop_facts`)."""
 
     name = "pp_tap_drops"
-    version = 1
+    version = 2  # 2: a row's ``cls``, as TapDrop names it
     lazy = True
     index_with = ("pp_capture_setters",)
     needles = PAYLOAD_NEEDLES

@@ -1,31 +1,18 @@
-"""What a file's text, and each definition's, must hold for SHD301 to
-find anything in it.
+"""What a file's text, and each definition's, must hold for SHD301 to find
+anything in it (the rule's docstring, "Prefilter", says what and why).
 
-Every finding reports a payload return: a ``payload-classes`` call, or a
+Every finding reports a payload return, a ``payload-classes`` call or a
 return on the other ranks' path of an ``if`` whose test (through
 ``not``/``and``/``or``) is a ``last-rank-accessors`` name, bare, an attribute
-or called with no arguments. Under the default names the text holds one of:
-
-- ``...IntermediateTensors...(`` / ``...PPProxyTensors...(``: the call's leaf
-  name (identifier characters around it), closing brackets of a
-  parenthesised callee, then ``(``;
-- ``...is_last_rank...`` / ``last_stage`` / ``last_pp_rank``, in any case
-  (accessors are compared in any case), ending a test operand: followed by
-  ``:``, ``)``, ``(`` (the no-argument call) or ``and``/``or``;
-- a tap setter's call, ``set_aux_hidden_state_layers`` or
-  ``..._layers_to_capture`` in any case (``TAP_SETTER_CALL``): the function
-  a runner path's finding lies in.
-
-Between tokens: whitespace, comments, line continuations. Under other names
-(``payload_needles``) the text holds a configured payload class, or the
-literal part of a configured accessor in any case.
+or called with no arguments; or a runner path, a function calling a tap
+setter. Between tokens: whitespace, comments, line continuations.
 
 The definition gate: the rule reads one class at a time (the methods holding
-a payload return, which hold the same text; the class-level statements, its
-flag; the receiver anywhere in its body, which holds a ``receiver-factories``
-or ``receiver-methods`` name), and otherwise the project's facts and the
-whole file's text (``capture.capture_gated``). So a definition is needed when
-its own text holds the file needles or a receiver name.
+a payload return, which hold the same text; the class-level statements; the
+receiver anywhere in its body, which holds a ``receiver-factories`` or
+``receiver-methods`` name) or one path function, and otherwise the project's
+facts and the whole file's text (``capture.capture_gated``). So a definition
+is needed when its own text holds the file needles or a receiver name.
 """
 
 from __future__ import annotations

@@ -1,24 +1,15 @@
-"""The ``aux_tap_paths`` facts: the functions of the project that turn a
-model's tap capture on for a draft (*paths*), and whether each reads a
-capability flag (itself or through a function it calls) or refuses pipeline
-parallelism.
-
-A path calls a tap setter (``TAP_SETTERS``: vLLM's
-``set_aux_hidden_state_layers``, SGLang's ``set_eagle3_layers_to_capture``)
-and is not one itself (a model forwarding the call to its inner model is no
-entry point). Each path can start a draft that consumes the taps: vLLM 0.33
-has two (the V2 runner's ``set_eagle3_aux_hidden_state_layers``, which checks
-``supports_aux_hidden_states_over_pp`` under pipeline parallelism, and the V1
-runner's ``_setup_eagle3_aux_hidden_state_outputs``, which does not), and a
-model the checked path refuses is still run by the other one.
-
-A path *refuses* pipeline parallelism when it, a method of its class, or
-every function that calls it (one or two calls up, by name) raises or
-asserts under a pipeline test in a block that names the draft (a speculative
-word in the tests or the message): ``if self.use_pp: raise ValueError(...)``
-under ``if self.speculative_config ...``. A refusal elsewhere (a
-configuration validator) is not seen: the path counts as open, which the
-triage records."""
+"""The ``aux_tap_paths`` facts: the runner paths of the project, functions
+that turn a model's tap capture on for a draft (call a ``TAP_SETTERS``
+method and are not one: a model forwarding the call to its inner model is no
+entry point), and whether each reads a capability flag (itself or through
+what it calls) or refuses pipeline parallelism: it, a method of its class,
+or every function calling it (one or two calls up, by name) raises or
+asserts under a pipeline test in a block naming the draft (``if
+self.use_pp: raise ...`` under ``if self.speculative_config ...``). Each path
+can start a draft, so a model the checked one refuses is still run by an
+open one (vLLM 0.33's V1 runner beside the V2 runner's check). A refusal
+elsewhere (a configuration validator) is not seen: the path counts as open,
+which the triage records."""
 
 from __future__ import annotations
 
