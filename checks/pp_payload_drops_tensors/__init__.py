@@ -275,8 +275,8 @@ class PpPayloadDropsTensors(Rule):
         return all(tuple(self.opts[k]) == tuple(v) for k, v in ANALYSIS_DEFAULTS.items())
 
     def _broken_models(self) -> list[TapDrop]:
-        """The drops of the project an open path runs: unclaimed (no flag or a
-        false one along the class's bases) and collected on every rank."""
+        """The drops of the project an open path runs: collected on every rank
+        and unclaimed (no flag or a false one along the class's bases)."""
         drops = self.ctx.facts.index("pp_tap_drops")
         if not isinstance(drops, TapDropIndex):
             return []
@@ -286,7 +286,6 @@ class PpPayloadDropsTensors(Rule):
             d
             for d in drops.drops()
             if claim_state(claim_of(index, d.module, d.flags, d.bases, flags)) == "unclaimed"
-            and not drops.gated(d.module)
         ]
 
     def _index(self) -> ClassIndex | None:

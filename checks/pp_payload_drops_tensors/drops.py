@@ -187,26 +187,24 @@ def claim_state(claim: Claim | None) -> str:
 
 class TapDropIndex:
     """The project's tap drops, read module by module (the modules
-    ``pp_capture_setters`` lists), and how each module captures."""
+    ``pp_capture_setters`` lists)."""
 
-    def __init__(self, per_module: Mapping[str, Any], capture: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, per_module: Mapping[str, Any], capture: Mapping[str, Any]) -> None:
         self._modules = per_module
-        self._capture = capture or {}
+        self._capture = capture
         self._cached = RecordedMemo()
 
-    def gated(self, module: str) -> bool:
-        """Whether the module turns capture on for the last rank only (its
-        own setters, or the project's when it has none)."""
-        return gated(self._capture.get(module), self._capture)
-
     def drops(self) -> tuple[TapDrop, ...]:
+        """The drops of the modules that collect taps on every rank."""
         return self._cached("drops", "", self._drops)
 
     def _drops(self) -> tuple[TapDrop, ...]:
         out = []
         for module in sorted(self._capture):
-            data = self._modules.get(module)
-            for row in (data or {}).get("drops", ()):
+            data = self._modules.get(module) or {}
+            if gated(self._capture[module], self._capture):
+                continue  # (capture turned on for the last rank only)
+            for row in data.get("drops", ()):
                 flags = {k: NonLiteral(v["nonliteral"]) if isinstance(v, dict) else v for k, v in row["flags"].items()}
                 out.append(TapDrop(module, data.get("path", ""), **{**row, "flags": flags}))
         return tuple(out)
@@ -227,5 +225,5 @@ class PpTapDrops(FactCollector):
         return tap_drop_facts(tree, text, path)
 
     @classmethod
-    def build_index(cls, per_module: Mapping[str, Any], capture: Mapping[str, Any] | None = None) -> TapDropIndex:
+    def build_index(cls, per_module: Mapping[str, Any], capture: Mapping[str, Any]) -> TapDropIndex:
         return TapDropIndex(per_module, capture)

@@ -82,15 +82,16 @@ def unknown(flags: Sequence[str]) -> Reach:
     )
 
 
-def message(cls: str, method: str, names: Sequence[str], payload: str | None, reach: Reach) -> str:
+def _leaves(cls: str, method: str, names: Sequence[str], payload: str | None, rank: str) -> str:
     shown = ", ".join(f"`{n}`" for n in names)
     what = f"the `{payload}`" if payload else "the payload"
     them = "it" if len(names) == 1 else "them"
+    return f"`{cls}.{method}` returns {shown} on the {rank}, but {what} the other ranks return leaves {them} behind"
+
+
+def message(cls: str, method: str, names: Sequence[str], payload: str | None, reach: Reach) -> str:
     crash = "" if reach.warning else ": with PP > 1 the draft's first step crashes on the last rank"
-    return (
-        f"`{cls}.{method}` returns {shown} on the last pipeline rank, but {what} the other ranks "
-        f"return leaves {them} behind; {reach.why}{crash}"
-    )
+    return f"{_leaves(cls, method, names, payload, 'last pipeline rank')}; {reach.why}{crash}"
 
 
 def fix_note(
@@ -167,18 +168,9 @@ def path_message(qualname: str, broken: Sequence[TapDrop], flags: Sequence[str],
 def model_notes(broken: Sequence[TapDrop], flags: Sequence[str], *, sglang: bool) -> list[Note]:
     out = []
     for d in broken:
-        shown = ", ".join(f"`{n}`" for n in d.names)
         them = "it" if len(d.names) == 1 else "them"
-        what = f"the `{d.payload}`" if d.payload else "the payload"
         claim = "" if sglang else f"; `{d.cls}` does not claim `{flags[0]}`"
-        out.append(
-            Note(
-                f"`{d.cls}.{d.method}` returns {shown} on the last rank, but {what} the other "
-                f"ranks return leaves {them} behind{claim}",
-                d.path,
-                Span(*d.span),
-            )
-        )
+        out.append(Note(_leaves(d.cls, d.method, d.names, d.payload, "last rank") + claim, d.path, Span(*d.span)))
         out += [
             Note(f"this return of `{d.cls}.{d.method}` leaves {them} behind too", d.path, Span(*o))
             for o in d.others
