@@ -1,12 +1,8 @@
 """SHD301 pp-payload-drops-tensors: a pipeline stage's hand-off payload that
-silently leaves behind tensors the forward collected for the last rank.
-
-The rule is here, its analysis of one class in ``analysis``; the project
-facts only it reads are beside it: ``receivers`` (the payload keys a class's
-receiving side allocates), ``capture`` (how modules turn tap capture on),
-``capability`` (the capability flags the project reads), ``paths`` (the
-runner paths that turn taps on), ``drops`` (the classes that drop taps, by
-the same analysis); ``needles`` is what a file's text must hold."""
+silently leaves behind tensors the forward collected for the last rank. The
+rule is here, its analysis of one class in ``analysis``, the project facts
+only it reads beside it (``receivers``, ``capture``, ``capability``,
+``paths``, ``drops``), and what a file's text must hold in ``needles``."""
 
 from __future__ import annotations
 
@@ -52,55 +48,53 @@ class PpPayloadDropsTensors(Rule):
     A model's `forward` that collects extra tensors for the last pipeline rank
     (auxiliary hidden states tapped for an EAGLE-3 / DSpark draft: an
     `aux_hidden_states` list filled with `.append`, a helper, or a `capture=`
-    keyword) and returns them on the last rank, while the other ranks' early
-    return -- `if not get_pp_group().is_last_rank: return
-    IntermediateTensors({...})` (SGLang: `self.pp_group.is_last_rank`,
-    `PPProxyTensors`) -- hands only `hidden_states`/`residual` on. Whether a
-    draft with pipeline parallelism reaches the class is judged per *runner
-    path*: a function of the project that turns a model's taps on for a draft
-    (calls `set_aux_hidden_state_layers` or a `set_*_layers_to_capture`
-    method and is not such a setter itself). A path *checks* when it, or a
-    function it calls, reads a capability flag (`getattr(inner,
-    "supports_aux_hidden_states_over_pp", False)`), and *refuses* when it, a
-    method of its class, or every caller raises under a pipeline-size test
-    in the draft's block. It is an error:
+    keyword) and returns them there, while the other ranks' early return --
+    `if not get_pp_group().is_last_rank: return IntermediateTensors({...})`
+    (SGLang: `self.pp_group.is_last_rank`, `PPProxyTensors`) -- hands only
+    `hidden_states`/`residual` on. Whether a draft with pipeline parallelism
+    reaches the class is judged per *runner path*: a function of the project
+    that turns a model's taps on for a draft (calls
+    `set_aux_hidden_state_layers` or a `set_*_layers_to_capture` method and is
+    no such setter itself). A path *checks* when it, or a function it calls,
+    reads a capability flag (`getattr(inner,
+    "supports_aux_hidden_states_over_pp", False)`); it *refuses* when it, a
+    method of its class, or every caller raises under a pipeline-size test in
+    the draft's block. It is an error:
     - when the class claims the combination works: a flag such as
       `supports_aux_hidden_states_over_pp = True` on the class or inherited
       from a base class in any file of the project (the typical live bug: a
-      subclass that overrides `forward` and loses its base's packing while
-      inheriting the claim) -- the checking path admits it;
+      subclass overriding `forward` loses its base's packing but inherits the
+      claim) -- the checking path admits it;
     - when the class does not claim it (no flag, or a false one) and some
-      path neither checks nor refuses: that path starts the draft anyway.
-      One root cause per path, whatever the number of models it breaks, and
-      the fix belongs to the path: **one finding per open path**, at the path
+      path neither checks nor refuses: that path starts the draft anyway. One
+      root cause per path, whatever the number of models it breaks, and the
+      fix belongs to the path: **one finding per open path**, at the path
       function, naming the models, each model's dropping return a related
       location (vLLM 0.33: the V1 runner's
       `_setup_eagle3_aux_hidden_state_outputs`, reached with no environment
       variable when EAGLE-3 asks for parallel drafting, breaks 32 models; the
-      V2 runner's `set_eagle3_aux_hidden_state_layers` checks the flag). It
-      is made when the path's file is checked, from the `pp_tap_drops` facts
-      (the same analysis on every module that hands a payload on, under the
-      default names); the model's file reports nothing for it. The project's
-      facts alone decide which file reports, so a file's findings never
-      depend on which other files are linted with it: a model file in a
-      project holding the open path says nothing; in a project without any
-      path it warns on its own (below). Under configured names
-      (`payload-classes`, `last-rank-accessors`, `accumulator-patterns`,
+      V2 runner's `set_eagle3_aux_hidden_state_layers` checks the flag). It is
+      made when the path's file is checked, from the `pp_tap_drops` facts (the
+      same analysis on every module that hands a payload on, under the
+      default names), and the model's file reports nothing for it: the
+      project's facts alone decide which file reports, so a file's findings
+      never depend on which other files are linted with it (a model file in a
+      project without any path warns on its own, below). Under configured
+      names (`payload-classes`, `last-rank-accessors`, `accumulator-patterns`,
       `accumulator-helpers`, `capability-flags`), which the facts do not
       know, each model is reported instead, the open path a note.
 
     It is silent when every path checks or refuses (an unclaimed class is
-    refused, not run), and a warning when the project shows no path and
-    reads no flag (a model file linted alone, a vendored copy): safe only
-    while the engine refuses the combination. A refusal outside the paths (a
-    configuration validator) is not seen: the triage names it. A project
-    that turns tap capture on for the last rank only (SGLang:
+    refused, not run), and a warning when the project shows no path and reads
+    no flag (a model file linted alone, a vendored copy): safe only while the
+    engine refuses the combination. A refusal outside the paths (a
+    configuration validator) is not seen: the triage names it. A project that
+    turns tap capture on for the last rank only (SGLang:
     `set_eagle3_layers_to_capture` returns at once unless
     `self.pp_group.is_last_rank`, or raises under a pipeline test) collects
     nothing on the other ranks to drop: silent (read per module, or for the
     project when the module has no capture setter). The other ranks' layers
-    then give no tap at all, a different bug (SGLang PR 39644) this rule
-    does not report.
+    then give no tap, a different bug (SGLang PR 39644) not reported here.
 
     It also fires when a payload's keys differ from the keys the receiving
     stage allocates (`make_empty_intermediate_tensors_factory([...], ...)` or
@@ -193,10 +187,8 @@ class PpPayloadDropsTensors(Rule):
     severity = Severity.ERROR
     needles = RULE_NEEDLES
     definition_needles = DEFINITION_NEEDLES
-    # what a finding reads lies in the definitions the needles match (and
-    # their classes' headers) or in the project facts: the engine need not
-    # keep the definitions they name (set True if the analysis starts to
-    # read a helper or method it only names)
+    # a finding reads the definitions the needles match (and their classes'
+    # headers) and the project facts, never a definition they only name
     follows_definitions = False
     facts = ("classes", "pp_receivers", "pp_capture_setters", "capability_reads", "aux_tap_paths", "pp_tap_drops")
     tags = ("correctness", "pipeline-parallel", "speculative-decoding")
@@ -217,8 +209,7 @@ class PpPayloadDropsTensors(Rule):
 
     # -- traversal -----------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        # the claim and the receiver are looked up lazily, once per class:
-        # most classes with a payload drop nothing
+        # (the claim and the receiver are looked up once per class, if needed)
         claim: Claim | None = None
         claim_done = receiver_done = False
         receiver: tuple[list[set[str]], str] | None = None

@@ -169,9 +169,8 @@ class DropAnalysis:
         return None
 
     def _is_payload_return(self, r: Return) -> bool:
-        if self.payload_call(r.node.value) is not None:
-            return True
-        return r.ctx == NONLAST and r.node.value is not None
+        value = r.node.value
+        return self.payload_call(value) is not None or (r.ctx == NONLAST and value is not None)
 
     def _accumulators(self, func: cst.FunctionDef) -> set[str]:
         pats = self.opts["accumulator-patterns"]

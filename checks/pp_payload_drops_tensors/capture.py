@@ -58,13 +58,11 @@ def _sets_capture(stmts: Sequence[ast.stmt]) -> bool:
 
 def capture_setters(tree: ast.Module) -> str | None:
     """How the module turns tap capture on: ``"gated"`` when a function that
-    turns a capture attribute on first returns unless on the last pipeline
-    rank (SGLang's ``if not self.pp_group.is_last_rank: return`` in
-    ``set_eagle3_layers_to_capture``) or raises under a pipeline test (``if
-    pp_group.world_size != 1: raise``): other ranks then collect nothing, and
-    their payloads drop nothing (the inner model's own setter, called by the
-    gated one, counts with it); ``"open"`` when such functions exist and
-    none is gated; None when there is none."""
+    turns a capture attribute on first returns unless on the last rank
+    (SGLang's ``if not self.pp_group.is_last_rank: return``) or raises under a
+    pipeline test (``if pp_group.world_size != 1: raise``), so other ranks
+    collect nothing to drop (an inner model's setter, called by the gated one,
+    counts with it); ``"open"`` when none such is gated; None when none."""
     state: str | None = None
     for _qual, node in functions(tree.body):
         body = node.body

@@ -17,10 +17,8 @@ def _either(flags: Sequence[str]) -> str:
     return " or ".join(f"`{f}`" for f in flags)
 
 
-# The consequence, as it happens: the draft runs on the last rank and
-# concatenates the taps it received into its input projection (EAGLE-3's
-# ``combine_hidden_states``, DFlash/DSpark's ``fc``/``context_proj``), whose
-# width is fixed by the checkpoint.
+# (the draft's input projection, EAGLE-3's ``combine_hidden_states``,
+# DFlash/DSpark's ``fc``/``context_proj``, has the checkpoint's width)
 CONSEQUENCE = (
     "The taps of the layers on earlier ranks never reach the last rank, where the draft runs: the "
     "taps it concatenates come out narrower than its input projection was trained for, and its "

@@ -28,15 +28,13 @@ DEFAULT_LAST_RANK = ("is_last_rank", "is_last_pp_rank", "is_pipeline_last_stage"
 DEFAULT_RECEIVER_FACTORIES = ("make_empty_intermediate_tensors_factory",)
 DEFAULT_RECEIVER_METHODS = ("make_empty_intermediate_tensors",)
 
-# Source text that may separate tokens inside brackets: whitespace, a
-# comment, a line continuation. A comment runs to the end of its line (the
-# lookahead): read any shorter, a line of ``#`` could be split into comments
-# in exponentially many ways before a failing match gives up.
+# Whitespace, comments, line continuations. A comment runs to the end of its
+# line (the lookahead): else a line of ``#`` splits into comments in
+# exponentially many ways before a failing match gives up.
 GAP = r"(?:\s|\\|#[^\r\n]*(?=[\r\n]|\Z))*"
-# identifier characters (ASCII word characters or any non-ASCII one), one
-# class so that a failing match backtracks linearly (written as the ASCII
-# characters it excludes: a class spanning every character outside ASCII
-# costs ``re`` ~2 ms to compile, per pattern)
+# identifier characters (ASCII word characters or any non-ASCII one): one
+# class, so a failing match backtracks linearly, written as the ASCII it
+# excludes (a class of every non-ASCII character costs ~2 ms to compile)
 IDENT_TAIL = r"[^\x00-/:-@\[-^`{-\x7f]*"
 PAYLOAD_CALL = rf"(?:IntermediateTensors|PPProxyTensors){IDENT_TAIL}(?:{GAP}\))*{GAP}\("
 # Led by the literal ``_`` (caseless, so ``re`` still jumps between its

@@ -139,7 +139,7 @@ def tap_path_facts(tree: ast.Module, path: str) -> dict[str, Any] | None:
         reads = flag_reads(node)
         kept = sorted(c for c in calls if any(w in c.lower() for w in _KEPT_CALL_WORDS))
         if sets or refuses or reads or kept:
-            where = [getattr(node, k, 0) or 0 for k in ("lineno", "col_offset", "end_lineno", "end_col_offset")]
+            where = [node.lineno, node.col_offset, node.end_lineno, node.end_col_offset]
             rows.append([qual, where, sets, refuses, reads, kept])
     return {"path": path, "functions": rows} if rows else None
 
