@@ -120,4 +120,4 @@ def capture_gated(text: str, tree: Callable[[], ast.Module | None], facts: Proje
     state = None
     if "captur" in text.lower() and (parsed := tree()) is not None:
         state = capture_setters(parsed)
-    return state == "gated" if state is not None else gated(None, facts.index("pp_capture_setters"))
+    return gated(state, facts.index("pp_capture_setters"))

@@ -164,12 +164,8 @@ def claim_of(
         loc = index.attr_location(hit.owner, flag)
         note = None
         if loc is not None:
-            path, line, col, end_line, end_col = loc
-            note = Note(
-                f"`{flag} = {hit.value!r}` is inherited from `{hit.owner}`",
-                path,
-                Span(line, col, end_line, end_col),
-            )
+            path, *span = loc
+            note = Note(f"`{flag} = {hit.value!r}` is inherited from `{hit.owner}`", path, Span(*span))
         return hit.value, flag, note, hit.owner
     return None
 
