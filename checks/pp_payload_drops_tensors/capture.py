@@ -9,28 +9,21 @@ import ast
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from linter.astwalk import ast_dotted
 from checks.pp_payload_drops_tensors.needles import PAYLOAD_NEEDLES
+from checks.pp_payload_drops_tensors.paths import functions
 from linter.api import FactCollector, ProjectFacts
+from linter.astwalk import ast_dotted
 
 # what every default last-rank test holds
 LAST_RANK_WORDS = ("is_last_rank", "last_stage", "last_pp_rank")
 
 
-def _mentions_last_rank(node: ast.AST) -> bool:
-    return any(
-        (isinstance(n, ast.Attribute) and any(w in n.attr for w in LAST_RANK_WORDS))
-        or (isinstance(n, ast.Name) and any(w in n.id for w in LAST_RANK_WORDS))
-        for n in ast.walk(node)
-    )
-
-
-def _mentions_pp(node: ast.AST) -> bool:
-    return any(
-        (isinstance(n, ast.Attribute) and ("pp" in n.attr.lower() or "pipeline" in n.attr.lower()))
-        or (isinstance(n, ast.Name) and ("pp" in n.id.lower() or "pipeline" in n.id.lower()))
-        for n in ast.walk(node)
-    )
+def _identifiers(node: ast.AST) -> Iterator[str]:
+    for n in ast.walk(node):
+        if isinstance(n, ast.Attribute):
+            yield n.attr
+        elif isinstance(n, ast.Name):
+            yield n.id
 
 
 def _falsy_literal(value: ast.AST | None) -> bool:
@@ -41,86 +34,67 @@ def _falsy_literal(value: ast.AST | None) -> bool:
         return True
     if isinstance(value, ast.Dict) and not value.keys:
         return True
-    return isinstance(value, ast.Call) and ast_dotted(value.func) in ("set", "list", "tuple", "dict") and not value.args
-
-
-def _module_functions(body: Sequence[ast.stmt]) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
-    """The functions and classes' methods of a module's ``body`` (nested
-    classes, and definitions under ``if``/``try`` at those levels, included)."""
-    stack: list[ast.stmt] = list(body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield node
-        elif isinstance(node, ast.ClassDef):
-            stack.extend(node.body)
-        elif isinstance(node, (ast.If, ast.Try)):
-            stack.extend([*node.body, *node.orelse, *getattr(node, "finalbody", ())])
-            for h in getattr(node, "handlers", ()):
-                stack.extend(h.body)
+    empty = ("set", "list", "tuple", "dict")
+    return isinstance(value, ast.Call) and ast_dotted(value.func) in empty and not value.args
 
 
 def _sets_capture(stmts: Sequence[ast.stmt]) -> bool:
-    """Whether the statements turn capture on: a capture attribute (a name
-    holding ``captur``) assigned something other than an empty or false
-    literal (``__init__``'s ``self.capture_aux_hidden_states = False`` turns
-    nothing on)."""
-    for st in stmts:
-        for n in ast.walk(st):
-            if isinstance(n, ast.Assign):
-                targets, value = n.targets, n.value
-            elif isinstance(n, ast.AnnAssign):
-                targets, value = [n.target], n.value
-            else:
-                continue
-            if _falsy_literal(value):
-                continue
-            if any(isinstance(t, ast.Attribute) and "captur" in t.attr.lower() for t in targets):
-                return True
+    """Whether the statements assign a capture attribute (a name holding
+    ``captur``) other than an empty or false literal (``__init__``'s
+    ``self.capture_aux_hidden_states = False`` turns nothing on)."""
+    for n in (n for st in stmts for n in ast.walk(st)):
+        if isinstance(n, ast.Assign):
+            targets, value = n.targets, n.value
+        elif isinstance(n, ast.AnnAssign):
+            targets, value = [n.target], n.value
+        else:
+            continue
+        if _falsy_literal(value):
+            continue
+        if any(isinstance(t, ast.Attribute) and "captur" in t.attr.lower() for t in targets):
+            return True
     return False
 
 
 def capture_setters(tree: ast.Module) -> str | None:
     """How the module turns tap capture on: ``"gated"`` when a function that
-    turns a capture attribute on (a name holding ``captur``) first returns
-    unless on the last pipeline rank (SGLang's ``if not
-    self.pp_group.is_last_rank: return`` in ``set_eagle3_layers_to_capture``)
-    or raises under a pipeline test (``if pp_group.world_size != 1: raise``):
-    other ranks then collect nothing, and their payloads drop nothing (the
-    inner model's own setter, called by the gated one, counts with it);
-    ``"open"`` when such functions exist and none is gated; None when there
-    is none."""
+    turns a capture attribute on first returns unless on the last rank
+    (SGLang's ``if not self.pp_group.is_last_rank: return``) or raises under a
+    pipeline test (``if pp_group.world_size != 1: raise``), so other ranks
+    collect nothing to drop (an inner model's setter, called by the gated one,
+    counts with it); ``"open"`` when none such is gated; None when none."""
     state: str | None = None
-    for node in _module_functions(tree.body):
+    for _qual, node in functions(tree.body):
         body = node.body
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
             body = body[1:]  # (a docstring)
         if not _sets_capture(body):
             continue
         first = body[0]
-        gated = isinstance(first, ast.If) and not first.orelse and len(first.body) == 1 and (
+        guarded = isinstance(first, ast.If) and not first.orelse and len(first.body) == 1 and (
             (
                 isinstance(first.test, ast.UnaryOp)
                 and isinstance(first.test.op, ast.Not)
-                and _mentions_last_rank(first.test.operand)
+                and any(w in i for i in _identifiers(first.test.operand) for w in LAST_RANK_WORDS)
                 and isinstance(first.body[0], ast.Return)
                 and first.body[0].value is None
             )
-            or (isinstance(first.body[0], ast.Raise) and _mentions_pp(first.test))
+            or (
+                isinstance(first.body[0], ast.Raise)
+                and any(w in i.lower() for i in _identifiers(first.test) for w in ("pp", "pipeline"))
+            )
         )
-        if gated:
+        if guarded:
             return "gated"
         state = "open"
     return state
 
 
-class CaptureIndex(dict):  # type: ignore[type-arg]
-    """The per-module states, and whether some module turns capture on for
-    the last rank only."""
-
-    def __init__(self, per_module: Mapping[str, Any]) -> None:
-        super().__init__(per_module)
-        self.any_gated = any(state == "gated" for state in per_module.values())
+def gated(state: str | None, states: Mapping[str, Any]) -> bool:
+    """Whether a module whose own capture setters are in ``state`` collects no
+    taps on the other ranks: they are gated, or it has none and some module's
+    (``states``, the project's) are."""
+    return state == "gated" if state in ("gated", "open") else "gated" in states.values()
 
 
 class PpCaptureSetters(FactCollector):
@@ -139,19 +113,11 @@ class PpCaptureSetters(FactCollector):
             return "none"  # (nothing can turn capture on: no walk)
         return capture_setters(tree) or "none"
 
-    @classmethod
-    def build_index(cls, per_module: Mapping[str, Any]) -> CaptureIndex:
-        return CaptureIndex(per_module)
-
 
 def capture_gated(text: str, tree: Callable[[], ast.Module | None], facts: ProjectFacts) -> bool:
-    """Whether the other ranks collect no taps: the module's own capture
-    setters (read from ``text``, whose ``ast`` ``tree`` gives) are gated, or
-    it has none and the project's are."""
+    """Whether the other ranks collect no taps, by the module's own capture
+    setters (read from ``text``, whose ``ast`` ``tree`` gives) or the project's."""
     state = None
-    if "captur" in text.lower():
-        parsed = tree()
-        state = capture_setters(parsed) if parsed is not None else None
-    if state is not None:
-        return state == "gated"
-    return bool(getattr(facts.index("pp_capture_setters"), "any_gated", False))
+    if "captur" in text.lower() and (parsed := tree()) is not None:
+        state = capture_setters(parsed)
+    return gated(state, facts.index("pp_capture_setters"))

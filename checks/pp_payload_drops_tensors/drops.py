@@ -1,20 +1,16 @@
 """The ``pp_tap_drops`` facts: per module, the classes whose payload return
-leaves collected taps behind, as the rule's own analysis
-(:class:`~checks.pp_payload_drops_tensors.analysis.DropAnalysis`, under the
-default names) finds them, with what a claim is read from (the class's own
-flag, its bases). A runner path's finding names, from these, the models it
-breaks (see the rule's docstring: one finding per open path).
-
-Lazy: a module's facts are computed (one libcst parse of the definitions
-the rule's ``definition_needles`` match, as the check itself parses) only
-when a path's file is checked and some path is open; the modules to read
-are those the ``pp_capture_setters`` facts list (every module matching the
-payload needles)."""
+leaves collected taps behind, as the rule's analysis finds them under the
+default names, with what a claim is read from (the class's own flag, its
+bases): a runner path's finding names the models it breaks from these. Lazy:
+computed (one libcst parse of the definitions the rule's
+``definition_needles`` match, as the check parses them) only when a path's
+file is checked and some path is open, for the modules ``pp_capture_setters``
+lists (every module matching the payload needles)."""
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,10 +21,12 @@ from checks.pp_payload_drops_tensors.analysis import (
     ANALYSIS_DEFAULTS,
     DEFAULT_FLAGS,
     DropAnalysis,
-    own_flag,
+    base_names,
+    own_flags,
 )
+from checks.pp_payload_drops_tensors.capture import gated
 from checks.pp_payload_drops_tensors.needles import DEFINITION_NEEDLES, PAYLOAD_NEEDLES
-from linter.api import FactCollector, Note, call_name, dotted
+from linter.api import FactCollector, Note, call_name
 from linter.astwalk import first_line
 from linter.facts import RecordedMemo
 from linter.positions import positions
@@ -38,37 +36,20 @@ from linter.types import Span
 _COMPOUND = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.If, ast.Try, ast.With, ast.For, ast.While)
 
 
-def _suites(stmt: cst.CSTNode) -> Iterator[cst.BaseSuite]:
-    """The blocks of a compound statement (body, ``else``, handlers, ``finally``, cases)."""
-    body = getattr(stmt, "body", None)
-    if isinstance(body, cst.BaseSuite):
-        yield body
-    orelse = getattr(stmt, "orelse", None)
-    if isinstance(orelse, cst.If):
-        yield from _suites(orelse)
-    elif orelse is not None and isinstance(getattr(orelse, "body", None), cst.BaseSuite):
-        yield orelse.body
-    for part in (*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())):
-        yield part.body
-    final = getattr(stmt, "finalbody", None)
-    if final is not None:
-        yield final.body
+class _Classes(cst.CSTVisitor):
+    """Every class of a module with its qualified name as the rule gives it
+    (the enclosing classes' names; functions are not part of it)."""
 
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.found: list[tuple[str, cst.ClassDef]] = []
 
-def _classes(stmts: Sequence[cst.CSTNode], outer: tuple[str, ...] = ()) -> Iterator[tuple[str, cst.ClassDef]]:
-    """Every class among ``stmts`` and the blocks under them, with its
-    qualified name as the rule gives it (the enclosing classes' names;
-    functions are not part of it)."""
-    for stmt in stmts:
-        if not isinstance(stmt, cst.BaseCompoundStatement):
-            continue
-        inner = outer
-        if isinstance(stmt, cst.ClassDef):
-            inner = (*outer, stmt.name.value)
-            yield ".".join(inner), stmt
-        for suite in _suites(stmt):
-            if isinstance(suite, cst.IndentedBlock):
-                yield from _classes(suite.body, inner)
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.names.append(node.name.value)
+        self.found.append((".".join(self.names), node))
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.names.pop()
 
 
 def _kept(stmt: ast.stmt, lines: list[str]) -> str:
@@ -90,19 +71,9 @@ def _kept(stmt: ast.stmt, lines: list[str]) -> str:
     return "".join(out)
 
 
-def _json_value(value: Any) -> Any:
-    return {"nonliteral": value.source} if isinstance(value, NonLiteral) else value
-
-
-def _value_of_json(value: Any) -> Any:
-    return NonLiteral(value["nonliteral"]) if isinstance(value, dict) else value
-
-
 def tap_drop_facts(tree: ast.Module, text: str, path: str) -> dict[str, Any] | None:
-    """``{"path", "drops": [row...]}``, a row per method that drops taps:
-    ``class``, ``method``, ``names`` (the taps left behind), ``payload`` (the
-    payload call's name, or None), ``span`` (where the rule reports it),
-    ``flags`` (the default flags the class sets itself), ``bases``."""
+    """``{"path", "drops": [row...]}``, a row per method that drops taps, with
+    the fields of :class:`TapDrop` but its module and path."""
     lines = text.splitlines(keepends=True)
     analysis = DropAnalysis(ANALYSIS_DEFAULTS)
     rows = []
@@ -117,7 +88,9 @@ def tap_drop_facts(tree: ast.Module, text: str, path: str) -> dict[str, Any] | N
             module = cst.parse_module(segment if segment.endswith("\n") else segment + "\n")
         except cst.ParserSyntaxError:
             continue
-        for qual, cls in _classes(module.body):
+        classes = _Classes()
+        module.visit(classes)
+        for qual, cls in classes.found:
             for m, _payloads, dropped in analysis.drops(cls):
                 if not dropped:
                     continue
@@ -129,21 +102,19 @@ def tap_drop_facts(tree: ast.Module, text: str, path: str) -> dict[str, Any] | N
                 if any(n not in pos for n in where):
                     continue
                 spans = [[pos[n][0] + first - 1, pos[n][1], pos[n][2] + first - 1, pos[n][3]] for n in where]
-                flags = {}
-                for flag in DEFAULT_FLAGS:
-                    own = own_flag(cls, flag)
-                    if own is not None:
-                        flags[flag] = _json_value(own[0])
+                flags = own_flags(cls, DEFAULT_FLAGS)
                 rows.append(
                     {
-                        "class": qual,
-                        "method": m.func.name.value,
+                        "cls": qual,
+                        "method": m.name.value,
                         "names": sorted({n for _r, ns in dropped for n in ns}),
                         "payload": call_name(payload) if payload is not None else None,
                         "span": spans[0],
                         "others": spans[1:],
-                        "flags": flags,
-                        "bases": [b for b in (dotted(a.value) for a in cls.bases if a.keyword is None) if b],
+                        "flags": {
+                            k: {"nonliteral": v.source} if isinstance(v, NonLiteral) else v for k, v in flags.items()
+                        },
+                        "bases": base_names(cls),
                     }
                 )
     return {"path": path, "drops": rows} if rows else None
@@ -155,14 +126,14 @@ class TapDrop:
 
     module: str
     path: str
-    cls: str
+    cls: str  # qualified name
     method: str
-    names: tuple[str, ...]
-    payload: str | None
-    span: tuple[int, int, int, int]
-    others: tuple[tuple[int, int, int, int], ...]
-    flags: Mapping[str, Any]
-    bases: tuple[str, ...]
+    names: Sequence[str]  # the taps left behind
+    payload: str | None  # the payload call's name
+    span: Sequence[int]  # where the rule reports it
+    others: Sequence[Sequence[int]]  # its other dropping returns
+    flags: Mapping[str, Any]  # the default flags the class sets itself
+    bases: Sequence[str]
 
 
 Claim = tuple[Any, str, Note | None, str | None]
@@ -193,12 +164,8 @@ def claim_of(
         loc = index.attr_location(hit.owner, flag)
         note = None
         if loc is not None:
-            path, line, col, end_line, end_col = loc
-            note = Note(
-                f"`{flag} = {hit.value!r}` is inherited from `{hit.owner}`",
-                path,
-                Span(line, col, end_line, end_col),
-            )
+            path, *span = loc
+            note = Note(f"`{flag} = {hit.value!r}` is inherited from `{hit.owner}`", path, Span(*span))
         return hit.value, flag, note, hit.owner
     return None
 
@@ -216,42 +183,26 @@ def claim_state(claim: Claim | None) -> str:
 
 class TapDropIndex:
     """The project's tap drops, read module by module (the modules
-    ``pp_capture_setters`` lists), and how each module captures."""
+    ``pp_capture_setters`` lists)."""
 
-    def __init__(self, per_module: Mapping[str, Any], capture: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, per_module: Mapping[str, Any], capture: Mapping[str, Any]) -> None:
         self._modules = per_module
-        self._capture = capture or {}
+        self._capture = capture
         self._cached = RecordedMemo()
-        self.any_gated = any(state == "gated" for state in self._capture.values())
-
-    def gated(self, module: str) -> bool:
-        """Whether the module turns capture on for the last rank only (its
-        own setters, or the project's when it has none: ``capture_gated``)."""
-        state = self._capture.get(module)
-        return state == "gated" if state in ("gated", "open") else self.any_gated
 
     def drops(self) -> tuple[TapDrop, ...]:
+        """The drops of the modules that collect taps on every rank."""
         return self._cached("drops", "", self._drops)
 
     def _drops(self) -> tuple[TapDrop, ...]:
         out = []
         for module in sorted(self._capture):
-            data = self._modules.get(module)
-            for row in (data or {}).get("drops", ()):
-                out.append(
-                    TapDrop(
-                        module,
-                        data.get("path", ""),
-                        row["class"],
-                        row["method"],
-                        tuple(row["names"]),
-                        row["payload"],
-                        tuple(row["span"]),
-                        tuple(tuple(o) for o in row["others"]),
-                        {k: _value_of_json(v) for k, v in row["flags"].items()},
-                        tuple(row["bases"]),
-                    )
-                )
+            data = self._modules.get(module) or {}
+            if gated(self._capture[module], self._capture):
+                continue  # (capture turned on for the last rank only)
+            for row in data.get("drops", ()):
+                flags = {k: NonLiteral(v["nonliteral"]) if isinstance(v, dict) else v for k, v in row["flags"].items()}
+                out.append(TapDrop(module, data.get("path", ""), **{**row, "flags": flags}))
         return tuple(out)
 
 
@@ -260,7 +211,7 @@ class PpTapDrops(FactCollector):
     (:func:`tap_drop_facts`)."""
 
     name = "pp_tap_drops"
-    version = 1
+    version = 2  # 2: a row's ``cls``, as TapDrop names it
     lazy = True
     index_with = ("pp_capture_setters",)
     needles = PAYLOAD_NEEDLES
@@ -270,5 +221,5 @@ class PpTapDrops(FactCollector):
         return tap_drop_facts(tree, text, path)
 
     @classmethod
-    def build_index(cls, per_module: Mapping[str, Any], capture: Mapping[str, Any] | None = None) -> TapDropIndex:
+    def build_index(cls, per_module: Mapping[str, Any], capture: Mapping[str, Any]) -> TapDropIndex:
         return TapDropIndex(per_module, capture)

@@ -13,21 +13,15 @@ from linter.rule import RuleContext
 from linter.types import Span
 
 
-def node_span(ctx: RuleContext, node: cst.CSTNode) -> Span | None:
-    """``node``'s position, generating only the definition being visited
-    when the engine can place it (as the engine does for a report)."""
+def note_at(ctx: RuleContext, node: cst.CSTNode, message: str) -> Note:
+    """A note pointing at ``node`` in this file, placed by generating only
+    the definition being visited, as the engine does for a report (a plain
+    note when it cannot be placed)."""
     scopes = ctx.scope_nodes
     top = scopes[0] if scopes else None
     member = scopes[1] if len(scopes) > 1 else None
     got = report_positions(ctx.module, ctx.text, [(node, top, member)]).get(node)
-    return Span(*got) if got else None
-
-
-def note_at(ctx: RuleContext, node: cst.CSTNode, message: str) -> Note:
-    """A note pointing at ``node`` in this file (a plain note when it
-    cannot be placed)."""
-    span = node_span(ctx, node)
-    return Note(message, ctx.path, span) if span is not None else Note(message)
+    return Note(message, ctx.path, Span(*got)) if got else Note(message)
 
 
 _IMPORTS_SGLANG = re.compile(r"^\s*(?:from|import)\s+sglang\b", re.MULTILINE)

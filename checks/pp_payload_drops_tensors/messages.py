@@ -12,10 +12,13 @@ from checks.pp_payload_drops_tensors.paths import TapPath
 from linter.api import Note
 from linter.types import Span
 
-# The consequence, as it happens: the draft runs on the last rank and
-# concatenates the taps it received into its input projection (EAGLE-3's
-# ``combine_hidden_states``, DFlash/DSpark's ``fc``/``context_proj``), whose
-# width is fixed by the checkpoint.
+
+def _either(flags: Sequence[str]) -> str:
+    return " or ".join(f"`{f}`" for f in flags)
+
+
+# (the draft's input projection, EAGLE-3's ``combine_hidden_states``,
+# DFlash/DSpark's ``fc``/``context_proj``, has the checkpoint's width)
 CONSEQUENCE = (
     "The taps of the layers on earlier ranks never reach the last rank, where the draft runs: the "
     "taps it concatenates come out narrower than its input projection was trained for, and its "
@@ -33,8 +36,8 @@ class Reach:
 
     why: str
     notes: tuple[Note, ...]
-    warning: bool
-    claimed: bool
+    warning: bool = False
+    claimed: bool = False
     open_path: TapPath | None = None
 
 
@@ -43,14 +46,13 @@ def claimed(flag: str, value: object, inherited_from: str | None, note: Note | N
     return Reach(
         f"`{flag} = {value!r}`{where} lets the engine start a draft over pipeline parallelism",
         (note,) if note is not None else (),
-        warning=False,
         claimed=True,
     )
 
 
 def open_path(paths: Sequence[TapPath], flags: Sequence[str]) -> Reach:
     first = paths[0]
-    flag = " or ".join(f"`{f}`" for f in flags)
+    flag = _either(flags)
     more = f" (and {len(paths) - 1} other path{'s' if len(paths) > 2 else ''})" if len(paths) > 1 else ""
     notes = tuple(
         Note(
@@ -65,32 +67,29 @@ def open_path(paths: Sequence[TapPath], flags: Sequence[str]) -> Reach:
         f"`{first.qualname}`{more} turns the taps on without reading {flag} or refusing pipeline "
         "parallelism, so not claiming the flag refuses nothing there",
         notes,
-        warning=False,
-        claimed=False,
         open_path=first,
     )
 
 
 def unknown(flags: Sequence[str]) -> Reach:
-    flag = " or ".join(f"`{f}`" for f in flags)
     return Reach(
-        f"no class in its hierarchy sets {flag} and no code of the project turns the taps on: safe "
+        f"no class in its hierarchy sets {_either(flags)} and no code of the project turns the taps on: safe "
         "only while the engine refuses a draft with pipeline parallelism for this model at start-up",
         (),
         warning=True,
-        claimed=False,
     )
 
 
-def message(cls: str, method: str, names: Sequence[str], payload: str | None, reach: Reach) -> str:
+def _leaves(cls: str, method: str, names: Sequence[str], payload: str | None, rank: str) -> str:
     shown = ", ".join(f"`{n}`" for n in names)
     what = f"the `{payload}`" if payload else "the payload"
     them = "it" if len(names) == 1 else "them"
+    return f"`{cls}.{method}` returns {shown} on the {rank}, but {what} the other ranks return leaves {them} behind"
+
+
+def message(cls: str, method: str, names: Sequence[str], payload: str | None, reach: Reach) -> str:
     crash = "" if reach.warning else ": with PP > 1 the draft's first step crashes on the last rank"
-    return (
-        f"`{cls}.{method}` returns {shown} on the last pipeline rank, but {what} the other ranks "
-        f"return leaves {them} behind; {reach.why}{crash}"
-    )
+    return f"{_leaves(cls, method, names, payload, 'last pipeline rank')}; {reach.why}{crash}"
 
 
 def fix_note(
@@ -154,7 +153,7 @@ def path_message(qualname: str, broken: Sequence[TapDrop], flags: Sequence[str],
     how = (
         "for a draft without refusing pipeline parallelism"
         if sglang
-        else "under pipeline parallelism without checking " + " or ".join(f"`{f}`" for f in flags)
+        else "under pipeline parallelism without checking " + _either(flags)
     )
     these = f"these {models} models" if models > 1 else "this model"
     return (
@@ -167,18 +166,9 @@ def path_message(qualname: str, broken: Sequence[TapDrop], flags: Sequence[str],
 def model_notes(broken: Sequence[TapDrop], flags: Sequence[str], *, sglang: bool) -> list[Note]:
     out = []
     for d in broken:
-        shown = ", ".join(f"`{n}`" for n in d.names)
         them = "it" if len(d.names) == 1 else "them"
-        what = f"the `{d.payload}`" if d.payload else "the payload"
         claim = "" if sglang else f"; `{d.cls}` does not claim `{flags[0]}`"
-        out.append(
-            Note(
-                f"`{d.cls}.{d.method}` returns {shown} on the last rank, but {what} the other "
-                f"ranks return leaves {them} behind{claim}",
-                d.path,
-                Span(*d.span),
-            )
-        )
+        out.append(Note(_leaves(d.cls, d.method, d.names, d.payload, "last rank") + claim, d.path, Span(*d.span)))
         out += [
             Note(f"this return of `{d.cls}.{d.method}` leaves {them} behind too", d.path, Span(*o))
             for o in d.others

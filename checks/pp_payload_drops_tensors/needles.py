@@ -1,36 +1,18 @@
-"""What a file's text, and each definition's, must hold for SHD301 to
-find anything in it.
+"""What a file's text, and each definition's, must hold for SHD301 to find
+anything in it (the rule's docstring, "Prefilter", says what and why).
 
-Every finding reports a payload return: a call of a ``payload-classes``
-name, or a return the rule puts on the other ranks' path, which takes an
-``if`` whose test (through ``not``/``and``/``or``) is a
-``last-rank-accessors`` name, bare, as an attribute or called with no
-arguments. Under the default names the text then holds one of:
+Every finding reports a payload return, a ``payload-classes`` call or a
+return on the other ranks' path of an ``if`` whose test (through
+``not``/``and``/``or``) is a ``last-rank-accessors`` name, bare, an attribute
+or called with no arguments; or a runner path, a function calling a tap
+setter. Between tokens: whitespace, comments, line continuations.
 
-- ``...IntermediateTensors...(`` / ``...PPProxyTensors...(``: the call's
-  leaf name (any identifier characters around the string), closing brackets
-  of a parenthesised callee, then ``(``;
-- ``...is_last_rank...`` / ``last_stage`` / ``last_pp_rank`` ending a test
-  operand, in any case (accessors are compared in any case): followed by
-  ``:`` (the test ends), ``)`` (a bracket closes), ``(`` (the no-argument
-  call) or ``and``/``or``.
-
-A runner path's finding (one per open path, at the function that turns
-the taps on) lies in a function whose text calls a tap setter:
-``set_aux_hidden_state_layers`` or ``..._layers_to_capture``, in any case
-(``TAP_SETTER_CALL``); the file and definition needles admit it too.
-
-Between tokens: whitespace, comments, line continuations. Under other
-names (``payload_needles``) the text holds one of the configured payload
-classes, or the literal part of a configured accessor in any case.
-
-The definition gate: the rule reads one class at a time -- the methods
-holding a payload return (which hold the same text), the class-level
-statements (its flag) and, for the keys, the receiver anywhere in its body
-(a ``receiver-factories`` call, a ``receiver-methods`` definition: their
-names) -- and otherwise the project's facts and the whole file's text
-(``capture.capture_gated``). So a definition is needed when its own text
-holds the file needles or a receiver name (``definition_needles``).
+The definition gate: the rule reads one class at a time (the methods holding
+a payload return, which hold the same text; the class-level statements; the
+receiver anywhere in its body, which holds a ``receiver-factories`` or
+``receiver-methods`` name) or one path function, and otherwise the project's
+facts and the whole file's text (``capture.capture_gated``). So a definition
+is needed when its own text holds the file needles or a receiver name.
 """
 
 from __future__ import annotations
@@ -46,15 +28,13 @@ DEFAULT_LAST_RANK = ("is_last_rank", "is_last_pp_rank", "is_pipeline_last_stage"
 DEFAULT_RECEIVER_FACTORIES = ("make_empty_intermediate_tensors_factory",)
 DEFAULT_RECEIVER_METHODS = ("make_empty_intermediate_tensors",)
 
-# Source text that may separate tokens inside brackets: whitespace, a
-# comment, a line continuation. A comment runs to the end of its line (the
-# lookahead): read any shorter, a line of ``#`` could be split into comments
-# in exponentially many ways before a failing match gives up.
+# Whitespace, comments, line continuations. A comment runs to the end of its
+# line (the lookahead): else a line of ``#`` splits into comments in
+# exponentially many ways before a failing match gives up.
 GAP = r"(?:\s|\\|#[^\r\n]*(?=[\r\n]|\Z))*"
-# identifier characters (ASCII word characters or any non-ASCII one), one
-# class so that a failing match backtracks linearly (written as the ASCII
-# characters it excludes: a class spanning every character outside ASCII
-# costs ``re`` ~2 ms to compile, per pattern)
+# identifier characters (ASCII word characters or any non-ASCII one): one
+# class, so a failing match backtracks linearly, written as the ASCII it
+# excludes (a class of every non-ASCII character costs ~2 ms to compile)
 IDENT_TAIL = r"[^\x00-/:-@\[-^`{-\x7f]*"
 PAYLOAD_CALL = rf"(?:IntermediateTensors|PPProxyTensors){IDENT_TAIL}(?:{GAP}\))*{GAP}\("
 # Led by the literal ``_`` (caseless, so ``re`` still jumps between its
@@ -84,28 +64,19 @@ DEFINITION_NEEDLES = Needles(
 _GLOB_META = re.compile(r"[*?]|\[!?\]?[^\]]*\]")
 
 
-def glob_literal(glob: str) -> str | None:
-    """The longest literal part of ``glob`` (``fnmatch``'s syntax), lower-cased:
-    every name the glob matches in any case (``name_matches``) holds it, in
-    any case; None when the glob has none or is not ASCII."""
-    if not glob.isascii():
-        return None
-    parts = [p for p in _GLOB_META.split(glob.lower()) if p]
-    return max(parts, key=len) if parts else None
-
-
 def caseless_words(globs: Iterable[str]) -> list[str] | None:
-    """One caseless regex per glob, its literal part (``glob_literal``), for
-    a search of any of them; None when a glob has no literal part (a name
-    could then be anything)."""
+    """One caseless regex per glob (``fnmatch``'s syntax) for its longest
+    literal part, which every name it matches in any case (``name_matches``)
+    holds; None when a glob has no literal part or is not ASCII (a name could
+    then be anything)."""
     out = []
     for glob in globs:
-        word = glob_literal(glob)
-        if word is None:
+        parts = [p for p in _GLOB_META.split(glob.lower()) if p] if glob.isascii() else []
+        if not parts:
             return None
         # (``re`` matches U+0130 and U+212A, which lower-case to ``i`` and
         # ``k`` as ``name_matches`` reads them, with those letters caseless)
-        out.append(f"(?i:{re.escape(word)})")
+        out.append(f"(?i:{re.escape(max(parts, key=len))})")
     return out
 
 

@@ -13,7 +13,6 @@ from checks.pp_payload_drops_tensors.needles import DEFAULT_RECEIVER_FACTORIES
 from linter.api import FactCollector, Needles
 
 
-
 def receiver_keys(node: ast.AST, factories: Sequence[str]) -> list[list[str]]:
     """String key lists of every ``factory(["a", "b"], ...)`` under ``node``
     (a class may allocate one layout per mode)."""
