@@ -2,49 +2,40 @@
 must divide ``X`` or be a power of two.
 
 The rule's modules: ``values`` (bindings, constant folding, power-of-two
-proofs), ``sites`` (the ``min`` sites, their consumers and guards, the
-texts of a finding) and this one (the rule: one libcst traversal gathers
-each function's pieces, then each function is analysed as it is left).
-Kernels in other files come from the ``triton_kernels`` and
-``facade_imports`` facts (``checks.facts.kernels``).
+proofs), ``sites`` (the ``min`` sites, their consumers and guards),
+``text`` (what a finding says), ``uses`` (the facts gate's collector) and
+this one (one libcst traversal gathers each function's pieces, then each
+function is analysed as it is left). Kernels in other files come from the
+``triton_kernels`` and ``facade_imports`` facts (``checks.facts.kernels``).
 """
 
 from __future__ import annotations
 
-import fnmatch
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 import libcst as cst
 
-from linter.syntax import call_name, dotted, function_params, raises_only
-from linter.imports import follow_reexports, imports_from_cst, qualify
 from checks.block_size_min_divisibility.sites import (
     CDIV_NAMES,
     Consumer,
     MinSite,
-    Scope,
     SameX,
+    Scope,
+    aliases,
     call_text,
-    reach_of,
-    tensor_dim,
-    cap_side,
-    family_of,
-    guards,
     has_offset_arith,
-    inline_mins,
+    host_consumers,
     kernel_consumer,
-    known_multiple,
     launch_args,
-    loop_handles_tail,
+    live,
     names_block,
     pinned,
-
-    short,
+    tensor_dim,
 )
-from checks.block_size_min_divisibility.origin import describe
-from checks.block_size_min_divisibility.text import finding_text
-from checks.block_size_min_divisibility.uses import SITE_NEEDLES, may_reach_kernel
+from checks.block_size_min_divisibility.text import describe, finding_text
+from checks.block_size_min_divisibility.uses import SITE_NEEDLES
 from checks.block_size_min_divisibility.values import (
     OTHER,
     Env,
@@ -62,8 +53,10 @@ from checks.facts import divisible_inputs
 from checks.facts.kernels import KernelFacts, KernelIndex, collect_text
 from checks.facts.launchers import Launcher, find_launcher, launcher_facts
 from linter.facts import ProjectFacts
-from linter.rule import Option, PendingFix, Rule
+from linter.imports import follow_reexports, imports_from_cst, qualify
 from linter.positions import positions
+from linter.rule import Option, PendingFix, Rule
+from linter.syntax import call_name, dotted, function_params, globs_matcher, raises_only
 from linter.types import Applicability, Fixability, Note, Severity, Span
 
 # Always power-of-two calls, whatever the option says (see its doc).
@@ -73,13 +66,6 @@ BUILTIN_POW2 = ("triton.next_power_of_2", "next_power_of_2", "next_power_of_two"
 # ``tl.arange`` ranges (its ``arange`` documentation); vllm-ascend's and
 # SGLang's NPU kernels live in packages named so.
 NPU_PACKAGES = ("npu", "npu_*", "*_npu", "*_npu_*", "*ascend*")
-
-
-def on_npu_package(dotted_path: str, patterns: Sequence[str]) -> bool:
-    """Whether a package component of ``dotted_path`` (a module name, or a
-    path with dots) matches one of ``patterns`` (case-insensitive globs)."""
-    parts = dotted_path.lower().split(".")[:-1]
-    return any(fnmatch.fnmatchcase(part, p.lower()) for part in parts for p in patterns)
 
 
 class BlockSizeMinDivisibility(Rule):
@@ -214,16 +200,12 @@ class BlockSizeMinDivisibility(Rule):
     severity = Severity.ERROR
     fixable = Fixability.SOMETIMES
     # Every site is a ``min(`` call bound by ``=``, ``:=`` or a launch keyword
-    # (``uses.SITE_NEEDLES``).
+    # inside one top-level definition (or module-level code); what its
+    # analysis reads elsewhere in the file -- a power-of-two helper it
+    # calls, a kernel it launches -- is named from it, and the engine keeps
+    # what kept code names (never a method through ``self``).
     needles = SITE_NEEDLES
-    # every site is a ``min(...)`` binding inside one top-level definition (or
-    # module-level code); what a site's analysis reads elsewhere in the file
-    # -- a power-of-two helper it calls, a kernel it launches -- is named
-    # from it, and the engine keeps what kept code names
     definition_needles = needles
-    # a site's power-of-two proof may call another top-level function of the
-    # file (``_block(n)``), and a launch names a kernel defined beside it;
-    # the analysis never reads a method through ``self``
     follows_definitions = "top-level"
     # the facts gate (``candidate_facts``): a module none of whose scopes
     # calling ``min`` has a host use (``%``, ``//``, a ``range`` loop) is
@@ -255,15 +237,20 @@ class BlockSizeMinDivisibility(Rule):
     ) -> bool:
         """False when no scope calling ``min`` has a host use, none of its
         launches may name a kernel (or a re-export of one) and none of its
-        calls a launcher: the block has no consumer."""
+        calls a launcher (no facts on the module of the name): the block has
+        no consumer."""
         uses = facts.raw("block_min_uses").get(module)
         if not isinstance(uses, Mapping) or uses.get("host", True):
             return True
+
+        def known(names: Sequence[str], *tables: Mapping[str, object]) -> bool:
+            modules = {q.rpartition(".")[0] for q in names} - {""}
+            return any(m in t for m in modules for t in tables)
+
         kernels, facades = facts.raw("triton_kernels"), facts.raw("facade_imports")
-        launchers = facts.raw("kernel_launchers")
-        return any(
-            may_reach_kernel(q, lambda m: m in kernels or m in facades) for q in uses.get("launches", ())
-        ) or any(may_reach_kernel(q, launchers.__contains__) for q in uses.get("calls", ()))
+        return known(uses.get("launches", ()), kernels, facades) or known(
+            uses.get("calls", ()), facts.raw("kernel_launchers")
+        )
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -274,6 +261,8 @@ class BlockSizeMinDivisibility(Rule):
         # (the test of ``if ...: raise``, a check with the opposite polarity),
         # "test" (another condition) or "" (plain code)
         self._where: list[str] = [""]
+        # read on demand: the file's imports, kernels, launchers and the
+        # inputs its callers prove divisible
         self._imports: dict[str, str] | None = None
         self._local_kernels: dict[str, KernelFacts] | None = None
         self._local_launchers: dict[str, Launcher] | None = None
@@ -293,8 +282,7 @@ class BlockSizeMinDivisibility(Rule):
     def leave_Module(self, node: cst.Module) -> None:
         scope = self._scopes.pop()
         if scope.has_min:
-            env = Env(scope.bindings, frozenset(), scope.bindings, True)
-            self._analyse(scope, env)
+            self._analyse(scope, Env(scope.bindings, frozenset(), scope.bindings, True))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._scopes.append(Scope(node, frozenset(function_params(node)), knobs(node)))
@@ -316,8 +304,9 @@ class BlockSizeMinDivisibility(Rule):
         self._scopes.pop()
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
         for t in node.targets:
-            target, value = t.target, node.value
+            target = t.target
             if (
                 isinstance(target, (cst.Tuple, cst.List))
                 and isinstance(value, (cst.Tuple, cst.List))
@@ -410,36 +399,35 @@ class BlockSizeMinDivisibility(Rule):
     def _analyse(self, scope: Scope, env: Env) -> None:
         pow2_functions = (*BUILTIN_POW2, *self.opts["power-of-two-functions"])
         values = Values(env, pow2_functions, self._module_functions)
-        sites: list[MinSite] = []
+        found: list[tuple[MinSite, list[Consumer]]] = []
         for name, binds in env.local.items():
             for i, b in enumerate(binds):
                 site = self._min_site(b, name, values, binds[:i])
-                if site is not None:
-                    sites.append(site)
-        found: list[tuple[MinSite, list[Consumer]]] = []
-        for site in sites:
-            site.family = family_of(site.name, env.local)
-            if self._repaired(site, env.local) or pinned(site, scope, env, values):
-                continue
-            if self._divisible_input(site, env, values):
-                continue
-            reach = reach_of(site.family, env.local)
-            consumers = self._host_consumers(site, scope, env)
-            consumers += self._kernel_consumers(site, scope.launches, env, reach)
-            consumers += self._launcher_consumers(site, scope.calls, reach)
-            live = self._live(site, consumers, scope, env)
-            if live:
-                found.append((site, live))
+                if site is None:
+                    continue
+                site.family = aliases({name}, env.local, maybe=False)
+                if self._repaired(site, env.local) or pinned(site, scope, env, values):
+                    continue
+                if self._divisible_input(site, env, values):
+                    continue
+                reach = aliases(site.family, env.local, maybe=True)
+                consumers = host_consumers(site, scope, env)
+                consumers += self._kernel_consumers(site, scope.launches, env, reach)
+                consumers += self._launcher_consumers(site, scope.calls, reach)
+                if got := live(site, consumers, scope, env):
+                    found.append((site, got))
         for call in scope.launches:
-            for kw, m in inline_mins(call):
-                site = self._min_site(m, kw, values, [])
+            # ``KERNEL[grid](BLOCK=min(...))``
+            for a in call.args:
+                if a.keyword is None or call_name(a.value) != "min":
+                    continue
+                site = self._min_site(a.value, a.keyword.value, values, [])
                 if site is None or self._divisible_input(site, env, values):
                     continue
                 site.inline = True
-                consumers = self._kernel_consumers(site, [call], env, set(), inline=kw)
-                live = self._live(site, consumers, None, env)
-                if live:
-                    found.append((site, live))
+                consumers = self._kernel_consumers(site, [call], env, set())
+                if got := live(site, consumers, None, env):
+                    found.append((site, got))
         self._report_all(found, env)
 
     def _min_site(
@@ -452,45 +440,36 @@ class BlockSizeMinDivisibility(Rule):
             return None
         if len(value.args) != 2 or any(a.keyword or a.star for a in value.args):
             return None
-        a, b = value.args[0].value, value.args[1].value
-        if has_offset_arith(a) or has_offset_arith(b):
+        args = [a.value for a in value.args]
+        if any(has_offset_arith(e) for e in args):
             return None
-        env = values.env
-        narrows = [isinstance(e, cst.Name) and e.value == name for e in (a, b)]
+        narrows = [isinstance(e, cst.Name) and e.value == name for e in args]
         if any(narrows) and before:
-            narrowed = Env(
-                {**env.local, name: list(before)}, env.params, env.module, env.is_module, env.knobs
-            )
-            values = Values(narrowed, values.pow2_functions, values.functions)
-        va, vb = values.const(a), values.const(b)
-        if va is not None and vb is not None:
+            env = dataclasses.replace(values.env, local={**values.env.local, name: list(before)})
+            values = Values(env, values.pow2_functions, values.functions)
+        consts = [values.const(e) for e in args]
+        pow2 = [values.pow2(e) for e in args]
+        if None not in consts:
             return None
-        pa, pb = values.pow2(a), values.pow2(b)
         if any(narrows) and before:
             # ``T = min(T, n)``: the block narrowed to the width ``n``; the
             # block's own earlier value is the cap, provided it is known
             # (a constant or a power of two), never the width
-            cap = 0 if narrows[0] else 1
-            if (
-                not ((va, pa) if cap == 0 else (vb, pb))[0]
-                and not ((va, pa) if cap == 0 else (vb, pb))[1]
-            ):
+            cap: int | None = narrows.index(True)
+            if not consts[cap] and not pow2[cap]:
                 return None
         else:
-            cap = cap_side(
-                va, vb, pa, pb, constant_like(a, values.env), constant_like(b, values.env)
-            )
-        if cap == 0:
-            c, x, cv, cp = a, b, va, pa
-        elif cap == 1:
-            c, x, cv, cp = b, a, vb, pb
-        else:
+            # a literal is the cap; then an UPPER_CASE name facing a runtime
+            # value (``min(MAX_FUSED_SIZE, triton.next_power_of_2(n))``: the
+            # imported cap, whose value is not visible here, is not the
+            # width); then a power of two facing something that is not one
+            named = [constant_like(e, values.env) for e in args]
+            known = [v is not None for v in consts]
+            cap = next((p.index(True) for p in (known, named, pow2) if p[0] != p[1]), None)
+        if cap is None or pow2[1 - cap] or consts[1 - cap] is not None:
             return None
-        if values.pow2(x) or values.const(x) is not None:
-            return None
-        site = MinSite(value, x, c, cv, cp, name, {name})
-        site.c_least = cv if cv is not None else values.least(c)
-        return site
+        least = consts[cap] if consts[cap] is not None else values.least(args[cap])
+        return MinSite(value, args[1 - cap], args[cap], consts[cap], pow2[cap], name, least)
 
     def _repaired(self, site: MinSite, local: Mapping[str, list[object]]) -> bool:
         """Any other kind of binding of the block after the ``min`` (``B //=
@@ -499,20 +478,16 @@ class BlockSizeMinDivisibility(Rule):
         reaches the use. Bindings before it (the cap's own value, in ``T =
         min(T, n)``) do not."""
         for n in site.family:
-            binds = local.get(n, ())
+            binds = local.get(n, [])
             if n == site.name:
-                at = next((i for i, b in enumerate(binds) if b is site.call), -1)
-                binds = binds[at + 1 :]
+                binds = binds[next((i for i, b in enumerate(binds) if b is site.call), -1) + 1 :]
             for b in binds:
-                if b is OTHER:
+                if not (
+                    isinstance(b, cst.Integer)
+                    or call_name(b) == "min"
+                    or names_block(b, site.family)
+                ):
                     return True
-                if isinstance(b, cst.Call) and call_name(b) == "min":
-                    continue
-                if isinstance(b, cst.Name) and b.value in site.family:
-                    continue
-                if isinstance(b, cst.Integer):
-                    continue
-                return True
         return False
 
     def _divisible_input(self, site: MinSite, env: Env, values: Values) -> bool:
@@ -540,8 +515,6 @@ class BlockSizeMinDivisibility(Rule):
                 if v > 0 and v % min(v, c) == 0 and (is_pow2(min(v, c)) or not site.c_pow2):
                     continue
                 return False
-            if not isinstance(b, cst.BaseExpression):
-                return False
             dim = tensor_dim(b)
             if dim is None or dim[0] not in env.params:
                 return False
@@ -551,69 +524,21 @@ class BlockSizeMinDivisibility(Rule):
                 return False
         return True
 
-    def _host_consumers(self, site: MinSite, scope: Scope, env: Env) -> list[Consumer]:
-        out: list[Consumer] = []
-        same_x = SameX(site.x, env)
-        for node, where in scope.ops:
-            if not names_block(node.right, site.family) or not same_x(node.left):
-                continue
-            if isinstance(node.operator, cst.Modulo) and where in ("check", "raise"):
-                verb = "is asserted" if where == "check" else "is required (else it raises)"
-                outcome = "the assert fails (AssertionError)" if where == "check" else "it raises"
-                out.append(
-                    Consumer(
-                        "div", f"`{short(code(node))} == 0` {verb}", outcome + " on such a model"
-                    )
-                )
-            elif isinstance(node.operator, cst.FloorDivide) and where != "test":
-                out.append(
-                    Consumer(
-                        "div",
-                        f"`{short(code(node))}` drops the remainder",
-                        "the last partial block is silently skipped",
-                        floor=True,
-                    )
-                )
-        for loop in scope.loops:
-            it = loop.iter
-            assert isinstance(it, cst.Call)
-            if (
-                same_x(it.args[1].value)
-                and names_block(it.args[2].value, site.family)
-                and not loop_handles_tail(loop)
-            ):
-                out.append(
-                    Consumer(
-                        "div",
-                        f"`{short(code(it))}` has no tail handling",
-                        "the last block runs past the end or is mishandled",
-                    )
-                )
-        return out
-
     def _kernel_consumers(
-        self,
-        site: MinSite,
-        launches: Sequence[cst.Call],
-        env: Env,
-        reach: set[str],
-        inline: str | None = None,
+        self, site: MinSite, launches: Sequence[cst.Call], env: Env, reach: set[str]
     ) -> list[Consumer]:
+        """The needs of the kernels ``launches`` pass the block to: a name in
+        ``reach``, or the site's own ``min`` written in the launch."""
         out: list[Consumer] = []
         same_x = SameX(site.x, env)
         for call in launches:
             kname = dotted(call.func.value) if isinstance(call.func, cst.Subscript) else None
-            if not kname:
-                continue
-            facts = self._kernel(kname)
+            facts = self._kernel(self._qualify(kname)) if kname else None
             if facts is None:
                 continue
             args = dict(launch_args(call, facts.params))
             for param, value in args.items():
-                if inline is not None:
-                    if value is not site.call:
-                        continue
-                elif not names_block(value, reach):
+                if value is not site.call and not names_block(value, reach):
                     continue
                 for need in facts.needs.get(param, ()):
                     if need.kind == "pow2" and self._on_npu(facts):
@@ -634,19 +559,14 @@ class BlockSizeMinDivisibility(Rule):
         out: list[Consumer] = []
         for call in calls:
             fname = dotted(call.func)
-            if not fname or fname.split(".", 1)[0] in ("self", "cls"):
+            launcher = self._launcher(self._qualify(fname)) if fname else None
+            if launcher is None:
                 continue
-            found = self._launcher(fname)
-            if found is None:
-                continue
-            module, launcher = found
             for param, value in launch_args(call, launcher.params):
                 if not names_block(value, reach):
                     continue
                 for fwd in launcher.forwards:
-                    if fwd.param != param:
-                        continue
-                    facts = self._kernel_qualified(fwd.kernel)
+                    facts = self._kernel(fwd.kernel) if fwd.param == param else None
                     if facts is None:
                         continue
                     kname = fwd.kernel.rsplit(".", 1)[-1]
@@ -656,124 +576,96 @@ class BlockSizeMinDivisibility(Rule):
                         out.append(kernel_consumer(kname, fwd.arg, need, facts, via=fname))
         return out
 
-    def _launcher(self, name: str) -> tuple[str, Launcher] | None:
-        if self._imports is None:
-            self._imports = imports_from_cst(self.ctx.module, self.ctx.module_name, self.ctx.path)
-        mod = self.ctx.module_name
-        qual = qualify(name, mod, self._imports)
-        if qual.rpartition(".")[0] == mod:
-            if self._local_launchers is None:
-                tree = self.ctx.ast_tree()
-                data = launcher_facts(tree, mod, self.ctx.path) if tree is not None else None
-                self._local_launchers = {
-                    n: Launcher.from_json(f, self.ctx.path)
-                    for n, f in (data or {}).get("functions", {}).items()
-                }
-            got = self._local_launchers.get(qual.rpartition(".")[2])
-            return (mod, got) if got is not None else None
-        return find_launcher(self.ctx.facts.raw("kernel_launchers"), qual)
-
-    def _on_npu(self, kernel: KernelFacts) -> bool:
-        """Whether the launch or the kernel lives in a package of NPU code
-        (option ``npu-packages``): Triton-Ascend builds ``tl.arange`` and
-        block shapes of any size, so only divisibility needs remain."""
-        pats = self.opts["npu-packages"]
-        return on_npu_package(self.ctx.module_name, pats) or on_npu_package(
-            kernel.path.replace("/", ".").removesuffix(".py"), pats
-        )
-
-    def _kernel(self, name: str) -> KernelFacts | None:
-        head = name.split(".", 1)[0]
-        if head in ("self", "cls"):
+    def _qualify(self, name: str) -> str | None:
+        """The qualified name ``name`` stands for here (None for ``self.``
+        and ``cls.`` attributes, which are not followed)."""
+        if name.split(".", 1)[0] in ("self", "cls"):
             return None
         if self._imports is None:
             self._imports = imports_from_cst(self.ctx.module, self.ctx.module_name, self.ctx.path)
-        return self._kernel_qualified(qualify(name, self.ctx.module_name, self._imports))
+        return qualify(name, self.ctx.module_name, self._imports)
 
-    def _kernel_qualified(self, qual: str) -> KernelFacts | None:
+    def _launcher(self, qual: str | None) -> Launcher | None:
+        if qual is None:
+            return None
+        mod = self.ctx.module_name
+        if qual.rpartition(".")[0] != mod:
+            found = find_launcher(self.ctx.facts.raw("kernel_launchers"), qual)
+            return found[1] if found is not None else None
+        if self._local_launchers is None:
+            tree = self.ctx.ast_tree()
+            data = launcher_facts(tree, mod, self.ctx.path) if tree is not None else None
+            self._local_launchers = {
+                n: Launcher.from_json(f, self.ctx.path)
+                for n, f in (data or {}).get("functions", {}).items()
+            }
+        return self._local_launchers.get(qual.rpartition(".")[2])
+
+    def _kernel(self, qual: str | None) -> KernelFacts | None:
         """The kernel ``qual`` names, followed through re-exports; None when
         it is not one whose decorator makes a kernel."""
-        mod = self.ctx.module_name
+        if qual is None:
+            return None
         index = self.ctx.facts.index("triton_kernels")
         kernels = index.kernels if isinstance(index, KernelIndex) else {}
         kernel_imports = index.imports if isinstance(index, KernelIndex) else {}
         facades = self.ctx.facts.raw("facade_imports")
-
-        def imports(m: str) -> Mapping[str, str] | None:
-            return kernel_imports.get(m) or facades.get(m)
-
         if self._local_kernels is None:
-            self._local_kernels = collect_text(self.ctx.text, mod, self.ctx.path, self.ctx.ast_tree)
+            self._local_kernels = collect_text(
+                self.ctx.text, self.ctx.module_name, self.ctx.path, self.ctx.ast_tree
+            )
         local = self._local_kernels
 
         def defined(q: str) -> bool:
             return q in local or q in kernels
 
+        def imports(m: str) -> Mapping[str, str] | None:
+            return kernel_imports.get(m) or facades.get(m)
+
         qual = follow_reexports(qual, defined, imports)
         facts = local.get(qual) or kernels.get(qual)
-        if facts is None or not any(
-            matches(d, self.opts["kernel-decorators"]) for d in facts.decorators
-        ):
+        decorators = self.opts["kernel-decorators"]
+        if facts is None or not any(matches(d, decorators) for d in facts.decorators):
             return None
         return facts
 
-    # -- reporting -------------------------------------------------------------
-    def _live(
-        self, site: MinSite, consumers: list[Consumer], scope: Scope | None, env: Env
-    ) -> list[Consumer]:
-        """The consumers no guard of the function answers."""
-        div_guard, cdiv, pow2_guard = guards(site, scope) if scope else (False, False, False)
-        if scope is not None and known_multiple(site, scope, env):
-            div_guard = True
-            pow2_guard = pow2_guard or site.c_pow2
-        live: list[Consumer] = []
-        for c in consumers:
-            if c.kind == "div":
-                if div_guard or (cdiv and c.floor):
-                    continue
-                if site.c_value is not None and site.c_value <= 1:
-                    continue
-            elif c.kind == "multiple":
-                if site.c_value is not None and c.factor and site.c_value <= c.factor:
-                    continue
-            else:
-                if pow2_guard:
-                    continue
-                if site.c_value is not None and is_pow2(site.c_value) and site.c_value <= 2:
-                    continue
-            live.append(c)
-        return live
+    def _on_npu(self, kernel: KernelFacts) -> bool:
+        """Whether the launch or the kernel lives in a package of NPU code
+        (option ``npu-packages``, case-insensitive globs): Triton-Ascend
+        builds ``tl.arange`` and block shapes of any size, so only
+        divisibility needs remain."""
+        match = globs_matcher(tuple(self.opts["npu-packages"]))
+        kernel_module = kernel.path.replace("/", ".").removesuffix(".py")
+        return any(
+            match(part) is not None
+            for module in (self.ctx.module_name, kernel_module)
+            for part in module.lower().split(".")[:-1]
+        )
 
+    # -- reporting -------------------------------------------------------------
     def _report_all(self, found: list[tuple[MinSite, list[Consumer]]], env: Env) -> None:
         """One finding per root cause: sites of one function that cap the
         same width and reach the same consumers are reported once, the
         others as notes."""
         groups: dict[tuple[str, tuple[str, ...]], list[tuple[MinSite, list[Consumer]]]] = {}
-        for site, live in found:
-            key = (code(site.x), tuple(sorted({c.where for c in live})))
-            groups.setdefault(key, []).append((site, live))
-        for members in groups.values():
-            (site, live), rest = members[0], members[1:]
-            also = [
-                self._note_at(
-                    s.call, f"also `{s.name} = {call_text(s.call)}` reaches the same uses"
-                )
-                for s, _ in rest
-            ]
-            self._report(site, live, env, also)
-
-    def _note_at(self, node: cst.CSTNode, message: str) -> Note:
-        got = positions(self.ctx.module, [node]).get(node)
-        return Note(message, self.ctx.path, Span(*got)) if got else Note(message)
-
-    def _report(self, site: MinSite, live: list[Consumer], env: Env, also: list[Note]) -> None:
+        for site, consumers in found:
+            key = (code(site.x), tuple(sorted({c.where for c in consumers})))
+            groups.setdefault(key, []).append((site, consumers))
         fn = self.ctx.current_function
-        origin = describe(site.x, env, fn.name.value if fn is not None else None)
-        message, notes = finding_text(site, live, origin)
-        fix = self._fix(
-            site, any(k.kind == "div" for k in live), any(k.kind == "pow2" for k in live)
-        )
-        self.report(site.call, message, notes=[*notes, *also], fix=fix)
+        for (site, consumers), *rest in groups.values():
+            also = []
+            for s, _ in rest:
+                where = positions(self.ctx.module, [s.call]).get(s.call)
+                text = f"also `{s.name} = {call_text(s.call)}` reaches the same uses"
+                also.append(Note(text, self.ctx.path, Span(*where)) if where else Note(text))
+            origin = describe(site.x, env, fn.name.value if fn is not None else None)
+            message, notes = finding_text(site, consumers, origin)
+            fix = self._fix(
+                site,
+                any(k.kind == "div" for k in consumers),
+                any(k.kind == "pow2" for k in consumers),
+            )
+            self.report(site.call, message, notes=[*notes, *also], fix=fix)
 
     def _fix(self, site: MinSite, div: bool, pow2: bool) -> PendingFix:
         x, c = code(site.x), code(site.c)

@@ -39,7 +39,9 @@ def _is_min(node: ast.AST) -> bool:
     if not isinstance(node, ast.Call):
         return False
     f = node.func
-    return (isinstance(f, ast.Name) and f.id == "min") or (isinstance(f, ast.Attribute) and f.attr == "min")
+    return (isinstance(f, ast.Name) and f.id == "min") or (
+        isinstance(f, ast.Attribute) and f.attr == "min"
+    )
 
 
 def _host_use(node: ast.AST) -> bool:
@@ -48,7 +50,9 @@ def _host_use(node: ast.AST) -> bool:
         return isinstance(node.op, (ast.Mod, ast.FloorDiv)) and isinstance(node.right, ast.Name)
     if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, ast.Call):
         f = node.iter.func
-        return (isinstance(f, ast.Name) and f.id == "range") or (isinstance(f, ast.Attribute) and f.attr == "range")
+        return (isinstance(f, ast.Name) and f.id == "range") or (
+            isinstance(f, ast.Attribute) and f.attr == "range"
+        )
     return False
 
 
@@ -154,7 +158,9 @@ def _bindings(tree: ast.Module, module: str, path: str) -> dict[str, set[str]]:
             base = resolve_relative(module, pkg, node.level, node.module)
             for a in node.names:
                 if a.name != "*":
-                    out.setdefault(a.asname or a.name, set()).add(f"{base}.{a.name}" if base else a.name)
+                    out.setdefault(a.asname or a.name, set()).add(
+                        f"{base}.{a.name}" if base else a.name
+                    )
     return out
 
 
@@ -173,9 +179,11 @@ def uses_facts(tree: ast.Module, text: str, module: str, path: str) -> dict[str,
                 return {"host": True}
             uses |= scope.uses
     imports = _bindings(tree, module, path) if uses else {}
-    defined = {
-        st.name for st in module_statements(tree.body) if isinstance(st, (*_SCOPES, ast.ClassDef))
-    } if uses else set()
+    defined = (
+        {st.name for st in module_statements(tree.body) if isinstance(st, (*_SCOPES, ast.ClassDef))}
+        if uses
+        else set()
+    )
     out: dict[str, set[str]] = {"launch": set(), "call": set()}
     for kind, name in uses:
         head, _, rest = name.partition(".")
