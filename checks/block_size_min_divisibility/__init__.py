@@ -347,26 +347,17 @@ class BlockSizeMinDivisibility(Rule):
     def visit_Assert_test(self, node: cst.Assert) -> None:
         self._where.append("check")
 
-    def leave_Assert_test(self, node: cst.Assert) -> None:
-        self._where.pop()
-
     def visit_If_test(self, node: cst.If) -> None:
         self._where.append("raise" if raises_only(node.body) else "test")
 
-    def leave_If_test(self, node: cst.If) -> None:
-        self._where.pop()
-
-    def visit_While_test(self, node: cst.While) -> None:
+    def visit_While_test(self, node: cst.While | cst.IfExp) -> None:
         self._where.append("test")
 
-    def leave_While_test(self, node: cst.While) -> None:
+    def leave_Assert_test(self, node: cst.CSTNode) -> None:
         self._where.pop()
 
-    def visit_IfExp_test(self, node: cst.IfExp) -> None:
-        self._where.append("test")
-
-    def leave_IfExp_test(self, node: cst.IfExp) -> None:
-        self._where.pop()
+    visit_IfExp_test = visit_While_test
+    leave_If_test = leave_While_test = leave_IfExp_test = leave_Assert_test
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         if self._where[-1] in ("check", "raise"):

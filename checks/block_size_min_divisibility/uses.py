@@ -17,7 +17,6 @@ nested in it (a superset of the rule's scopes), from the file's ``ast``.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
 from typing import Any
 
 from linter.astwalk import ast_dotted, first_line, line_starts, module_statements
@@ -35,12 +34,11 @@ SITE_NEEDLES = Needles(all_of=("min",), regex=r"=(?:[\s(\\]|#[^\n]*)*min(?:[\s)\
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def _is_min(node: ast.AST) -> bool:
-    if not isinstance(node, ast.Call):
-        return False
-    f = node.func
-    return (isinstance(f, ast.Name) and f.id == "min") or (
-        isinstance(f, ast.Attribute) and f.attr == "min"
+def _calls(node: ast.AST, name: str) -> bool:
+    """``node`` is a call of ``name`` or of an attribute ``name``."""
+    f = node.func if isinstance(node, ast.Call) else None
+    return (isinstance(f, ast.Name) and f.id == name) or (
+        isinstance(f, ast.Attribute) and f.attr == name
     )
 
 
@@ -48,12 +46,7 @@ def _host_use(node: ast.AST) -> bool:
     """``X % B``, ``X // B`` (a name on the right) or a loop over ``range``."""
     if isinstance(node, ast.BinOp):
         return isinstance(node.op, (ast.Mod, ast.FloorDiv)) and isinstance(node.right, ast.Name)
-    if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, ast.Call):
-        f = node.iter.func
-        return (isinstance(f, ast.Name) and f.id == "range") or (
-            isinstance(f, ast.Attribute) and f.attr == "range"
-        )
-    return False
+    return isinstance(node, (ast.For, ast.AsyncFor)) and _calls(node.iter, "range")
 
 
 def _callee(node: ast.AST) -> tuple[str, str] | None:
@@ -74,46 +67,26 @@ def _callee(node: ast.AST) -> tuple[str, str] | None:
     return kind, name
 
 
-class _Scope:
-    """What one function (with the lambdas and comprehensions in it, not the
-    functions and classes nested in it: each its own scope, as the rule
-    reads them) or the module-level code holds."""
-
-    __slots__ = ("has_min", "host", "uses")
-
-    def __init__(self) -> None:
-        self.has_min = False
-        self.host = False
-        self.uses: set[tuple[str, str]] = set()
-
-    def add(self, node: ast.AST) -> None:
-        if _is_min(node):
-            self.has_min = True
-        elif _host_use(node):
-            self.host = True
-        got = _callee(node)
-        if got is not None:
-            self.uses.add(got)
-
-
-def _read(roots: list[ast.AST], scopes: list[_Scope]) -> None:
-    """Each node of ``roots`` into the scope holding it (a class body's own
-    statements into none: the rule analyses no class scope)."""
-    stack: list[tuple[ast.AST, _Scope | None]] = [(r, scopes[0]) for r in roots]
+def _scopes(roots: list[ast.AST]) -> list[list[ast.AST]]:
+    """The nodes of each scope: the module-level code, and each function
+    with the lambdas and comprehensions in it but not the functions and
+    classes nested in it (each its own scope, as the rule reads them; a
+    class body's own statements are in none, the rule analyses no class)."""
+    scopes: list[list[ast.AST]] = [[]]
+    stack: list[tuple[ast.AST, list[ast.AST] | None]] = [(r, scopes[0]) for r in roots]
     while stack:
         node, scope = stack.pop()
         if isinstance(node, _SCOPES):
             # (its decorators and defaults too: the rule enters the scope first)
-            inner = _Scope()
-            scopes.append(inner)
-            stack.extend((c, inner) for c in ast.iter_child_nodes(node))
-            continue
-        if isinstance(node, ast.ClassDef):
+            scope = []
+            scopes.append(scope)
+        elif isinstance(node, ast.ClassDef):
             stack.extend((st, None) for st in node.body)
             continue
-        if scope is not None:
-            scope.add(node)
+        elif scope is not None:
+            scope.append(node)
         stack.extend((c, scope) for c in ast.iter_child_nodes(node))
+    return scopes
 
 
 def _candidate_roots(tree: ast.Module, text: str) -> list[ast.AST]:
@@ -170,20 +143,17 @@ def uses_facts(tree: ast.Module, text: str, module: str, path: str) -> dict[str,
     names the launched kernels and the called functions of such scopes may
     stand for, through any import of the file or as names of this module
     (a simple name only if the module defines it at its top)."""
-    scopes = [_Scope()]
-    _read(_candidate_roots(tree, text), scopes)
     uses: set[tuple[str, str]] = set()
-    for scope in scopes:
-        if scope.has_min:
-            if scope.host:
+    for nodes in _scopes(_candidate_roots(tree, text)):
+        if any(_calls(n, "min") for n in nodes):
+            if any(_host_use(n) for n in nodes):
                 return {"host": True}
-            uses |= scope.uses
-    imports = _bindings(tree, module, path) if uses else {}
-    defined = (
-        {st.name for st in module_statements(tree.body) if isinstance(st, (*_SCOPES, ast.ClassDef))}
-        if uses
-        else set()
-    )
+            uses.update(got for n in nodes if (got := _callee(n)) is not None)
+    if not uses:
+        return {"host": False, "launches": [], "calls": []}
+    imports = _bindings(tree, module, path)
+    statements = module_statements(tree.body)
+    defined = {st.name for st in statements if isinstance(st, (*_SCOPES, ast.ClassDef))}
     out: dict[str, set[str]] = {"launch": set(), "call": set()}
     for kind, name in uses:
         head, _, rest = name.partition(".")
@@ -204,11 +174,3 @@ class BlockMinUses(FactCollector):
     @classmethod
     def collect(cls, tree: ast.Module, text: str, module: str, path: str) -> Any:
         return uses_facts(tree, text, module, path)
-
-
-def may_reach_kernel(qualname: str, has_facts: Callable[[str], bool]) -> bool:
-    """Whether the module holding ``qualname`` (its dotted prefix) has kernel,
-    launcher or re-export facts (``has_facts(module)``): where the rule looks
-    a kernel, a launcher or the next hop of a re-export up."""
-    module = qualname.rpartition(".")[0]
-    return bool(module) and has_facts(module)
