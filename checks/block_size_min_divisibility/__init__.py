@@ -70,128 +70,103 @@ NPU_PACKAGES = ("npu", "npu_*", "*_npu", "*_npu_*", "*ascend*")
 
 class BlockSizeMinDivisibility(Rule):
     """## What it finds
-    A block or tile size computed as `min(X, C)` (either argument order, also
-    through a plain alias such as `tile = BLOCK`) where `X` is not provably a
-    power of two, used where the block must divide `X` or be a power of two:
+    A block or tile size computed as `min(X, C)` (either argument order, also through a plain alias
+    such as `tile = BLOCK`) where `X` is not provably a power of two, used where the block must
+    divide `X` or be a power of two:
 
-    - on the host: `assert X % B == 0` (or `if X % B: raise`), `X // B` as a
-      grid size or count, `for i in range(0, X, B)` whose body has no
-      remainder handling;
-    - in a kernel: `B` passed (by keyword or position) to a `@triton.jit`
-      function, possibly autotuned and possibly defined in another module and
-      imported or re-exported, whose parameter is
-      - a block shape (`tl.arange(0, P)`, `tl.zeros([P])`, `tl.full`,
-        `tl.reshape`, `block_shape=`): a power of two is needed;
-      - the divisor of `tl.static_assert(A % P == 0)` (a compile error), of an
-        `assert A % P == 0` inside the kernel (checked only in Triton's debug
-        mode), or a tile of a group: a program's group index computed as
-        `pid // tl.cdiv(G, P)` with `G` given the width that was capped (a
-        tile that straddles two groups is computed with the wrong group's
-        data);
-      - required to be a multiple of a literal (`tl.static_assert(P % 16 ==
-        0)`);
-      also when the kernel hands the parameter to another jitted function of
-      its module that needs it;
-    - through a launcher: `B` passed (by position or keyword) to a function,
-      in this module or another, that hands that parameter by keyword to such
-      a kernel launch (`_launch(x, out, block)` with `K[grid](...,
-      BLOCK=block)` inside).
+    - on the host: `assert X % B == 0` (or `if X % B: raise`), `X // B` as a grid size or count,
+      `for i in range(0, X, B)` whose body has no remainder handling;
+    - in a kernel: `B` passed (by keyword or position) to a `@triton.jit` function, possibly
+      autotuned and possibly defined in another module and imported or re-exported, whose parameter
+      is
+      - a block shape (`tl.arange(0, P)`, `tl.zeros([P])`, `tl.full`, `tl.reshape`, `block_shape=`):
+        a power of two is needed;
+      - the divisor of `tl.static_assert(A % P == 0)` (a compile error), of an `assert A % P == 0`
+        inside the kernel (checked only in Triton's debug mode), or a tile of a group: a program's
+        group index computed as `pid // tl.cdiv(G, P)` with `G` given the width that was capped (a
+        tile that straddles two groups is computed with the wrong group's data);
+      - required to be a multiple of a literal (`tl.static_assert(P % 16 == 0)`);
+      also when the kernel hands the parameter to another jitted function of its module that needs
+      it;
+    - through a launcher: `B` passed (by position or keyword) to a function, in this module or
+      another, that hands that parameter by keyword to such a kernel launch
+      (`_launch(x, out, block)` with `K[grid](..., BLOCK=block)` inside).
 
-    A block narrowed to the width (`T = min(T, block_size)`, where `T` was a
-    constant or a power of two) is a site too, and a block that may reach the
-    use under another name (`tile = T_PREFILL` in one branch, `tile =
-    T_DECODE` in the other) is followed. Sites of one function that cap the
-    same width and reach the same uses are one finding, the others notes.
+    A block narrowed to the width (`T = min(T, block_size)`, where `T` was a constant or a power of
+    two) is a site too, and a block that may reach the use under another name (`tile = T_PREFILL` in
+    one branch, `tile = T_DECODE` in the other) is followed. Sites of one function that cap the same
+    width and reach the same uses are one finding, the others notes.
 
-    Provably a power of two: a power-of-two literal, `triton.next_power_of_2`
-    (see the option), `1 << k`, `x & -x`, products and min/max of such,
-    names bound only to such values in this file (module constants too), and
-    calls of a function defined at the top of this file whose every `return`
-    is such a value (`def _block(n): return max(16, triton.next_power_of_2(n))`).
+    Provably a power of two: a power-of-two literal, `triton.next_power_of_2` (see the option),
+    `1 << k`, `x & -x`, products and min/max of such, names bound only to such values in this file
+    (module constants too), and calls of a function defined at the top of this file whose every
+    `return` is such a value (`def _block(n): return max(16, triton.next_power_of_2(n))`).
 
-    Deliberately silent: when the block is repaired or the case is guarded in
-    the same function (a halving loop `while X % B: B //= 2`, any rebinding
-    of `B`, an `if X % B` fallback, a power-of-two test of `X` itself
-    (`if not is_pow2(X): return ...`) with a cap that is a power of two or
-    not visible here, an `EVEN_K = X % B == 0` flag for a
-    masked kernel, a `cdiv` grid next to an `X // B` count); `min(off + B, n)`
-    and other end-index arithmetic; `min` of two runtime values with no
-    constant cap (`min(BLOCK_K, group_size)`); a width known to be a multiple
-    of the cap where the use is reached: a test or assert `X % D == 0` in the
-    function (`C` dividing `D`), or, for `X = t.shape[k]` of a parameter `t`,
-    every caller in the module passing `None` or a tensor proven to satisfy
-    `t.shape[k] % D == 0` (`t if ok else None` with `ok = ... and
-    t.shape[-1] % 2048 == 0`, also through a `ContextVar` whose every `set`
-    does so); a block narrowed to a constant or to a power of two (`B =
-    min(B, 32)`); a group kernel whose group parameter is not given the
-    capped width; blocks handed to a launcher that passes them on by
-    position; an UPPER_CASE cap whose value
-    is not visible here facing a power of two (`min(MAX_FUSED_SIZE,
-    triton.next_power_of_2(n))` with the cap imported: the cap is `C`, the
-    width side is a power of two); kernels reached through attributes
-    (`self.kernel[grid]`); a kernel's power-of-two needs when the kernel or
-    its launch sits in a package of NPU code (option `npu-packages`:
-    Triton-Ascend builds `tl.arange` ranges of any length; divisibility
-    needs still count).
+    Deliberately silent: when the block is repaired or the case is guarded in the same function (a
+    halving loop `while X % B: B //= 2`, any rebinding of `B`, an `if X % B` fallback, a
+    power-of-two test of `X` itself (`if not is_pow2(X): return ...`) with a cap that is a power of
+    two or not visible here, an `EVEN_K = X % B == 0` flag for a masked kernel, a `cdiv` grid next
+    to an `X // B` count); `min(off + B, n)` and other end-index arithmetic; `min` of two runtime
+    values with no constant cap (`min(BLOCK_K, group_size)`); a width known to be a multiple of the
+    cap where the use is reached: a test or assert `X % D == 0` in the function (`C` dividing `D`),
+    or, for `X = t.shape[k]` of a parameter `t`, every caller in the module passing `None` or a
+    tensor proven to satisfy `t.shape[k] % D == 0` (`t if ok else None` with
+    `ok = ... and t.shape[-1] % 2048 == 0`, also through a `ContextVar` whose every `set` does so);
+    a block narrowed to a constant or to a power of two (`B = min(B, 32)`); a group kernel whose
+    group parameter is not given the capped width; blocks handed to a launcher that passes them on
+    by position; an UPPER_CASE cap whose value is not visible here facing a power of two
+    (`min(MAX_FUSED_SIZE, triton.next_power_of_2(n))` with the cap imported: the cap is `C`, the
+    width side is a power of two); kernels reached through attributes (`self.kernel[grid]`); a
+    kernel's power-of-two needs when the kernel or its launch sits in a package of NPU code (option
+    `npu-packages`: Triton-Ascend builds `tl.arange` ranges of any length; divisibility needs still
+    count).
 
-    Prefilter: libcst parses a module only when a function (or the
-    module-level code) binding a `min(...)` has a host use (`%` or `//` by a
-    name, a `range` loop) or a launch or call that may name a kernel, a
-    re-export of one or a launcher (the facts gate, `candidate_facts`, over
-    the `block_min_uses` facts); on vLLM 0.33.0 that is 280 of the 460 files
-    holding a site.
+    Prefilter: libcst parses a module only when a function (or the module-level code) binding a
+    `min(...)` has a host use (`%` or `//` by a name, a `range` loop) or a launch or call that may
+    name a kernel, a re-export of one or a launcher (the facts gate, `candidate_facts`, over the
+    `block_min_uses` facts); on vLLM 0.33.0 that is 280 of the 460 files holding a site.
 
     ## Why it breaks
-    `min(X, C)` equals `C` whenever `X >= C`, and divides `X` only when `X` is
-    a multiple of `C`; below `C` it is `X` itself, a power of two only if `X`
-    is. `X` is usually a per-rank width (hidden size, head dimension,
-    intermediate size divided by TP or EP) and changes with the model and the
-    parallel layout: a width of 3584 or 1536 under `C = 1024`, or of 384 or
-    768 reaching `tl.arange`, crashes at start-up on that model only, after
-    every test with the usual 4096-wide shapes passed. On the kernel side the
-    outcome depends on the need: a block shape or a `tl.static_assert` stops
-    the kernel from compiling at its first launch; an `assert` inside the
-    kernel is compiled to a `device_assert`, checked only in debug mode, so
-    the kernel runs on with the remainder unhandled; a group tile that does
-    not divide the group (8 query heads against groups of 10 or 12 per KV
-    head) silently computes part of the second group with the first group's
-    data. The finding says where `X` comes from: a per-rank width (divided
-    by a TP/EP size), a model-configuration value, a tensor dimension or a
-    parameter.
+    `min(X, C)` equals `C` whenever `X >= C`, and divides `X` only when `X` is a multiple of `C`;
+    below `C` it is `X` itself, a power of two only if `X` is. `X` is usually a per-rank width
+    (hidden size, head dimension, intermediate size divided by TP or EP) and changes with the model
+    and the parallel layout: a width of 3584 or 1536 under `C = 1024`, or of 384 or 768 reaching
+    `tl.arange`, crashes at start-up on that model only, after every test with the usual 4096-wide
+    shapes passed. On the kernel side the outcome depends on the need: a block shape or a
+    `tl.static_assert` stops the kernel from compiling at its first launch; an `assert` inside the
+    kernel is compiled to a `device_assert`, checked only in debug mode, so the kernel runs on with
+    the remainder unhandled; a group tile that does not divide the group (8 query heads against
+    groups of 10 or 12 per KV head) silently computes part of the second group with the first
+    group's data. The finding says where `X` comes from: a per-rank width (divided by a TP/EP size),
+    a model-configuration value, a tensor dimension or a parameter.
 
     ## Example
     See the corpus files below: `BLOCK_D = min(hidden_size, 1024)` followed by
-    `assert hidden_size % BLOCK_D == 0` and a kernel launch with
-    `BLOCK_D=BLOCK_D`.
+    `assert hidden_size % BLOCK_D == 0` and a kernel launch with `BLOCK_D=BLOCK_D`.
 
     ## Fix
-    Where divisibility is what the consumer needs, use `math.gcd(X, C)`: the
-    largest block not above `C` that divides `X` (a power of two when `C`
-    is). This is an *unsafe* fix (applied with `--unsafe-fixes`): it changes
-    the block for widths that are not multiples of `C` (384 → 128 instead of
-    384), which is the point but may cost speed. Where the kernel only needs a
-    power of two, round up with `triton.next_power_of_2(X)` (capped at `C`)
-    and mask the tail in the kernel: a suggestion, not an edit.
+    Where divisibility is what the consumer needs, use `math.gcd(X, C)`: the largest block not above
+    `C` that divides `X` (a power of two when `C` is). This is an *unsafe* fix (applied with
+    `--unsafe-fixes`): it changes the block for widths that are not multiples of `C` (384 → 128
+    instead of 384), which is the point but may cost speed. Where the kernel only needs a power of
+    two, round up with `triton.next_power_of_2(X)` (capped at `C`) and mask the tail in the kernel:
+    a suggestion, not an edit.
 
     ## Options
-    - `power-of-two-functions` (list[str]): calls whose result is a power of
-      two. Default `["triton.next_power_of_2", "next_power_of_2",
-      "next_power_of_two"]`; a name matches the call's dotted name or its
-      trailing components (`next_power_of_2` matches `utils.next_power_of_2`).
-      The three defaults always count (they are facts, not preferences, and
-      the prefilter relies on them); setting the option adds your helpers.
-    - `kernel-decorators` (list[str]): decorators that make a function a
-      kernel whose parameters are checked. Default `["triton.jit", "jit"]`;
-      other decorators on the same function (`triton.autotune`,
-      `triton.heuristics`) do not matter.
-    - `npu-packages` (list[str]): package names (case-insensitive globs,
-      matched against each package of the launching module and of the
-      kernel's module) of code built by Triton-Ascend for Huawei NPUs, whose
-      `tl.arange` has no power-of-two rule: kernels there keep only their
+    - `power-of-two-functions` (list[str]): calls whose result is a power of two. Default
+      `["triton.next_power_of_2", "next_power_of_2", "next_power_of_two"]`; a name matches the
+      call's dotted name or its trailing components (`next_power_of_2` matches
+      `utils.next_power_of_2`). The three defaults always count (they are facts, not preferences,
+      and the prefilter relies on them); setting the option adds your helpers.
+    - `kernel-decorators` (list[str]): decorators that make a function a kernel whose parameters are
+      checked. Default `["triton.jit", "jit"]`; other decorators on the same function
+      (`triton.autotune`, `triton.heuristics`) do not matter.
+    - `npu-packages` (list[str]): package names (case-insensitive globs, matched against each
+      package of the launching module and of the kernel's module) of code built by Triton-Ascend for
+      Huawei NPUs, whose `tl.arange` has no power-of-two rule: kernels there keep only their
       divisibility needs. Default `["npu", "npu_*", "*_npu", "*_npu_*",
-      "*ascend*"]`
-      (vllm-ascend's `vllm_ascend/`, SGLang's `hardware_backend/npu/`); set
-      `[]` to apply CUDA Triton's rule everywhere.
+      "*ascend*"]` (vllm-ascend's `vllm_ascend/`, SGLang's `hardware_backend/npu/`); set `[]` to
+      apply CUDA Triton's rule everywhere.
     """
 
     code = "SHD101"
@@ -277,7 +252,7 @@ class BlockSizeMinDivisibility(Rule):
     def visit_Module(self, node: cst.Module) -> None:
         self._module_bindings = top_level_bindings(node)
         self._module_functions = module_functions(node)
-        self._scopes.append(Scope(node, frozenset()))
+        self._scopes.append(Scope())
 
     def leave_Module(self, node: cst.Module) -> None:
         scope = self._scopes.pop()
@@ -285,7 +260,7 @@ class BlockSizeMinDivisibility(Rule):
             self._analyse(scope, Env(scope.bindings, frozenset(), scope.bindings, True))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._scopes.append(Scope(node, frozenset(function_params(node)), knobs(node)))
+        self._scopes.append(Scope(frozenset(function_params(node)), knobs(node)))
         self._where.append("")
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -298,7 +273,7 @@ class BlockSizeMinDivisibility(Rule):
             self._analyse(scope, env)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._scopes.append(Scope(node, frozenset()))
+        self._scopes.append(Scope())
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
         self._scopes.pop()
@@ -321,24 +296,21 @@ class BlockSizeMinDivisibility(Rule):
             else:
                 bind(self._top().bindings, target, value)
 
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+    def visit_AnnAssign(self, node: cst.AnnAssign | cst.NamedExpr) -> None:
         if node.value is not None:
             bind(self._top().bindings, node.target, node.value)
 
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+    def visit_AugAssign(self, node: cst.AugAssign | cst.CompFor) -> None:
         bind(self._top().bindings, node.target, OTHER)
 
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        bind(self._top().bindings, node.target, node.value)
+    visit_NamedExpr = visit_AnnAssign
+    visit_CompFor = visit_AugAssign
 
     def visit_For(self, node: cst.For) -> None:
         bind(self._top().bindings, node.target, OTHER)
         it = node.iter
         if isinstance(it, cst.Call) and call_name(it) == "range" and len(it.args) == 3:
             self._top().loops.append(node)
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        bind(self._top().bindings, node.target, OTHER)
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
@@ -365,10 +337,10 @@ class BlockSizeMinDivisibility(Rule):
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         op = node.operator
-        if isinstance(op, (cst.Modulo, cst.FloorDivide)) and isinstance(node.right, cst.Name):
+        if isinstance(op, (cst.Modulo, cst.FloorDivide)) and isinstance(
+            node.right, (cst.Name, cst.Integer)
+        ):
             self._top().ops.append((node, self._where[-1]))
-        elif isinstance(op, cst.Modulo) and isinstance(node.right, cst.Integer):
-            self._top().literal_mods.append((node, self._where[-1]))
         elif isinstance(op, cst.BitAnd) and self._where[-1]:
             self._top().pow2_checks.append(node)
 

@@ -24,18 +24,16 @@ class Scope:
     """What one function (or the module) holds that this rule looks at,
     gathered during the single batched traversal."""
 
-    node: cst.CSTNode
-    params: frozenset[str]
+    params: frozenset[str] = frozenset()
     knobs: frozenset[str] = frozenset()
     bindings: dict[str, list[object]] = field(default_factory=dict)
     # comparisons that must hold (assert: True) or must fail (``if ...:
     # raise``: False) for the code to go on
     pins: list[tuple[cst.Comparison, bool]] = field(default_factory=list)
     has_min: bool = False
-    # ``X % B`` and ``X // B`` (a name on the right), ``X % 2048`` (a literal),
+    # ``X % B``, ``X // B``, ``X % 2048`` (a name or a literal on the right),
     # each with where it sits (see the rule's ``_where``)
     ops: list[tuple[cst.BinaryOperation, str]] = field(default_factory=list)
-    literal_mods: list[tuple[cst.BinaryOperation, str]] = field(default_factory=list)
     cdiv_calls: list[cst.Call] = field(default_factory=list)
     launches: list[cst.Call] = field(default_factory=list)
     # calls of plain functions: a launcher in this module or another may
@@ -285,8 +283,8 @@ def known_multiple(site: MinSite, scope: Scope, env: Env) -> bool:
     if c is None or c <= 0:
         return False
     same_x = SameX(site.x, env)
-    for node, where in scope.literal_mods:
-        d = int_literal(node.right)
+    for node, where in scope.ops:
+        d = int_literal(node.right) if isinstance(node.operator, cst.Modulo) else None
         if where and d is not None and d > 0 and d % c == 0 and same_x(node.left):
             return True
     return False
