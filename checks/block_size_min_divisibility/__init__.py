@@ -189,9 +189,7 @@ class BlockSizeMinDivisibility(Rule):
     tags = ("correctness", "triton")
     options: ClassVar[Mapping[str, Option]] = {
         "power-of-two-functions": Option(
-            BUILTIN_POW2,
-            "list[str]",
-            "Calls whose result is a power of two.",
+            BUILTIN_POW2, "list[str]", "Calls whose result is a power of two."
         ),
         "kernel-decorators": Option(
             ("triton.jit", "jit"),
@@ -233,11 +231,9 @@ class BlockSizeMinDivisibility(Rule):
         self._module_functions: dict[str, cst.FunctionDef] = {}
         self._scopes: list[Scope] = []
         # where the node being visited sits: "check" (assert test), "raise"
-        # (the test of ``if ...: raise``, a check with the opposite polarity),
-        # "test" (another condition) or "" (plain code)
+        # (the test of ``if ...: raise``), "test" (another condition) or ""
         self._where: list[str] = [""]
-        # read on demand: the file's imports, kernels, launchers and the
-        # inputs its callers prove divisible
+        # read on demand
         self._imports: dict[str, str] | None = None
         self._local_kernels: dict[str, KernelFacts] | None = None
         self._local_launchers: dict[str, Launcher] | None = None
@@ -261,13 +257,11 @@ class BlockSizeMinDivisibility(Rule):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._scopes.append(Scope(frozenset(function_params(node)), knobs(node)))
-        self._where.append("")
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         # analysed here, while the engine's scope names still include the
         # function, so that fingerprints carry the qualified name
         scope = self._scopes.pop()
-        self._where.pop()
         if scope.has_min:
             env = Env(scope.bindings, scope.params, self._module_bindings, knobs=scope.knobs)
             self._analyse(scope, env)
@@ -407,17 +401,17 @@ class BlockSizeMinDivisibility(Rule):
         if any(has_offset_arith(e) for e in args):
             return None
         narrows = [isinstance(e, cst.Name) and e.value == name for e in args]
-        if any(narrows) and before:
+        narrowing = any(narrows) and bool(before)
+        if narrowing:
             env = dataclasses.replace(values.env, local={**values.env.local, name: list(before)})
             values = Values(env, values.pow2_functions, values.functions)
         consts = [values.const(e) for e in args]
         pow2 = [values.pow2(e) for e in args]
         if None not in consts:
             return None
-        if any(narrows) and before:
-            # ``T = min(T, n)``: the block narrowed to the width ``n``; the
-            # block's own earlier value is the cap, provided it is known
-            # (a constant or a power of two), never the width
+        if narrowing:
+            # ``T = min(T, n)``: the block's own earlier value is the cap,
+            # provided it is known (a constant or a power of two)
             cap: int | None = narrows.index(True)
             if not consts[cap] and not pow2[cap]:
                 return None
@@ -570,8 +564,8 @@ class BlockSizeMinDivisibility(Rule):
         if qual is None:
             return None
         index = self.ctx.facts.index("triton_kernels")
-        kernels = index.kernels if isinstance(index, KernelIndex) else {}
-        kernel_imports = index.imports if isinstance(index, KernelIndex) else {}
+        if not isinstance(index, KernelIndex):
+            index = KernelIndex()
         facades = self.ctx.facts.raw("facade_imports")
         if self._local_kernels is None:
             self._local_kernels = collect_text(
@@ -580,13 +574,13 @@ class BlockSizeMinDivisibility(Rule):
         local = self._local_kernels
 
         def defined(q: str) -> bool:
-            return q in local or q in kernels
+            return q in local or q in index.kernels
 
         def imports(m: str) -> Mapping[str, str] | None:
-            return kernel_imports.get(m) or facades.get(m)
+            return index.imports.get(m) or facades.get(m)
 
         qual = follow_reexports(qual, defined, imports)
-        facts = local.get(qual) or kernels.get(qual)
+        facts = local.get(qual) or index.kernels.get(qual)
         decorators = self.opts["kernel-decorators"]
         if facts is None or not any(matches(d, decorators) for d in facts.decorators):
             return None

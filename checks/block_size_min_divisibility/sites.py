@@ -1,6 +1,5 @@
 """SHD101's pieces of one function: the ``min(X, C)`` sites, what consumes
-a block (host code, kernel launches), the guards that silence a site, and
-the texts a finding shows."""
+a block, the guards that silence a site, and the texts of its consumers."""
 
 from __future__ import annotations
 
@@ -21,14 +20,12 @@ CDIV_NAMES = frozenset({"cdiv", "ceil_div", "ceildiv", "div_up", "round_up", "tr
 
 @dataclass
 class Scope:
-    """What one function (or the module) holds that this rule looks at,
-    gathered during the single batched traversal."""
+    """What one function (or the module) holds that the rule looks at."""
 
     params: frozenset[str] = frozenset()
     knobs: frozenset[str] = frozenset()
     bindings: dict[str, list[object]] = field(default_factory=dict)
-    # comparisons that must hold (assert: True) or must fail (``if ...:
-    # raise``: False) for the code to go on
+    # comparisons that must hold (assert: True) or fail (``if ...: raise``)
     pins: list[tuple[cst.Comparison, bool]] = field(default_factory=list)
     has_min: bool = False
     # ``X % B``, ``X // B``, ``X % 2048`` (a name or a literal on the right),
@@ -36,8 +33,7 @@ class Scope:
     ops: list[tuple[cst.BinaryOperation, str]] = field(default_factory=list)
     cdiv_calls: list[cst.Call] = field(default_factory=list)
     launches: list[cst.Call] = field(default_factory=list)
-    # calls of plain functions: a launcher in this module or another may
-    # hand a block on to its kernel
+    # calls of plain functions, which may be launchers
     calls: list[cst.Call] = field(default_factory=list)
     loops: list[cst.For] = field(default_factory=list)
     pow2_checks: list[cst.CSTNode] = field(default_factory=list)
@@ -53,8 +49,8 @@ class MinSite:
     c_value: int | None
     c_pow2: bool
     name: str  # the bound name, or the launch keyword for an inline min
-    # the least value the cap can take when it is not one constant (a name
-    # bound to 32 or 128): the counterexample's cap
+    # the least value a cap that is not one constant can take (a name bound
+    # to 32 or 128): the counterexample's cap
     c_least: int | None
     family: set[str] = field(default_factory=set)
     inline: bool = False
@@ -86,7 +82,7 @@ def names_block(e: object, family: set[str]) -> bool:
 
 
 def _may_be(value: object, names: set[str]) -> bool:
-    """``value`` is one of ``names``, or a conditional one branch of which is."""
+    """``value`` is one of ``names``, or a conditional with a branch that is."""
     if isinstance(value, cst.IfExp):
         return _may_be(value.body, names) or _may_be(value.orelse, names)
     return names_block(value, names)
@@ -97,17 +93,12 @@ def aliases(names: set[str], local: Mapping[str, list[object]], maybe: bool) -> 
     the block's family) or, with ``maybe``, one of whose bindings is (or may
     be, in a conditional) one of them (``tile = PREFILL_TILE`` in one branch,
     ``tile = DECODE_TILE`` in the other: the names it may reach a use under)."""
+    quantifier, member = (any, _may_be) if maybe else (all, names_block)
     out = set(names)
     while new := {
         n
         for n, binds in local.items()
-        if n not in out
-        and binds
-        and (
-            any(_may_be(b, out) for b in binds)
-            if maybe
-            else all(names_block(b, out) for b in binds)
-        )
+        if n not in out and binds and quantifier(member(b, out) for b in binds)
     }:
         out |= new
     return out
@@ -217,9 +208,8 @@ def host_consumers(site: MinSite, scope: Scope, env: Env) -> list[Consumer]:
 
 
 def loop_handles_tail(loop: cst.For) -> bool:
-    """A loop body that clips (``min``/``max``), slices (Python slices clip),
-    compares (a mask), branches or takes a remainder is taken to handle the
-    last partial block."""
+    """A loop body that clips (``min``/``max``, a slice), compares (a mask),
+    branches or takes a remainder handles the last partial block."""
     return any(
         isinstance(n, (cst.Slice, cst.Comparison, cst.If, cst.IfExp))
         or call_name(n) in ("min", "max")
@@ -233,9 +223,8 @@ def live(site: MinSite, consumers: list[Consumer], scope: Scope | None, env: Env
     written in a launch) answers."""
     div_guard = cdiv = pow2_guard = False
     if scope is not None:
-        # ``if X % B``, ``EVEN_K = X % B == 0``, ``rem = X % B``, a halving
-        # loop's ``while X % B``: the remainder is looked at, so the code
-        # knows it can be non-zero. Only the asserted form is a requirement.
+        # ``if X % B``, ``EVEN_K = X % B == 0``, ``while X % B``: the code
+        # knows the remainder can be non-zero (unless it asserts it is not)
         div_guard = any(
             isinstance(n.operator, cst.Modulo)
             and where not in ("check", "raise")
@@ -248,10 +237,10 @@ def live(site: MinSite, consumers: list[Consumer], scope: Scope | None, env: Env
         }
         pow2_guard = bool(tested & site.family)
         # The width itself tested for a power of two (``if not is_pow2(n):
-        # return ...``): with a cap that is one too, or whose value is not
-        # visible here, ``min(n, C)`` is a power of two dividing ``n`` on the
-        # path that reaches the use. Nor is the polarity of a test of the
-        # block itself checked, or of ``X % 2048`` below.
+        # return``): with a cap that is one too, or not visible here,
+        # ``min(n, C)`` is a power of two dividing ``n`` where the use is
+        # reached (the test's polarity is not checked, as for the block's
+        # own tests and ``known_multiple``).
         if (
             isinstance(site.x, cst.Name)
             and site.x.value in tested
@@ -291,8 +280,8 @@ def known_multiple(site: MinSite, scope: Scope, env: Env) -> bool:
 
 
 def launch_args(call: cst.Call, params: Sequence[str]) -> Iterator[tuple[str, cst.BaseExpression]]:
-    """(kernel parameter, argument) pairs of a launch; positional arguments
-    are mapped until the first ``*args``."""
+    """(kernel parameter, argument) pairs of a launch (positional arguments
+    up to the first ``*args``)."""
     i = 0
     positional = True
     for a in call.args:
@@ -340,9 +329,8 @@ def kernel_consumer(
     passed: str | None = None,
     via: str | None = None,
 ) -> Consumer:
-    """The consumer a kernel parameter's need makes of the block passed to
-    it (``passed``: what the launch passes for the need's dividend;
-    ``via``: the launcher the block goes through)."""
+    """The consumer a kernel parameter's ``need`` makes of the block
+    (``passed``: the need's dividend as launched; ``via``: a launcher)."""
     text = need.text or need.op
     inside = f" (in `{need.via}`)" if need.via else ""
     if need.kind == "pow2":
@@ -376,10 +364,10 @@ def div_example(x: str, b: str, c: str, cv: int | None, assumed: bool = False) -
     the cap ``c`` can take (the least), not its only one."""
     if cv is None:
         return f"any `{x}` above `{c}` that is not a multiple of it leaves a remainder"
-    # A realistic width: for a power-of-two cap, 1.5 * C is a multiple of C/2
-    # (so still "aligned" to a large power of two, as real widths are) but
-    # not of C; for any other cap the next power of two above it, which no
-    # such cap divides (and which a width tested for a power of two can be).
+    # A realistic width: for a power-of-two cap 1.5 * C, a multiple of C/2
+    # (aligned to a large power of two, as real widths are) but not of C;
+    # for any other cap the next power of two above it, which it does not
+    # divide (and which a width tested for a power of two can be).
     xv = cv * 3 // 2 if is_pow2(cv) else 1 << cv.bit_length()
     given = f" with `{c}`={cv}" if assumed else ""
     return f"{x}={xv}{given} → {b}={cv}, {xv} % {cv} = {xv % cv}"
@@ -391,9 +379,9 @@ def pow2_example(x: str, b: str, c: str, cv: int | None, c_pow2: bool) -> str:
     if not is_pow2(cv):
         # every X at or above the cap yields the cap itself
         return f"{x}={1 << cv.bit_length()} → {b}={cv}, not a power of two"
-    # 3/4 of a power-of-two cap lies between C/2 and C and is three times a
-    # power of two: the kind of width real models have (768, 384, 96); under
-    # a small cap (a head or group count), 3 is the common one.
+    # 3/4 of a power-of-two cap, three times a power of two, is the kind of
+    # width real models have (768, 384, 96); under a small cap (a head or
+    # group count), 3 is the common one.
     xv = 3 if cv <= 16 else cv * 3 // 4
     return f"{x}={xv} → {b}={xv}, not a power of two"
 
