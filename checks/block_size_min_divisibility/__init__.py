@@ -208,10 +208,9 @@ class BlockSizeMinDivisibility(Rule):
     def candidate_facts(
         cls, module: str, path: str, facts: ProjectFacts, options: Mapping[str, object]
     ) -> bool:
-        """False when no scope calling ``min`` has a host use, none of its
-        launches may name a kernel (or a re-export of one) and none of its
-        calls a launcher (no facts on the module of the name): the block has
-        no consumer."""
+        """False when no scope calling ``min`` has a host use and no module
+        its launches and calls may name has kernel, re-export or launcher
+        facts: the block has no consumer."""
         uses = facts.raw("block_min_uses").get(module)
         if not isinstance(uses, Mapping) or uses.get("host", True):
             return True
@@ -449,11 +448,9 @@ class BlockSizeMinDivisibility(Rule):
 
     def _divisible_input(self, site: MinSite, env: Env, values: Values) -> bool:
         """Every value ``X`` can take makes ``min(X, C)`` a divisor of ``X``
-        and, with a power-of-two cap, a power of two: a constant such as
-        ``32``, or ``t.shape[k]`` of a parameter ``t`` whose every caller in
-        this module proves ``t.shape[k] % D == 0`` with ``C`` dividing ``D``
-        (``t if t.shape[-1] % 2048 == 0 else None``, through a
-        ``ContextVar`` too)."""
+        (and a power of two, with a power-of-two cap): a constant, or
+        ``t.shape[k]`` of a parameter ``t`` whose every caller in this module
+        proves ``t.shape[k] % D == 0`` with ``C`` dividing ``D``."""
         c = site.c_value
         if c is None or c <= 0 or not isinstance(site.x, cst.Name) or env.is_module:
             return False
@@ -617,19 +614,15 @@ class BlockSizeMinDivisibility(Rule):
                 also.append(Note(text, self.ctx.path, Span(*where)) if where else Note(text))
             origin = describe(site.x, env, fn.name.value if fn is not None else None)
             message, notes = finding_text(site, consumers, origin)
-            fix = self._fix(
-                site,
-                any(k.kind == "div" for k in consumers),
-                any(k.kind == "pow2" for k in consumers),
-            )
+            fix = self._fix(site, {k.kind for k in consumers})
             self.report(site.call, message, notes=[*notes, *also], fix=fix)
 
-    def _fix(self, site: MinSite, div: bool, pow2: bool) -> PendingFix:
+    def _fix(self, site: MinSite, kinds: set[str]) -> PendingFix:
         x, c = code(site.x), code(site.c)
         # gcd(X, C) divides X by construction and is a power of two when C is,
         # so it satisfies both kinds of consumer; with a cap that is not a
         # power of two it would not satisfy a block shape.
-        if div and (not pow2 or site.c_pow2):
+        if "div" in kinds and ("pow2" not in kinds or site.c_pow2):
             return PendingFix(
                 title=(
                     f"Use `math.gcd({x}, {c})`: the largest block not above {c} that divides "

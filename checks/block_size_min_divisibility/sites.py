@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
+import libcst.matchers as m
 
 from checks.block_size_min_divisibility.values import Env, Values, code, is_pow2
 from checks.facts.kernels import KernelFacts, Need
@@ -104,24 +105,18 @@ def aliases(names: set[str], local: Mapping[str, list[object]], maybe: bool) -> 
     return out
 
 
+SHAPE_K = m.Subscript(
+    value=m.Attribute(value=m.Name(), attr=m.Name("shape")),
+    slice=[m.SubscriptElement(slice=m.Index())],
+)
+SIZE_K = m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("size")), args=[m.DoNotCare()])
+
+
 def tensor_dim(e: object) -> tuple[str, str] | None:
     """(tensor name, dimension as written) of ``t.shape[k]`` or ``t.size(k)``."""
-    if (
-        isinstance(e, cst.Subscript)
-        and isinstance(e.value, cst.Attribute)
-        and e.value.attr.value == "shape"
-        and isinstance(e.value.value, cst.Name)
-        and len(e.slice) == 1
-        and isinstance(e.slice[0].slice, cst.Index)
-    ):
+    if isinstance(e, cst.Subscript) and m.matches(e, SHAPE_K):
         return e.value.value.value, code(e.slice[0].slice.value)
-    if (
-        isinstance(e, cst.Call)
-        and isinstance(e.func, cst.Attribute)
-        and e.func.attr.value == "size"
-        and isinstance(e.func.value, cst.Name)
-        and len(e.args) == 1
-    ):
+    if isinstance(e, cst.Call) and m.matches(e, SIZE_K):
         return e.func.value.value, code(e.args[0].value)
     return None
 

@@ -1,18 +1,10 @@
-"""Fact collector ``block_min_uses`` (read by SHD101's facts gate): per
-module, what the functions that call ``min(...)`` do that could use a block
-where the rule reports it.
-
-A finding needs, in the function (or the module-level code) binding the
-``min``, either a host use -- ``X % B`` or ``X // B`` with a name on the
-right, or a ``for`` loop over ``range(...)`` -- or a call the block may be
-handed to: a launch ``K[grid](...)`` or a call with a name among its
-arguments, which must reach a Triton kernel (``triton_kernels``, through
-``facade_imports``) or a launcher (``kernel_launchers``). The facts record
-whether such a host use exists and, where none does, every name those calls
-may stand for, through any import of the file; the rule's
-``candidate_facts`` looks them up. Each function is read with the functions
-nested in it (a superset of the rule's scopes), from the file's ``ast``.
-"""
+"""Fact collector ``block_min_uses``, read by SHD101's facts gate: per
+module, whether a scope (a function, or the module-level code) that calls
+``min(...)`` has a host use -- ``X % B`` or ``X // B`` with a name on the
+right, a ``for`` loop over ``range(...)`` -- and, where none does, every
+qualified name its launches ``K[grid](...)`` and its calls with a name among
+their arguments may stand for: a finding needs one of them to reach a
+Triton kernel or a launcher."""
 
 from __future__ import annotations
 
@@ -26,8 +18,7 @@ from linter.needles import Needles
 
 # SHD101's sites: a ``min(`` call bound by ``=``, ``:=`` or a launch keyword
 # (``B = min(``, ``B: int = (min(``, ``(B := min(``, ``BLOCK=min(``), with
-# whitespace, brackets, backslashes or comments between the tokens (the
-# rule's file and definition needles, and this collector's)
+# whitespace, brackets, backslashes or comments between the tokens
 SITE_NEEDLES = Needles(all_of=("min",), regex=r"=(?:[\s(\\]|#[^\n]*)*min(?:[\s)\\]|#[^\n]*)*\(")
 
 
@@ -51,8 +42,7 @@ def _host_use(node: ast.AST) -> bool:
 
 def _callee(node: ast.AST) -> tuple[str, str] | None:
     """("launch", kernel) for ``K[grid](...)``, ("call", callee) for a call
-    with a name among its arguments: what a block may be handed to
-    (``self``/``cls`` callees left out, as the rule does)."""
+    with a name among its arguments (not through ``self``/``cls``)."""
     if not isinstance(node, ast.Call):
         return None
     f = node.func
@@ -138,11 +128,9 @@ def _bindings(tree: ast.Module, module: str, path: str) -> dict[str, set[str]]:
 
 
 def uses_facts(tree: ast.Module, text: str, module: str, path: str) -> dict[str, Any]:
-    """``{"host": True}`` when a scope calling ``min`` has a host use, else
-    ``{"host": False, "launches": [...], "calls": [...]}``: the qualified
-    names the launched kernels and the called functions of such scopes may
-    stand for, through any import of the file or as names of this module
-    (a simple name only if the module defines it at its top)."""
+    """``{"host": True}``, or ``{"host": False, "launches": [...], "calls":
+    [...]}``: what the names may stand for, through any import of the file or
+    as names of this module (a simple name only if defined at its top)."""
     uses: set[tuple[str, str]] = set()
     for nodes in _scopes(_candidate_roots(tree, text)):
         if any(_calls(n, "min") for n in nodes):

@@ -116,9 +116,8 @@ def module_functions(module: cst.Module) -> dict[str, cst.FunctionDef]:
 
 
 def function_env(fn: cst.FunctionDef, module: dict[str, list[object]]) -> tuple[Env, list[object]]:
-    """The environment of a helper function's body and what its ``return``
-    statements return (``OTHER`` for a bare ``return``, a ``yield`` or a
-    body that may end without one)."""
+    """The environment of a helper function's body and what it returns
+    (``OTHER`` for a bare ``return``, a ``yield`` or a fall off the end)."""
     local: dict[str, list[object]] = {}
     returns: list[object] = []
     for n in walk_no_nested(fn.body):
@@ -137,7 +136,6 @@ def function_env(fn: cst.FunctionDef, module: dict[str, list[object]]) -> tuple[
             returns.append(n.value if n.value is not None else OTHER)
         elif isinstance(n, (cst.Yield, cst.Await)):
             returns.append(OTHER)
-    # the body must end in a return (else it may fall off the end: None)
     last = fn.body.body[-1] if isinstance(fn.body, cst.IndentedBlock) and fn.body.body else None
     if not (
         isinstance(last, cst.SimpleStatementLine)
@@ -149,9 +147,7 @@ def function_env(fn: cst.FunctionDef, module: dict[str, list[object]]) -> tuple[
 
 class Values:
     """Constant folding and power-of-two proofs over one environment;
-    ``functions``: the module's own, whose calls are a power of two when
-    every ``return`` is one (``def _block(n): return max(16,
-    triton.next_power_of_2(n))``)."""
+    ``functions``: the module's own, whose returns are read."""
 
     def __init__(
         self, env: Env, pow2_functions: Sequence[str], functions: Mapping[str, cst.FunctionDef]
@@ -222,10 +218,7 @@ class Values:
         return min(v for v in vals if v is not None)
 
     def pow2(self, e: object, env: Env | None = None, depth: int = 0) -> bool:
-        """Provably a power of two: a literal, a power-of-two function,
-        ``1 << k``, ``x & -x``, products and min/max of such, names bound
-        only to such values in this file, and calls of this file's own
-        functions that return only such values."""
+        """Provably a power of two (the rule's documentation lists how)."""
         env = env or self.env
         if depth > MAX_DEPTH or not isinstance(e, cst.BaseExpression):
             return False
