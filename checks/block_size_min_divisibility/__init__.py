@@ -50,7 +50,7 @@ from checks.block_size_min_divisibility.values import (
     top_level_bindings,
 )
 from checks.facts import divisible_inputs
-from checks.facts.kernels import KernelFacts, KernelIndex, collect_text
+from checks.facts.kernels import KernelFacts, KernelIndex, Need, collect_text
 from checks.facts.launchers import Launcher, find_launcher, launcher_facts
 from linter.facts import ProjectFacts
 from linter.imports import follow_reexports, imports_from_cst, qualify
@@ -494,9 +494,7 @@ class BlockSizeMinDivisibility(Rule):
             for param, value in args.items():
                 if value is not site.call and not names_block(value, reach):
                     continue
-                for need in facts.needs.get(param, ()):
-                    if need.kind == "pow2" and self._on_npu(facts):
-                        continue
+                for need in self._needs(facts, param):
                     passed = args.get(need.other) if need.other else None
                     if need.group and (passed is None or not same_x(passed)):
                         # the tiles cover another width than the one capped
@@ -524,10 +522,9 @@ class BlockSizeMinDivisibility(Rule):
                     if facts is None:
                         continue
                     kname = fwd.kernel.rsplit(".", 1)[-1]
-                    for need in facts.needs.get(fwd.arg, ()):
-                        if need.group or (need.kind == "pow2" and self._on_npu(facts)):
-                            continue
-                        out.append(kernel_consumer(kname, fwd.arg, need, facts, via=fname))
+                    for need in self._needs(facts, fwd.arg):
+                        if not need.group:
+                            out.append(kernel_consumer(kname, fwd.arg, need, facts, via=fname))
         return out
 
     def _qualify(self, name: str) -> str | None:
@@ -583,18 +580,19 @@ class BlockSizeMinDivisibility(Rule):
             return None
         return facts
 
-    def _on_npu(self, kernel: KernelFacts) -> bool:
-        """Whether the launch or the kernel lives in a package of NPU code
-        (option ``npu-packages``, case-insensitive globs): Triton-Ascend
-        builds ``tl.arange`` and block shapes of any size, so only
-        divisibility needs remain."""
+    def _needs(self, kernel: KernelFacts, param: str) -> list[Need]:
+        """``kernel``'s needs of ``param``, less the power-of-two ones where
+        the launch or the kernel lives in a package of NPU code (option
+        ``npu-packages``, case-insensitive globs): Triton-Ascend builds
+        ``tl.arange`` and block shapes of any size."""
         match = globs_matcher(tuple(self.opts["npu-packages"]))
         kernel_module = kernel.path.replace("/", ".").removesuffix(".py")
-        return any(
+        npu = any(
             match(part) is not None
             for module in (self.ctx.module_name, kernel_module)
             for part in module.lower().split(".")[:-1]
         )
+        return [n for n in kernel.needs.get(param, ()) if not (npu and n.kind == "pow2")]
 
     # -- reporting -------------------------------------------------------------
     def _report_all(self, found: list[tuple[MinSite, list[Consumer]]], env: Env) -> None:
