@@ -1,6 +1,5 @@
 """SHD101's pieces of one function: the ``min(X, C)`` sites, what consumes
-a block (host code, kernel launches), the guards that silence a site, and
-the texts a finding shows."""
+a block, the guards that silence a site, and the texts of its consumers."""
 
 from __future__ import annotations
 
@@ -8,10 +7,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
+import libcst.matchers as m
 
-from linter.syntax import call_name, walk
 from checks.block_size_min_divisibility.values import Env, Values, code, is_pow2
 from checks.facts.kernels import KernelFacts, Need
+from linter.syntax import call_name, int_literal, walk
 from linter.types import Note, Span
 
 # Ceiling-division helpers: a grid computed with them covers the tail, so an
@@ -21,26 +21,21 @@ CDIV_NAMES = frozenset({"cdiv", "ceil_div", "ceildiv", "div_up", "round_up", "tr
 
 @dataclass
 class Scope:
-    """What one function (or the module) holds that this rule looks at,
-    gathered during the single batched traversal."""
+    """What one function (or the module) holds that the rule looks at."""
 
-    node: cst.CSTNode
-    params: frozenset[str]
+    params: frozenset[str] = frozenset()
     knobs: frozenset[str] = frozenset()
     bindings: dict[str, list[object]] = field(default_factory=dict)
-    # comparisons that must hold (assert: True) or must fail (``if ...:
-    # raise``: False) for the code to go on
+    # comparisons that must hold (assert: True) or fail (``if ...: raise``)
     pins: list[tuple[cst.Comparison, bool]] = field(default_factory=list)
     has_min: bool = False
+    # ``X % B``, ``X // B``, ``X % 2048`` (a name or a literal on the right),
+    # each with where it sits (see the rule's ``_where``)
     ops: list[tuple[cst.BinaryOperation, str]] = field(default_factory=list)
     cdiv_calls: list[cst.Call] = field(default_factory=list)
     launches: list[cst.Call] = field(default_factory=list)
-    # calls of plain functions: a launcher in this module or another may
-    # hand a block on to its kernel
+    # calls of plain functions, which may be launchers
     calls: list[cst.Call] = field(default_factory=list)
-    # ``X % 2048`` tests and asserts (a literal divisor): a width known to be
-    # a multiple of the cap
-    literal_mods: list[tuple[cst.BinaryOperation, str]] = field(default_factory=list)
     loops: list[cst.For] = field(default_factory=list)
     pow2_checks: list[cst.CSTNode] = field(default_factory=list)
 
@@ -55,11 +50,11 @@ class MinSite:
     c_value: int | None
     c_pow2: bool
     name: str  # the bound name, or the launch keyword for an inline min
+    # the least value a cap that is not one constant can take (a name bound
+    # to 32 or 128): the counterexample's cap
+    c_least: int | None
     family: set[str] = field(default_factory=set)
     inline: bool = False
-    # the least value the cap can take when it is not one constant (a name
-    # bound to 32 or 128): the counterexample's cap
-    c_least: int | None = None
 
 
 @dataclass
@@ -68,10 +63,8 @@ class Consumer:
     # "multiple": be a multiple of ``factor``
     kind: str
     where: str  # what the user sees: the code or the kernel parameter
-    # what a block that fails it does, in a few words
-    outcome: str = "fails"
+    outcome: str  # what a block that fails it does, in a few words
     note: Note | None = None
-    host: bool = True
     floor: bool = False
     factor: int | None = None
 
@@ -85,91 +78,45 @@ def has_offset_arith(e: cst.CSTNode) -> bool:
     )
 
 
-def cap_side(va: int | None, vb: int | None, pa: bool, pb: bool, ca: bool, cb: bool) -> int | None:
-    """Which argument of ``min(a, b)`` is the cap ``C`` (0 or 1; None: no
-    block size to judge), from their constant values, whether each is
-    provably a power of two and whether each is constant-like (an
-    UPPER_CASE name). A literal is the cap; then a constant-like name facing
-    a runtime value (``min(MAX_FUSED_SIZE, triton.next_power_of_2(n))``:
-    the imported cap, whose value is not visible here, is not the width);
-    then a power of two facing something that is not one."""
-    if va is not None:
-        return 0
-    if vb is not None:
-        return 1
-    if ca and not cb:
-        return 0
-    if cb and not ca:
-        return 1
-    if pa and not pb:
-        return 0
-    if pb and not pa:
-        return 1
-    return None
-
-
-def names_block(e: cst.CSTNode, family: set[str]) -> bool:
+def names_block(e: object, family: set[str]) -> bool:
     return isinstance(e, cst.Name) and e.value in family
 
 
-def family_of(name: str, local: Mapping[str, list[object]]) -> set[str]:
-    """``name`` and every name bound only to a member (``tile = BLOCK``)."""
-    fam = {name}
-    changed = True
-    while changed:
-        changed = False
-        for n, binds in local.items():
-            if n in fam or not binds:
-                continue
-            if all(isinstance(b, cst.Name) and b.value in fam for b in binds):
-                fam.add(n)
-                changed = True
-    return fam
+def _may_be(value: object, names: set[str]) -> bool:
+    """``value`` is one of ``names``, or a conditional with a branch that is."""
+    if isinstance(value, cst.IfExp):
+        return _may_be(value.body, names) or _may_be(value.orelse, names)
+    return names_block(value, names)
 
 
-def reach_of(family: set[str], local: Mapping[str, list[object]]) -> set[str]:
-    """``family`` and every name one of whose bindings is (or may be, in a
-    conditional) a member (``tile = PREFILL_TILE`` in one branch, ``tile =
-    DECODE_TILE`` in the other):
-    the names the block may reach a use under."""
-    out = set(family)
-    changed = True
-    while changed:
-        changed = False
-        for n, binds in local.items():
-            if n not in out and any(_may_be(b, out) for b in binds):
-                out.add(n)
-                changed = True
+def aliases(names: set[str], local: Mapping[str, list[object]], maybe: bool) -> set[str]:
+    """``names`` and every name bound only to one of them (``tile = BLOCK``:
+    the block's family) or, with ``maybe``, one of whose bindings is (or may
+    be, in a conditional) one of them (``tile = PREFILL_TILE`` in one branch,
+    ``tile = DECODE_TILE`` in the other: the names it may reach a use under)."""
+    quantifier, member = (any, _may_be) if maybe else (all, names_block)
+    out = set(names)
+    while new := {
+        n
+        for n, binds in local.items()
+        if n not in out and binds and quantifier(member(b, out) for b in binds)
+    }:
+        out |= new
     return out
 
 
-def _may_be(value: object, names: set[str]) -> bool:
-    """``value`` is one of ``names``, or a conditional one branch of which is."""
-    if isinstance(value, cst.Name):
-        return value.value in names
-    if isinstance(value, cst.IfExp):
-        return _may_be(value.body, names) or _may_be(value.orelse, names)
-    return False
+SHAPE_K = m.Subscript(
+    value=m.Attribute(value=m.Name(), attr=m.Name("shape")),
+    slice=[m.SubscriptElement(slice=m.Index())],
+)
+SIZE_K = m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("size")), args=[m.DoNotCare()])
 
 
 def tensor_dim(e: object) -> tuple[str, str] | None:
     """(tensor name, dimension as written) of ``t.shape[k]`` or ``t.size(k)``."""
-    if (
-        isinstance(e, cst.Subscript)
-        and isinstance(e.value, cst.Attribute)
-        and e.value.attr.value == "shape"
-        and isinstance(e.value.value, cst.Name)
-        and len(e.slice) == 1
-        and isinstance(e.slice[0].slice, cst.Index)
-    ):
+    if isinstance(e, cst.Subscript) and m.matches(e, SHAPE_K):
         return e.value.value.value, code(e.slice[0].slice.value)
-    if (
-        isinstance(e, cst.Call)
-        and isinstance(e.func, cst.Attribute)
-        and e.func.attr.value == "size"
-        and isinstance(e.func.value, cst.Name)
-        and len(e.args) == 1
-    ):
+    if isinstance(e, cst.Call) and m.matches(e, SIZE_K):
         return e.func.value.value, code(e.args[0].value)
     return None
 
@@ -185,13 +132,12 @@ class SameX:
     def _canon(self, e: cst.CSTNode, depth: int = 0) -> str:
         if isinstance(e, cst.Name) and depth < 4:
             binds = self.env.local.get(e.value)
-            if binds and len(binds) == 1 and isinstance(binds[0], cst.BaseExpression):
-                b = binds[0]
-                if isinstance(b, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)) and not (
-                    isinstance(b, cst.Call) and call_name(b) == "min"
-                ):
-                    return self._canon(b, depth + 1)
-        if isinstance(e, cst.Call) and call_name(e) == "int" and len(e.args) == 1:
+            b = binds[0] if binds and len(binds) == 1 else None
+            if isinstance(b, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)) and (
+                call_name(b) != "min"
+            ):
+                return self._canon(b, depth + 1)
+        if call_name(e) == "int" and len(e.args) == 1:
             return self._canon(e.args[0].value, depth)
         return code(e)
 
@@ -210,90 +156,127 @@ def pinned(site: MinSite, scope: Scope, env: Env, values: Values) -> bool:
         left, right = cmp.left, cmp.comparisons[0].comparator
         if not isinstance(op, (cst.Equal, cst.In) if holds else (cst.NotEqual, cst.NotIn)):
             continue
-        for a, b in ((left, right), (right, left)):
-            if not same_x(a):
-                continue
-            if isinstance(op, (cst.Equal, cst.NotEqual)) and values.const(b) is not None:
-                return True
-            if (
-                isinstance(op, (cst.In, cst.NotIn))
-                and b is right
-                and isinstance(b, (cst.Tuple, cst.List, cst.Set))
-                and b.elements
-                and all(values.const(el.value) is not None for el in b.elements)
+        if isinstance(op, (cst.Equal, cst.NotEqual)):
+            if (same_x(left) and values.const(right) is not None) or (
+                same_x(right) and values.const(left) is not None
             ):
                 return True
+        elif (
+            same_x(left)
+            and isinstance(right, (cst.Tuple, cst.List, cst.Set))
+            and right.elements
+            and all(values.const(el.value) is not None for el in right.elements)
+        ):
+            return True
     return False
+
+
+def host_consumers(site: MinSite, scope: Scope, env: Env) -> list[Consumer]:
+    """``assert X % B == 0`` (or ``if X % B: raise``), ``X // B`` outside a
+    test, ``range(0, X, B)`` over a body with no tail handling."""
+    out: list[Consumer] = []
+    same_x = SameX(site.x, env)
+    for node, where in scope.ops:
+        if not names_block(node.right, site.family) or not same_x(node.left):
+            continue
+        if isinstance(node.operator, cst.Modulo) and where in ("check", "raise"):
+            verb = "is asserted" if where == "check" else "is required (else it raises)"
+            outcome = "the assert fails (AssertionError)" if where == "check" else "it raises"
+            shown = f"`{short(code(node))} == 0` {verb}"
+            out.append(Consumer("div", shown, outcome + " on such a model"))
+        elif isinstance(node.operator, cst.FloorDivide) and where != "test":
+            shown = f"`{short(code(node))}` drops the remainder"
+            out.append(
+                Consumer("div", shown, "the last partial block is silently skipped", floor=True)
+            )
+    for loop in scope.loops:
+        it = loop.iter
+        assert isinstance(it, cst.Call)
+        if (
+            same_x(it.args[1].value)
+            and names_block(it.args[2].value, site.family)
+            and not loop_handles_tail(loop)
+        ):
+            shown = f"`{short(code(it))}` has no tail handling"
+            out.append(Consumer("div", shown, "the last block runs past the end or is mishandled"))
+    return out
+
+
+def loop_handles_tail(loop: cst.For) -> bool:
+    """A loop body that clips (``min``/``max``, a slice), compares (a mask),
+    branches or takes a remainder handles the last partial block."""
+    return any(
+        isinstance(n, (cst.Slice, cst.Comparison, cst.If, cst.IfExp))
+        or call_name(n) in ("min", "max")
+        or (isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo))
+        for n in walk(loop.body)
+    )
+
+
+def live(site: MinSite, consumers: list[Consumer], scope: Scope | None, env: Env) -> list[Consumer]:
+    """The consumers no guard of the function (``scope``; None for a ``min``
+    written in a launch) answers."""
+    div_guard = cdiv = pow2_guard = False
+    if scope is not None:
+        # ``if X % B``, ``EVEN_K = X % B == 0``, ``while X % B``: the code
+        # knows the remainder can be non-zero (unless it asserts it is not)
+        div_guard = any(
+            isinstance(n.operator, cst.Modulo)
+            and where not in ("check", "raise")
+            and names_block(n.right, site.family)
+            for n, where in scope.ops
+        )
+        cdiv = any(names_block(a.value, site.family) for c in scope.cdiv_calls for a in c.args)
+        tested = {
+            n.value for chk in scope.pow2_checks for n in walk(chk) if isinstance(n, cst.Name)
+        }
+        pow2_guard = bool(tested & site.family)
+        # The width itself tested for a power of two (``if not is_pow2(n):
+        # return``): with a cap that is one too, or not visible here,
+        # ``min(n, C)`` is a power of two dividing ``n`` where the use is
+        # reached (the test's polarity is not checked, as for the block's
+        # own tests and ``known_multiple``).
+        if (
+            isinstance(site.x, cst.Name)
+            and site.x.value in tested
+            and (site.c_pow2 or site.c_value is None)
+        ):
+            div_guard = pow2_guard = True
+        if known_multiple(site, scope, env):
+            div_guard = True
+            pow2_guard = pow2_guard or site.c_pow2
+    cv = site.c_value
+    out = []
+    for c in consumers:
+        if c.kind == "div":
+            answered = div_guard or (cdiv and c.floor) or (cv is not None and cv <= 1)
+        elif c.kind == "multiple":
+            answered = bool(cv is not None and c.factor and cv <= c.factor)
+        else:
+            answered = pow2_guard or cv in (1, 2)
+        if not answered:
+            out.append(c)
+    return out
 
 
 def known_multiple(site: MinSite, scope: Scope, env: Env) -> bool:
     """``if X % 2048 == 0:`` (or ``assert``, ``if X % 2048: raise``) on the
     width, with a divisor the cap divides: where the use is reached, ``X`` is
-    a multiple of ``C``, so ``min(X, C)`` is ``C`` and divides it (the
-    test's polarity is not checked, as for the block's own tests)."""
-    if site.c_value is None or site.c_value <= 0:
+    a multiple of ``C``, so ``min(X, C)`` is ``C`` and divides it."""
+    c = site.c_value
+    if c is None or c <= 0:
         return False
     same_x = SameX(site.x, env)
-    for node, where in scope.literal_mods:
-        divisor = node.right
-        if not isinstance(divisor, cst.Integer) or not same_x(node.left):
-            continue
-        d = int(divisor.value.replace("_", ""), 0)
-        if where and d > 0 and d % site.c_value == 0:
-            return True
-    return False
-
-
-def guards(site: MinSite, scope: Scope) -> tuple[bool, bool, bool]:
-    """(divisibility guard, ceil-division present, power-of-two guard)."""
-    # ``if X % B``, ``EVEN_K = X % B == 0``, ``rem = X % B``, a halving loop's
-    # ``while X % B``: the remainder is looked at, so the code knows it can be
-    # non-zero. Only the asserted form is a requirement.
-    div_guard = any(
-        isinstance(n.operator, cst.Modulo)
-        and where not in ("check", "raise")
-        and names_block(n.right, site.family)
-        for n, where in scope.ops
-    )
-    cdiv = any(any(names_block(a.value, site.family) for a in c.args) for c in scope.cdiv_calls)
-    pow2_guard = any(
-        any(isinstance(n, cst.Name) and n.value in site.family for n in walk(chk))
-        for chk in scope.pow2_checks
-    )
-    # The width itself tested for a power of two (``if not is_pow2(n):
-    # return ...``): with a cap that is one too, or whose value is not
-    # visible here, ``min(n, C)`` is a power of two dividing ``n`` on the
-    # path that reaches the use (the test's polarity is not checked, as
-    # for the block's own test above).
-    x = site.x.value if isinstance(site.x, cst.Name) else None
-    if (
-        x is not None
-        and (site.c_pow2 or site.c_value is None)
-        and any(
-            any(isinstance(n, cst.Name) and n.value == x for n in walk(chk))
-            for chk in scope.pow2_checks
-        )
-    ):
-        return True, cdiv, True
-    return div_guard, cdiv, pow2_guard
-
-
-def loop_handles_tail(loop: cst.For) -> bool:
-    """A loop body that clips (``min``/``max``), slices (Python slices clip),
-    compares (a mask) or branches is taken to handle the last partial block."""
-    for n in walk(loop.body):
-        if isinstance(n, (cst.Slice, cst.Comparison, cst.If, cst.IfExp)):
-            return True
-        if isinstance(n, cst.Call) and call_name(n) in ("min", "max"):
-            return True
-        if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo):
+    for node, where in scope.ops:
+        d = int_literal(node.right) if isinstance(node.operator, cst.Modulo) else None
+        if where and d is not None and d > 0 and d % c == 0 and same_x(node.left):
             return True
     return False
 
 
 def launch_args(call: cst.Call, params: Sequence[str]) -> Iterator[tuple[str, cst.BaseExpression]]:
-    """(kernel parameter, argument) pairs of a launch; positional arguments
-    are mapped until the first ``*args``."""
+    """(kernel parameter, argument) pairs of a launch (positional arguments
+    up to the first ``*args``)."""
     i = 0
     positional = True
     for a in call.args:
@@ -305,15 +288,6 @@ def launch_args(call: cst.Call, params: Sequence[str]) -> Iterator[tuple[str, cs
             if i < len(params):
                 yield params[i], a.value
             i += 1
-
-
-def inline_mins(call: cst.Call) -> list[tuple[str, cst.Call]]:
-    """The ``KEYWORD=min(...)`` arguments of a launch."""
-    return [
-        (a.keyword.value, a.value)
-        for a in call.args
-        if a.keyword is not None and isinstance(a.value, cst.Call) and call_name(a.value) == "min"
-    ]
 
 
 # -- what a finding says ---------------------------------------------------------
@@ -350,9 +324,8 @@ def kernel_consumer(
     passed: str | None = None,
     via: str | None = None,
 ) -> Consumer:
-    """The consumer a kernel parameter's need makes of the block passed to
-    it (``passed``: what the launch passes for the need's dividend;
-    ``via``: the launcher the block goes through)."""
+    """The consumer a kernel parameter's ``need`` makes of the block
+    (``passed``: the need's dividend as launched; ``via``: a launcher)."""
     text = need.text or need.op
     inside = f" (in `{need.via}`)" if need.via else ""
     if need.kind == "pow2":
@@ -378,7 +351,7 @@ def kernel_consumer(
         where += f" (launched by `{via}`)"
     located = Note(note, path=facts.path, span=Span(*need.span))
     outcome = KERNEL_OUTCOMES["compile" if need.kind != "div" else need.effect]
-    return Consumer(need.kind, where, outcome, located, host=False, factor=need.factor)
+    return Consumer(need.kind, where, outcome, located, factor=need.factor)
 
 
 def div_example(x: str, b: str, c: str, cv: int | None, assumed: bool = False) -> str:
@@ -386,10 +359,10 @@ def div_example(x: str, b: str, c: str, cv: int | None, assumed: bool = False) -
     the cap ``c`` can take (the least), not its only one."""
     if cv is None:
         return f"any `{x}` above `{c}` that is not a multiple of it leaves a remainder"
-    # A realistic width: for a power-of-two cap, 1.5 * C is a multiple of C/2
-    # (so still "aligned" to a large power of two, as real widths are) but
-    # not of C; for any other cap the next power of two above it, which no
-    # such cap divides (and which a width tested for a power of two can be).
+    # A realistic width: for a power-of-two cap 1.5 * C, a multiple of C/2
+    # (aligned to a large power of two, as real widths are) but not of C;
+    # for any other cap the next power of two above it, which it does not
+    # divide (and which a width tested for a power of two can be).
     xv = cv * 3 // 2 if is_pow2(cv) else 1 << cv.bit_length()
     given = f" with `{c}`={cv}" if assumed else ""
     return f"{x}={xv}{given} → {b}={cv}, {xv} % {cv} = {xv % cv}"
@@ -400,11 +373,10 @@ def pow2_example(x: str, b: str, c: str, cv: int | None, c_pow2: bool) -> str:
         return f"any `{x}` below `{c}` that is not a power of two passes through unchanged"
     if not is_pow2(cv):
         # every X at or above the cap yields the cap itself
-        xv = 1 << cv.bit_length()
-        return f"{x}={xv} → {b}={cv}, not a power of two"
-    # 3/4 of a power-of-two cap lies between C/2 and C and is three times a
-    # power of two: the kind of width real models have (768, 384, 96); under
-    # a small cap (a head or group count), 3 is the common one.
+        return f"{x}={1 << cv.bit_length()} → {b}={cv}, not a power of two"
+    # 3/4 of a power-of-two cap, three times a power of two, is the kind of
+    # width real models have (768, 384, 96); under a small cap (a head or
+    # group count), 3 is the common one.
     xv = 3 if cv <= 16 else cv * 3 // 4
     return f"{x}={xv} → {b}={xv}, not a power of two"
 
@@ -412,10 +384,8 @@ def pow2_example(x: str, b: str, c: str, cv: int | None, c_pow2: bool) -> str:
 def multiple_example(x: str, b: str, cv: int | None, factor: int) -> str:
     """A width below the cap that is not a multiple of ``factor``."""
     xv = factor * 3 // 2 if factor % 2 == 0 else factor + 1
-    if cv is not None and xv >= cv:
-        return (
-            f"{x}={cv} and above → {b}={cv}, not a multiple of {factor}"
-            if cv % factor
-            else (f"a `{x}` below {cv} that is not a multiple of {factor}")
-        )
-    return f"{x}={xv} → {b}={xv}, not a multiple of {factor}"
+    if cv is None or xv < cv:
+        return f"{x}={xv} → {b}={xv}, not a multiple of {factor}"
+    if cv % factor:
+        return f"{x}={cv} and above → {b}={cv}, not a multiple of {factor}"
+    return f"a `{x}` below {cv} that is not a multiple of {factor}"

@@ -1,7 +1,11 @@
 """What an SHD101 finding says: the message (what the block need not be,
-as which use needs it, a counterexample and what it does) and its notes."""
+as which use needs it, a counterexample and what it does) and its notes,
+one of which says where the width ``X`` comes from."""
 
 from __future__ import annotations
+
+import libcst as cst
+import libcst.matchers as m
 
 from checks.block_size_min_divisibility.sites import (
     Consumer,
@@ -11,8 +15,52 @@ from checks.block_size_min_divisibility.sites import (
     multiple_example,
     pow2_example,
 )
-from checks.block_size_min_divisibility.values import code
+from checks.block_size_min_divisibility.values import Env, code
+from linter.syntax import call_name, dotted, name_matches, walk
 from linter.types import Note
+
+# names of parallel sizes (the last component, any case)
+PARALLEL_SIZES = (
+    "tp",
+    "tp_size",
+    "*_tp_size",
+    "tp_world_size",
+    "*world_size",
+    "ep_size",
+    "*_ep_size",
+    "num_ranks",
+)
+CONFIG_WORDS = ("config", "cfg", "hparams", "args")
+DIMENSION = m.Attribute(attr=m.Name("shape")) | m.Call(func=m.Attribute(attr=m.Name("size")))
+
+
+def describe(x: cst.BaseExpression, env: Env, function: str | None) -> str:
+    """One clause: what ``x`` is and what changes it -- a per-rank width
+    only when the code divides by a parallel size, a model configuration
+    value, a tensor dimension or a parameter otherwise."""
+    chain = [x]  # ``x`` and what it is bound to, through names bound once here
+    while len(chain) < 5 and isinstance(chain[-1], cst.Name):
+        binds = env.local.get(chain[-1].value)
+        if not binds or len(binds) != 1 or not isinstance(binds[0], cst.BaseExpression):
+            break
+        e = binds[0]
+        chain.append(e.args[0].value if call_name(e) == "int" and len(e.args) == 1 else e)
+    root = chain[-1]
+    shown = f"`{code(x)}` (`{code(root)}`)" if root is not x else f"`{code(x)}`"
+    nodes = [n for e in chain for n in walk(e)]
+    names = [d for n in nodes if isinstance(n, (cst.Name, cst.Attribute)) and (d := dotted(n))]
+    if any(name_matches(n, PARALLEL_SIZES) for n in names):
+        return f"{shown} is a per-rank width: it changes with the model and with the TP/EP size"
+    if any(
+        w in part.lower() for n in names for part in n.split(".")[:-1] for w in CONFIG_WORDS
+    ) or any(call_name(n) == "getattr" for n in nodes):
+        return f"{shown} comes from the model's configuration: it changes with the checkpoint"
+    if any(m.matches(n, DIMENSION) for n in nodes):
+        return f"{shown} is a tensor dimension: it takes whatever value the model's shapes give it"
+    if isinstance(root, cst.Name) and root.value in env.params:
+        where = f" of `{function}`" if function else ""
+        return f"{shown} is a parameter{where}: it takes whatever its callers pass"
+    return f"{shown} is computed at run time: it takes whatever value the model gives it"
 
 
 def finding_text(site: MinSite, live: list[Consumer], origin: str) -> tuple[str, list[Note]]:
@@ -51,13 +99,10 @@ def finding_text(site: MinSite, live: list[Consumer], origin: str) -> tuple[str,
             )
         )
     if shape:
+        pow2 = any(k.kind == "pow2" for k in shape)
         notes.append(
             Note(
-                (
-                    "Triton block shapes must be powers of two; "
-                    if any(k.kind == "pow2" for k in shape)
-                    else ""
-                )
+                ("Triton block shapes must be powers of two; " if pow2 else "")
                 + f"`{call}` is `{x}` itself whenever `{x}` < `{c}`"
                 + ("." if div else f", and {origin}.")
             )

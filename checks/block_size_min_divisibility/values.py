@@ -4,6 +4,7 @@ expression is a power of two."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -23,9 +24,7 @@ def is_pow2(v: int) -> bool:
 def matches(name: str | None, patterns: Iterable[str]) -> bool:
     """``name`` is one of ``patterns`` or ends with ``.pattern``: ``jit``
     matches ``triton.jit``; ``triton.jit`` does not match ``jax.jit``."""
-    if not name:
-        return False
-    return any(name == p or name.endswith("." + p) for p in patterns)
+    return bool(name) and any(name == p or name.endswith("." + p) for p in patterns)
 
 
 def code(node: cst.CSTNode) -> str:
@@ -45,20 +44,18 @@ class Env:
     # constant (``chunk_size: int = CHUNK``): tuning knobs, not model shapes
     knobs: frozenset[str] = frozenset()
 
-    def bindings(self, name: str) -> tuple[list[object] | None, bool]:
-        """The bindings of ``name`` and whether they live at module level;
-        ``None`` for a name bound nowhere in this file. A parameter's incoming
-        value counts as one unknown binding (``OTHER``)."""
+    def bindings(self, name: str) -> tuple[list[object] | None, Env]:
+        """The bindings of ``name`` (``None`` when bound nowhere in this file;
+        a parameter's incoming value is one unknown binding) and the
+        environment to read them in."""
+        incoming = [KNOB if name in self.knobs else OTHER] if name in self.params else []
         if name in self.local:
-            binds = self.local[name]
-            if name in self.params:
-                binds = [KNOB if name in self.knobs else OTHER, *binds]
-            return binds, self.is_module
-        if name in self.params:
-            return [KNOB if name in self.knobs else OTHER], False
+            return [*incoming, *self.local[name]], self.at_module() if self.is_module else self
+        if incoming:
+            return incoming, self
         if name in self.module:
-            return self.module[name], True
-        return None, False
+            return self.module[name], self.at_module()
+        return None, self
 
     def at_module(self) -> Env:
         return Env(self.module, frozenset(), self.module, True)
@@ -101,64 +98,45 @@ def top_level_bindings(module: cst.Module) -> dict[str, list[object]]:
             for small in st.body:
                 bind_assignment(out, small)
         elif isinstance(st, (cst.If, cst.Try, cst.Else, cst.ExceptHandler, cst.Finally)):
-            body = st.body
-            if isinstance(body, cst.IndentedBlock):
-                stack.extend(body.body)
+            if isinstance(st.body, cst.IndentedBlock):
+                stack.extend(st.body.body)
             for attr in ("orelse", "handlers", "finalbody"):
                 more = getattr(st, attr, None)
-                if isinstance(more, (list, tuple)):
-                    stack.extend(more)
-                elif more is not None:
-                    stack.append(more)
+                if more is not None:
+                    stack.extend(more if isinstance(more, Sequence) else [more])
     return out
 
 
 def module_functions(module: cst.Module) -> dict[str, cst.FunctionDef]:
     """The functions defined directly in the module body (a name defined
     twice is left out: which one a call reaches depends on the order)."""
-    out: dict[str, cst.FunctionDef] = {}
-    twice: set[str] = set()
-    for st in module.body:
-        if isinstance(st, cst.FunctionDef):
-            name = st.name.value
-            (twice.add(name) if name in out else out.__setitem__(name, st))
-    for name in twice:
-        del out[name]
-    return out
+    defs = [st for st in module.body if isinstance(st, cst.FunctionDef)]
+    count = Counter(d.name.value for d in defs)
+    return {d.name.value: d for d in defs if count[d.name.value] == 1}
 
 
 def function_env(fn: cst.FunctionDef, module: dict[str, list[object]]) -> tuple[Env, list[object]]:
-    """The environment of a helper function's body and what its ``return``
-    statements return (``OTHER`` for a bare ``return``, a ``yield`` or a
-    body that may end without one)."""
+    """The environment of a helper function's body and what it returns
+    (``OTHER`` for a bare ``return``, a ``yield`` or a fall off the end)."""
     local: dict[str, list[object]] = {}
     returns: list[object] = []
-    body = fn.body
-    for n in walk_no_nested(body):
+    for n in walk_no_nested(fn.body):
         if bind_assignment(local, n):
             continue
-        if isinstance(n, (cst.For, cst.CompFor)):
+        if isinstance(n, (cst.For, cst.CompFor, cst.NamedExpr)):
             bind(local, n.target, OTHER)
-        elif isinstance(n, cst.AsName):
-            if isinstance(n.name, (cst.Name, cst.Tuple, cst.List)):
-                bind(local, n.name, OTHER)
-        elif isinstance(n, cst.NamedExpr):
-            bind(local, n.target, OTHER)
-        elif isinstance(n, (cst.FunctionDef, cst.ClassDef)) and n is not fn:
-            bind(local, n.name, OTHER)
+        elif isinstance(n, (cst.AsName, cst.FunctionDef, cst.ClassDef)) or (
+            isinstance(n, cst.ImportAlias) and n.asname is None
+        ):
+            bind(local, n.name, OTHER)  # ``with``, ``except``, ``import``, nested definitions
         elif isinstance(n, (cst.Global, cst.Nonlocal)):
             for item in n.names:
                 bind(local, item.name, OTHER)
-        elif isinstance(n, cst.ImportAlias):
-            name = n.asname.name if n.asname is not None else n.name
-            if isinstance(name, cst.Name):
-                bind(local, name, OTHER)
         elif isinstance(n, cst.Return):
             returns.append(n.value if n.value is not None else OTHER)
         elif isinstance(n, (cst.Yield, cst.Await)):
             returns.append(OTHER)
-    # the body must end in a return (else it may fall off the end: None)
-    last = body.body[-1] if isinstance(body, cst.IndentedBlock) and body.body else None
+    last = fn.body.body[-1] if isinstance(fn.body, cst.IndentedBlock) and fn.body.body else None
     if not (
         isinstance(last, cst.SimpleStatementLine)
         and any(isinstance(x, (cst.Return, cst.Raise)) for x in last.body)
@@ -168,20 +146,15 @@ def function_env(fn: cst.FunctionDef, module: dict[str, list[object]]) -> tuple[
 
 
 class Values:
-    """Constant folding and power-of-two proofs over one environment."""
+    """Constant folding and power-of-two proofs over one environment;
+    ``functions``: the module's own, whose returns are read."""
 
     def __init__(
-        self,
-        env: Env,
-        pow2_functions: Sequence[str],
-        functions: Mapping[str, cst.FunctionDef] | None = None,
+        self, env: Env, pow2_functions: Sequence[str], functions: Mapping[str, cst.FunctionDef]
     ) -> None:
         self.env = env
         self.pow2_functions = pow2_functions
-        # the module's own functions: a call returns a power of two when
-        # every ``return`` of the function does (``def _block(n): return
-        # max(16, triton.next_power_of_2(n))``)
-        self.functions = functions or {}
+        self.functions = functions
         self._fn_pow2: dict[str, bool] = {}
         # names under evaluation: a self-referential binding such as
         # ``T = min(512, T)`` keeps the other bindings' power-of-two-ness
@@ -192,33 +165,25 @@ class Values:
         if depth > MAX_DEPTH or not isinstance(e, cst.BaseExpression):
             return None
         if isinstance(e, cst.Integer):
-            try:
-                return int(e.value.replace("_", ""), 0)
-            except ValueError:
-                return None
+            return int_literal(e)
         if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Minus):
             v = self.const(e.expression, env, depth + 1)
             return -v if v is not None else None
         if isinstance(e, cst.BinaryOperation):
             a = self.const(e.left, env, depth + 1)
             b = self.const(e.right, env, depth + 1)
-            if a is None or b is None:
-                return None
-            return fold_int(e.operator, a, b)
-        if isinstance(e, cst.Call) and call_name(e) in ("int", "min", "max") and e.args:
+            return fold_int(e.operator, a, b) if a is not None and b is not None else None
+        name = call_name(e)
+        if name in ("int", "min", "max") and e.args:  # (e is a call)
             vals = [self.const(a.value, env, depth + 1) for a in e.args]
-            if any(v is None for v in vals) or any(a.keyword or a.star for a in e.args):
+            if None in vals or any(a.keyword or a.star for a in e.args):
                 return None
-            ints = [v for v in vals if v is not None]
-            if call_name(e) == "int":
-                return ints[0] if len(ints) == 1 else None
-            return min(ints) if call_name(e) == "min" else max(ints)
+            if name == "int":
+                return vals[0] if len(vals) == 1 else None
+            return min(vals) if name == "min" else max(vals)
         if isinstance(e, cst.Name):
-            binds, at_module = env.bindings(e.value)
-            if not binds:
-                return None
-            sub = env.at_module() if at_module else env
-            vals = {self.const(b, sub, depth + 1) for b in binds}
+            binds, sub = env.bindings(e.value)
+            vals = {self.const(b, sub, depth + 1) for b in binds or ()}
             if len(vals) == 1:
                 return vals.pop()
         return None
@@ -238,43 +203,22 @@ class Values:
         if isinstance(e, cst.IfExp):
             options = [e.body, e.orelse]
         elif isinstance(e, cst.Name):
-            binds, at_module = env.bindings(e.value)
+            binds, sub = env.bindings(e.value)
             if not binds or any(b is OTHER or b is KNOB for b in binds):
                 return None
-            options, sub = list(binds), env.at_module() if at_module else env
+            options = binds
         elif isinstance(e, cst.Call) and isinstance(e.func, cst.Name):
             fn = self.functions.get(e.func.value)
             if fn is None:
                 return None
-            sub, returns = function_env(fn, env.module)
-            options = returns
+            sub, options = function_env(fn, env.module)
         vals = [self.least(o, sub, depth + 1) if o is not OTHER else None for o in options]
-        if not vals or any(v is None for v in vals):
+        if not vals or None in vals:
             return None
         return min(v for v in vals if v is not None)
 
-    def _function_pow2(self, name: str, env: Env, depth: int) -> bool:
-        """Whether a call of the module's own function ``name`` (not
-        shadowed where it is called) is a power of two, every ``return`` of
-        it being one."""
-        fn = self.functions.get(name)
-        if fn is None or name in env.local or name in env.params or name in env.module:
-            return False
-        hit = self._fn_pow2.get(name)
-        if hit is None:
-            self._fn_pow2[name] = False  # (recursion: not proved)
-            fenv, returns = function_env(fn, env.module)
-            hit = bool(returns) and all(
-                r is not OTHER and self.pow2(r, fenv, depth + 1) for r in returns
-            )
-            self._fn_pow2[name] = hit
-        return hit
-
     def pow2(self, e: object, env: Env | None = None, depth: int = 0) -> bool:
-        """Provably a power of two: a literal, a power-of-two function,
-        ``1 << k``, ``x & -x``, products and min/max of such, names bound
-        only to such values in this file, and calls of this file's own
-        functions that return only such values."""
+        """Provably a power of two (the rule's documentation lists how)."""
         env = env or self.env
         if depth > MAX_DEPTH or not isinstance(e, cst.BaseExpression):
             return False
@@ -284,36 +228,31 @@ class Values:
         if isinstance(e, cst.Call):
             return self._call_pow2(e, env, depth)
         if isinstance(e, cst.BinaryOperation):
-            op = e.operator
-            if isinstance(op, cst.LeftShift):
-                return self.pow2(e.left, env, depth + 1)
-            if isinstance(op, cst.BitAnd):
-                for a, b in ((e.left, e.right), (e.right, e.left)):
-                    if (
-                        isinstance(b, cst.UnaryOperation)
-                        and isinstance(b.operator, cst.Minus)
-                        and code(b.expression) == code(a)
-                    ):
-                        return True
-                return False
-            if isinstance(op, (cst.Multiply, cst.FloorDivide)):
-                # 65536 // x.element_size(): a quotient of powers of two
-                return self.pow2(e.left, env, depth + 1) and self.pow2(e.right, env, depth + 1)
-            if isinstance(op, cst.Power):
-                return self.pow2(e.left, env, depth + 1)
-            return False
-        if isinstance(e, cst.Attribute) and e.attr.value == "itemsize":
-            return True
+            op, left, right = e.operator, e.left, e.right
+            if isinstance(op, (cst.LeftShift, cst.Power)):
+                return self.pow2(left, env, depth + 1)
+            if isinstance(op, cst.BitAnd):  # ``x & -x``
+                return any(
+                    isinstance(b, cst.UnaryOperation)
+                    and isinstance(b.operator, cst.Minus)
+                    and code(b.expression) == code(a)
+                    for a, b in ((left, right), (right, left))
+                )
+            # 65536 // x.element_size(): a quotient of powers of two
+            return isinstance(op, (cst.Multiply, cst.FloorDivide)) and (
+                self.pow2(left, env, depth + 1) and self.pow2(right, env, depth + 1)
+            )
+        if isinstance(e, cst.Attribute):
+            return e.attr.value == "itemsize"
         if isinstance(e, cst.IfExp):
             return self.pow2(e.body, env, depth + 1) and self.pow2(e.orelse, env, depth + 1)
         if isinstance(e, cst.Name):
             key = (e.value, env.is_module)
             if key in self._assumed:
                 return True
-            binds, at_module = env.bindings(e.value)
+            binds, sub = env.bindings(e.value)
             if not binds or any(b is OTHER for b in binds):
                 return False
-            sub = env.at_module() if at_module else env
             self._assumed.add(key)
             try:
                 return all(b is KNOB or self.pow2(b, sub, depth + 1) for b in binds)
@@ -332,27 +271,33 @@ class Values:
             return self.pow2(args[0], env, depth + 1)
         if name in ("min", "max") and len(args) == len(e.args) and args:
             return all(self.pow2(a, env, depth + 1) for a in args)
-        if isinstance(e.func, cst.Name):
-            return self._function_pow2(e.func.value, env, depth)
-        return False
+        if not isinstance(e.func, cst.Name):
+            return False
+        # the module's own function, not shadowed where it is called
+        name = e.func.value
+        fn = self.functions.get(name)
+        if fn is None or name in env.local or name in env.params or name in env.module:
+            return False
+        if name not in self._fn_pow2:
+            self._fn_pow2[name] = False  # (recursion: not proved)
+            fenv, returns = function_env(fn, env.module)
+            self._fn_pow2[name] = bool(returns) and all(
+                r is not OTHER and self.pow2(r, fenv, depth + 1) for r in returns
+            )
+        return self._fn_pow2[name]
 
 
 def upper_name(e: cst.BaseExpression) -> bool:
     """An UPPER_CASE name or attribute (``BLOCK``, ``cfg.MAX_SIZE``)."""
-    name = dotted(e)
-    if not name:
-        return False
-    leaf = name.rsplit(".", 1)[-1]
+    leaf = (dotted(e) or "").rsplit(".", 1)[-1]
     return leaf.isupper() and any(ch.isalpha() for ch in leaf)
 
 
 def constant_like(e: cst.BaseExpression, env: Env) -> bool:
     """An imported or module-level UPPER_CASE name: a cap chosen by the
     author, though its value is not visible here."""
-    if not upper_name(e):
-        return False
     head = (dotted(e) or "").split(".", 1)[0]
-    return head not in env.params and (head not in env.local or env.is_module)
+    return upper_name(e) and head not in env.params and (head not in env.local or env.is_module)
 
 
 def knobs(fn: cst.FunctionDef) -> frozenset[str]:
@@ -361,9 +306,7 @@ def knobs(fn: cst.FunctionDef) -> frozenset[str]:
     p = fn.params
     for param in (*p.posonly_params, *p.params, *p.kwonly_params):
         d = param.default
-        if d is None:
-            continue
         v = int_literal(d)
-        if (v is not None and is_pow2(v)) or (v is None and upper_name(d)):
+        if d is not None and (is_pow2(v) if v is not None else upper_name(d)):
             out.add(param.name.value)
     return frozenset(out)
