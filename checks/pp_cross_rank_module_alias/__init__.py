@@ -12,20 +12,8 @@ import libcst as cst
 from checks.pp_cross_rank_module_alias.pipeline_layout import PipelineLayoutIndex
 from checks.pp_payload_drops_tensors.locate import is_sglang, note_at
 from checks.pp_payload_drops_tensors.needles import caseless_words
-from linter.api import (
-    Needles,
-    Note,
-    Option,
-    ProjectFacts,
-    Rule,
-    Severity,
-    call_name,
-    dotted,
-    last_name,
-    name_matches,
-    walk,
-    walk_no_nested,
-)
+from linter.api import Needles, Note, Option, ProjectFacts, Rule, Severity
+from linter.api import call_name, dotted, last_name, name_matches, walk, walk_no_nested
 
 DEFAULT_FIRST_RANK = tuple(
     "embed_tokens embed_in wte word_embeddings tok_embeddings embedding embeddings"
@@ -180,37 +168,34 @@ class PpCrossRankModuleAlias(Rule):
     the function borrows both ends). An owner may be written with a
     subscript (`self.step_runners[i].model.set_embed_and_head(...)`).
 
-    Also counted as a guard: a method of the same class that raises under a
+    Also counted as a guard: a method of the same class raising under a
     pipeline test (a validator refusing PP up front), and a check of the
-    borrowed module itself that raises (`if not isinstance(embed,
-    VocabParallelEmbedding): raise ...`, `assert embed is not None`), which
-    is how a placeholder on the wrong rank is refused. A model tying its own
-    head to its own embedding (`self.lm_head.weight =
-    self.model.embed_tokens.weight`, whatever the head is called:
-    `self.embed_out.weight`, `self.output.weight`) is one model, not an alias
-    across models; so is a module built in the function, given the
-    embedding's weight and then placed in the embedding's own model (`head =
-    nn.Linear(...); head.weight = model.model.embed_tokens.weight;
-    model.lm_head = head`). A getter taken without a call
-    (`wrapper.get_input_embeddings = core.get_input_embeddings`) is a method,
-    not a module: not a source; nor is a value read from the module
+    borrowed module that raises (`if not isinstance(embed,
+    VocabParallelEmbedding): raise ...`, `assert embed is not None`): how a
+    placeholder on the wrong rank is refused. One model, not an alias across
+    models: a model tying its own head to its own embedding
+    (`self.lm_head.weight = self.model.embed_tokens.weight`, whatever the head
+    is called: `self.embed_out.weight`, `self.output.weight`), or a module
+    built in the function, given the embedding's weight and placed in the
+    embedding's own model (`head = nn.Linear(...); head.weight =
+    model.model.embed_tokens.weight; model.lm_head = head`). Not a source: a
+    getter taken without a call (`wrapper.get_input_embeddings =
+    core.get_input_embeddings`, a method), a value read from the module
     (`embed_tokens.weight.dtype`, `.num_embeddings`): a source ends at the
-    module, a parameter or its tensor (`.weight`, `.bias`, `.data`).
-    Setters that install what their caller passes (`def
-    set_embed_and_head(self, embed, head)`) are left to their callers.
+    module, a parameter or its tensor (`.weight`, `.bias`, `.data`). Setters
+    installing what their caller passes (`def set_embed_and_head(self, embed,
+    head)`) are left to their callers.
 
-    Only in a project that places modules on pipeline ranks: when the
-    project's modules build input embeddings (an attribute named like a
+    Only in a project that places modules on pipeline ranks: when at least
+    five of its modules build an input embedding (an attribute named like a
     `first-rank-modules` entry assigned an `*Embedding*(...)` construction)
-    and no file of it holds a pipeline marker — `PPMissingLayer`, or an
-    identifier containing `first_rank`, `last_rank`, `first_pp_rank`,
-    `last_pp_rank`, `pp_rank`, `is_first_stage`, `is_last_stage`,
-    `is_pipeline_first_stage` or `is_pipeline_last_stage` — the engine has no
-    pipeline parallelism (every rank holds the whole model, as in LMDeploy's
-    PyTorch engine) and borrowing the embedding is fine: nothing is reported.
-    It takes at least five modules building an embedding to judge so: a draft
-    model file linted alone (or with a few others) builds its own embedding
-    and need not mention the pipeline.
+    and no file holds a pipeline marker (`PPMissingLayer`, or an identifier
+    containing `first_rank`, `last_rank`, `first_pp_rank`, `last_pp_rank`,
+    `pp_rank`, `is_first_stage`, `is_last_stage`, `is_pipeline_first_stage` or
+    `is_pipeline_last_stage`), the engine has no pipeline parallelism (every
+    rank holds the whole model, as in LMDeploy's PyTorch engine) and nothing
+    is reported. (A draft model file linted alone, or with a few others,
+    builds its own embedding and need not mention the pipeline.)
 
     Deliberately left out: a function that silently `return`s when the
     pipeline size is not 1. On vLLM 0.33 and SGLang 0.5.23 every such early
@@ -261,18 +246,15 @@ class PpCrossRankModuleAlias(Rule):
       pipeline code uses other names).
 
     Prefilter: a file is parsed only when its text holds an attribute named
-    like a default module name (in any case) that may end a source
-    (followed, after `.weight`/`.bias`/`.data` and a getter's `()`, by the
-    end of the value: a line end, `)`, `,`, `;`, a comment, `if`, `or`,
-    `else`...), `getattr` given one as its key, or a name holding "embed"
-    and "head": every alias the rule reports under the default names has
-    such a source. Under configured module names the text must hold the
-    literal part of one in any case (a glob with none, such as `*`, reads
-    every file), a `getattr` key spelled with an escape, or the pair. Of
-    such a file libcst reads the module-level code and only the definitions
-    that hold the same or may refuse pipeline parallelism (a guard name, or
-    "pp"/"pipeline", then `raise`): an alias, its source and the guards
-    that excuse it lie in one function, what encloses it and its class.
+    like a default module name (any case) that may end a source (followed,
+    after `.weight`/`.bias`/`.data` and a getter's `()`, by the end of the
+    value: a line end, `)`, `,`, `;`, a comment, `if`, `or`, `else`...),
+    `getattr` given one as its key, or a name holding "embed" and "head".
+    Under configured module names: the literal part of one in any case (a
+    glob with none, such as `*`, reads every file), a `getattr` key spelled
+    with an escape, or the pair. libcst then reads the module-level code and
+    only the definitions holding the same or that may refuse pipeline
+    parallelism (a guard name, or "pp"/"pipeline", then `raise`).
     """
 
     code = "SHD302"

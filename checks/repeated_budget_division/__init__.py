@@ -10,18 +10,9 @@ from typing import Any
 
 import libcst as cst
 
-from linter.syntax import (
-    call_name,
-    child_nodes,
-    dotted,
-    last_name,
-    name_matches,
-    walk_fast,
-    walk_no_nested,
-)
-from linter.needles import Needles
-from linter.rule import Option, PendingFix, Rule, RuleContext
-from linter.types import Applicability, Severity
+from linter.api import Applicability, Needles, Option, PendingFix, Rule, RuleContext, Severity
+from linter.api import call_name, dotted, last_name, name_matches, walk, walk_no_nested
+from linter.syntax import child_nodes
 
 from checks.repeated_budget_division.chains import (
     Chain,
@@ -523,8 +514,7 @@ class RepeatedBudgetDivision(Rule):
 
     def _mentions_size(self, n: cst.CSTNode) -> bool:
         return any(
-            isinstance(x, (cst.Name, cst.Attribute, cst.Call)) and self._is_size(x)
-            for x in walk_fast(n)
+            isinstance(x, (cst.Name, cst.Attribute, cst.Call)) and self._is_size(x) for x in walk(n)
         )
 
     def _keyword_splits(

@@ -26,11 +26,10 @@ from checks.unresolved_sentinel_reaches_impl.notes import (
     notes,
     real_value,
 )
+from linter.api import Needles, Note, Option, Rule, Severity
+from linter.api import call_name, dotted, name_matches, walk_no_nested
 from linter.imports import imports_from_cst, qualify
-from linter.needles import Needles
-from linter.rule import Option, Rule
-from linter.syntax import call_name, dotted, name_matches, walk_no_nested
-from linter.types import Note, Severity, Span
+from linter.types import Span
 
 _INIT = ("__init__", "__post_init__")
 _INIT_FAMILY = frozenset({*_INIT, "__new__"})
@@ -413,10 +412,17 @@ class UnresolvedSentinelReachesImpl(Rule):
         stored = self._stored.pop()
         methods = self._methods.pop()
         for fn in methods:
-            # (uses in another method than the constructing one)
             for target, c in stored.items():
-                if not any(n is c.call for n in walk_no_nested(fn.body)):
-                    self._check_uses(fn, target, c)
+                if any(n is c.call for n in walk_no_nested(fn.body)):
+                    continue  # (the constructing method: reported there)
+                for node, attr, how in self._size_uses(fn, target, c.attrs):
+                    self.report(
+                        node,
+                        f"`{target}.{attr}` is used as a size ({how}) in `{fn.name.value}` but may "
+                        f"still be the sentinel {c.attrs[attr].value}: `{target}` is constructed "
+                        f"directly in `{c.func}` and nothing resolves `{attr}`",
+                        notes=notes(target, {attr: c.attrs[attr]}, self.engine),
+                    )
         self._check_own_init(original_node, methods)
         self._check_reset(original_node, methods)
 
@@ -494,8 +500,10 @@ class UnresolvedSentinelReachesImpl(Rule):
         return factory, None
 
     def _constructions(self, fn: cst.FunctionDef, in_class: bool) -> list[Construction]:
+        """``target = C(...)`` in ``fn`` for a project class ``C``, named or
+        handed out by a factory (``impl_cls = x.get_impl_cls()``, or a
+        factory's result another method kept on the instance)."""
         out: list[Construction] = []
-        # a factory's result kept on the instance by another method
         first = _first_param(fn)
         factory_vars: dict[str, Factory] = {}
         if in_class and self._class_factories:
@@ -509,41 +517,30 @@ class UnresolvedSentinelReachesImpl(Rule):
             if fac is not None:
                 for n in names:
                     factory_vars[n] = fac
-            elif isinstance(node.value, cst.Call) and names:
+                continue
+            call = node.value
+            if not isinstance(call, cst.Call) or not names:
+                continue
+            callee = dotted(call.func)
+            fac = factory_vars.get(callee) or self._factory_of(call.func, params)
+            if fac is not None:
+                factory, narrowed = fac
                 ann = node.annotation.annotation if isinstance(node, cst.AnnAssign) else None
-                c = self._construction(
-                    node.value, names[0], fn.name.value, factory_vars, params, self._type_name(ann)
+                annotation = self._type_name(ann)
+                if annotation and self.index.resolve(annotation):
+                    classes, cast = (annotation,), False
+                elif narrowed is not None:
+                    classes, cast = narrowed, narrowed in self._cast_families
+                else:
+                    classes, cast = tuple(self.family(factory)), False
+                out.append(
+                    Construction(call, names[0], classes, f"{factory}()", fn.name.value, cast=cast)
                 )
-                if c is not None:
-                    out.append(c)
+            elif callee and callee.rsplit(".", 1)[-1][:1].isupper():
+                q = self.index.resolve(self._qualify(callee))
+                if q:
+                    out.append(Construction(call, names[0], (q,), callee, fn.name.value))
         return out
-
-    def _construction(
-        self,
-        call: cst.Call,
-        target: str,
-        func: str,
-        factory_vars: Mapping[str, Factory],
-        params: Mapping[str, str],
-        annotation: str | None,
-    ) -> Construction | None:
-        callee = dotted(call.func)
-        fac = factory_vars.get(callee) if callee else None
-        if fac is None:
-            fac = self._factory_of(call.func, params)
-        if fac is not None:
-            factory, narrowed = fac
-            if annotation and self.index.resolve(annotation):
-                classes, cast = (annotation,), False
-            elif narrowed is not None:
-                classes, cast = narrowed, narrowed in self._cast_families
-            else:
-                classes, cast = tuple(self.family(factory)), False
-            return Construction(call, target, classes, f"{factory}()", func, cast=cast)
-        if callee is None or not callee.rsplit(".", 1)[-1][:1].isupper():
-            return None
-        q = self.index.resolve(self._qualify(callee))
-        return Construction(call, target, (q,), callee, func) if q else None
 
     def _unhandled(
         self, fn: cst.FunctionDef, c: Construction, scope: str
@@ -654,17 +651,6 @@ class UnresolvedSentinelReachesImpl(Rule):
                         for e in [e.value for e in arg.value.elements] if shape else [arg.value]:
                             if hit(e):
                                 yield e, e.attr.value, f"{leaf}() size"
-
-    def _check_uses(self, fn: cst.FunctionDef, target: str, c: Construction) -> None:
-        for node, attr, how in self._size_uses(fn, target, c.attrs):
-            sa = c.attrs[attr]
-            self.report(
-                node,
-                f"`{target}.{attr}` is used as a size ({how}) in `{fn.name.value}` but may still be "
-                f"the sentinel {sa.value}: `{target}` is constructed directly in `{c.func}` "
-                f"and nothing resolves `{attr}`",
-                notes=notes(target, {attr: sa}, self.engine),
-            )
 
     def _check_own_init(self, cls: cst.ClassDef, methods: Sequence[cst.FunctionDef]) -> None:
         """A class using its own sentinel attribute as a size in ``__init__``
