@@ -117,10 +117,9 @@ def _without_pipeline(facts: ProjectFacts, options: Mapping[str, Any]) -> bool:
 @dataclass(frozen=True)
 class _Source:
     """A module reached through another object: ``target.model.embed_tokens``
-    is ``owner="target.model"``, ``module="embed_tokens"``."""
+    is ``owner="target.model"``, the rank it lives on and the text borrowed."""
 
     owner: str
-    module: str
     rank: str
     text: str
 
@@ -422,7 +421,7 @@ class PpCrossRankModuleAlias(Rule):
                 leaf = str(key.evaluated_value)
                 rank = None if leaf.startswith("get_") else self._rank_of(leaf)
                 if rank:
-                    return _Source(obj, leaf, rank, f"{obj}.{leaf}")
+                    return _Source(obj, rank, f"{obj}.{leaf}")
             return None
         # ``target.get_input_embeddings()``
         if isinstance(expr, cst.Call) and not expr.args:
@@ -431,7 +430,7 @@ class PpCrossRankModuleAlias(Rule):
                 owner, _, leaf = expr_name.rpartition(".")
                 rank = self._rank_of(leaf)
                 if rank:
-                    return _Source(owner, leaf, rank, f"{expr_name}()")
+                    return _Source(owner, rank, f"{expr_name}()")
             return None
         chain = dotted(expr)
         if not chain or "." not in chain:
@@ -446,7 +445,7 @@ class PpCrossRankModuleAlias(Rule):
             if rank:
                 if not set(parts[i + 1 :]) <= _ALIAS_TAIL:
                     return None  # ``embed_tokens.weight.dtype``: a value read, no alias
-                return _Source(".".join(parts[:i]), parts[i], rank, chain)
+                return _Source(".".join(parts[:i]), rank, chain)
         return None
 
     def _aliases(self, func: cst.FunctionDef) -> Iterator[_Alias]:
@@ -508,8 +507,8 @@ class PpCrossRankModuleAlias(Rule):
         leaf = last_name(fn) or ""
         if fn and "." in fn and "embed" in leaf and "head" in leaf:
             owner = fn.rpartition(".")[0]
-            locals_[names[0]] = _Source(owner, "embedding", FIRST, f"{fn}()[0]")
-            locals_[names[1]] = _Source(owner, "lm_head", LAST, f"{fn}()[1]")
+            locals_[names[0]] = _Source(owner, FIRST, f"{fn}()[0]")
+            locals_[names[1]] = _Source(owner, LAST, f"{fn}()[1]")
 
     def _call(self, n: cst.Call, locals_: dict[str, _Source]) -> Iterator[_Alias]:
         fn = call_name(n)
