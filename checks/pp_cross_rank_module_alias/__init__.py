@@ -3,7 +3,7 @@ embedding or LM head by reference, with no pipeline-parallel guard."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -12,80 +12,38 @@ import libcst as cst
 from checks.pp_cross_rank_module_alias.pipeline_layout import PipelineLayoutIndex
 from checks.pp_payload_drops_tensors.locate import is_sglang, note_at
 from checks.pp_payload_drops_tensors.needles import caseless_words
-from linter.api import (
-    Needles,
-    Note,
-    Option,
-    ProjectFacts,
-    Rule,
-    Severity,
-    call_name,
-    dotted,
-    last_name,
-    name_matches,
-    walk,
-    walk_no_nested,
-)
+from linter.api import Needles, Note, Option, ProjectFacts, Rule, Severity
+from linter.api import call_name, dotted, last_name, name_matches, walk, walk_no_nested
 
-DEFAULT_FIRST_RANK = (
-    "embed_tokens",
-    "embed_in",
-    "wte",
-    "word_embeddings",
-    "tok_embeddings",
-    "embedding",
-    "embeddings",
-    "get_input_embeddings",
+DEFAULT_FIRST_RANK = tuple(
+    "embed_tokens embed_in wte word_embeddings tok_embeddings embedding embeddings"
+    " get_input_embeddings".split()
 )
 DEFAULT_LAST_RANK = ("lm_head", "lm_heads", "get_output_embeddings")
-DEFAULT_GUARDS = (
-    "is_first_rank",
-    "is_last_rank",
-    "is_pipeline_first_stage",
-    "is_pipeline_last_stage",
-    "PPMissingLayer",
-    "*pp_size*",
-    "*pp_world_size*",
-    "*pipeline_parallel_size*",
-    "*pp_rank*",
+DEFAULT_GUARDS = tuple(
+    "is_first_rank is_last_rank is_pipeline_first_stage is_pipeline_last_stage PPMissingLayer"
+    " *pp_size* *pp_world_size* *pipeline_parallel_size* *pp_rank*".split()
 )
-DEFAULT_SETTERS = (
-    "set_input_embeddings",
-    "set_output_embeddings",
-    "set_embed*",
-    "set_lm_head*",
-    "set_*_head",
+DEFAULT_SETTERS = tuple(
+    "set_input_embeddings set_output_embeddings set_embed* set_lm_head* set_*_head".split()
 )
 
 FIRST, LAST = "first", "last"
 
-# -- what the text must hold -----------------------------------------------------
+# -- what the text must hold (the docstring's Prefilter) -------------------------
 # Under the default options every finding is an alias whose source
 # (``_source``) is, directly or through a local assigned it in the same
-# function, one of:
-#   - an attribute chain whose last segment named like a default module (in
-#     any case: ``name_matches``) is followed only by ``.weight``/``.bias``/
-#     ``.data`` (``_aliasing_tail``) and, for a getter, an empty call, and
-#     then ends the value: a line end, a continuation, ``;``, a comment, a
-#     closing bracket, ``,``, or ``if``/``or``/``else``;
-#   - ``getattr(obj, "<default module name>"[, ...])`` (or a key spelled
-#     with an escape);
-#   - one end of ``a, b = t.get_embed_and_head()`` (a name holding "embed"
-#     and "head").
-# Between tokens: blanks, line continuations, comments. Under other module
-# names (``alias_needles``): the literal part of a configured name in any
-# case, a getattr key spelled with an escape, or the pair.
-#
-# The definition gate: an alias, its source (or the local that holds it) and
-# the guards in the function and the functions it is nested in lie in that
-# function, so a definition holding an alias holds the same text; the one
-# guard read elsewhere is a method of the class that raises under a
-# pipeline test (``_class_refuses_pp``), whose text holds a guard name's
-# literal part or "pp"/"pipeline", then ``raise`` (``_refusal``).
-_MODULE_NAMES = (
-    r"(?:embed_tokens|embed_in|wte|word_embeddings|tok_embeddings|embeddings?"
-    r"|get_input_embeddings|lm_heads?|get_output_embeddings)"
-)
+# function: an attribute chain whose last segment named like a default module
+# (any case) is followed only by ``.weight``/``.bias``/``.data`` and, for a
+# getter, an empty call, and then ends the value; ``getattr(obj, "<default
+# module name>"[, ...])`` (or a key spelled with an escape); or one end of
+# ``a, b = t.get_embed_and_head()``. Between tokens: blanks, line
+# continuations, comments. The definition gate: an alias, its source and the
+# guards of the functions it is nested in lie in that function; the one guard
+# read elsewhere, a method of the class raising under a pipeline test
+# (``_class_refuses_pp``), holds a guard name's literal part or
+# "pp"/"pipeline", then ``raise`` (``_refusal``).
+_MODULE_NAMES = f"(?:{'|'.join(DEFAULT_FIRST_RANK + DEFAULT_LAST_RANK)})"
 _GAP = r"(?:[ \t\r\n\\]|#[^\n]*\n)*"
 _IDENT = r"[^\W\d]\w*"
 _QUOTE = r"""(?:'''|\"\"\"|'|")"""
@@ -105,8 +63,6 @@ _GETATTR_ESCAPED_KEY = (
     rf"getattr(?:{_GAP}\))*{_GAP}\((?:[^,#'\"]|#[^\n]*\n)*,{_GAP}[A-Za-z]{{0,2}}"
     r"""(?:'''(?:(?!''')[^\\])*|\"\"\"(?:(?!\"\"\")[^\\])*|'[^'\n\\]*|"[^"\n\\]*)\\"""
 )
-
-
 
 
 def _refusal(guards: Sequence[str]) -> str:
@@ -153,15 +109,17 @@ def _without_pipeline(facts: ProjectFacts, options: Mapping[str, Any]) -> bool:
     if options.get("assume-pipeline-parallel"):
         return False
     index = facts.index("pipeline_layout")
-    return isinstance(index, PipelineLayoutIndex) and index.without_pipeline(options["first-rank-modules"])
+    return isinstance(index, PipelineLayoutIndex) and index.without_pipeline(
+        options["first-rank-modules"]
+    )
+
 
 @dataclass(frozen=True)
 class _Source:
     """A module reached through another object: ``target.model.embed_tokens``
-    is ``owner="target.model"``, ``module="embed_tokens"``."""
+    is ``owner="target.model"``, the rank it lives on and the text borrowed."""
 
     owner: str
-    module: str
     rank: str
     text: str
 
@@ -173,77 +131,19 @@ class _Alias:
     source: _Source
 
 
-def _fix_text(sglang: bool) -> str:
-    if sglang:
-        return (
-            "Resolve the pair for the draft's rank first (an embedding the draft loads or receives on "
-            "the last rank when `self.pp_group.world_size > 1`), or raise when `pp_size > 1`."
-        )
-    return (
-        "Check the pipeline first: raise when `get_pp_group().world_size > 1` (or when the module is a "
-        "`PPMissingLayer`), or give the draft its own copy on its rank (load it from the checkpoint, or "
-        "broadcast the embedding from the first rank once at load time)."
-    )
-
-
-def _install_root(receiver: str, installed: Mapping[str, str]) -> str:
-    """``receiver`` seen from where its root is installed: ``lm_head.weight``
-    is ``model.lm_head.weight`` in a function that also does ``model.lm_head
-    = lm_head`` (a module built here, then placed in a model: that model
-    owns it)."""
-    root, dot, rest = receiver.partition(".")
-    where = installed.get(root)
-    return f"{where}{dot}{rest}" if where else receiver
-
-
-def _installed_map(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """``local -> receiver`` for ``receiver = local`` statements of one
-    function (a local placed in two places is left out)."""
-    out: dict[str, str] = {}
-    twice: set[str] = set()
-    for local, receiver in pairs:
-        if out.get(local, receiver) != receiver:
-            twice.add(local)
-        out[local] = receiver
-    for local in twice:
-        del out[local]
-    return out
-
-
 # what may follow a borrowed module and still share its storage: a parameter
 # (``lm_head.weight``) or its tensor (``.weight.data``); anything else
 # (``.dtype``, ``.shape``, ``.num_embeddings``) is a value read from it
 _ALIAS_TAIL = frozenset({"weight", "bias", "data"})
 
 
-def _aliasing_tail(segments: Sequence[str]) -> bool:
-    return all(s in _ALIAS_TAIL for s in segments)
+def _raises(block: cst.BaseSuite) -> bool:
+    return any(isinstance(s, cst.Raise) for s in walk_no_nested(block))
 
 
-def _is_getter(name: str) -> bool:
-    """A getter method (``get_input_embeddings``): the module only once called."""
-    return name.startswith("get_")
-
-
-def _is_prefix(a: str, b: str) -> bool:
+def _contains(a: str, b: str) -> bool:
+    """Whether object ``a`` is ``b`` or holds it (``self`` holds ``self.model``)."""
     return a == b or b.startswith(a + ".")
-
-
-# what a module holds, not a module: assigning one replaces the parameter of
-# the module before it (``self.embed_out.weight``: ``self.embed_out``'s)
-_PARAMETERS = frozenset({"weight", "bias"})
-
-
-def _param_owner(receiver: str) -> str:
-    """The object owning what ``receiver`` names when no segment of it is a
-    rank-placed module: the object before the last segment, or, for a
-    parameter, the object holding its module (a model tying the weight of
-    its own head, whatever the head is called: ``self.embed_out.weight``,
-    ``self.output.weight`` -> ``self``)."""
-    head, _, last = receiver.rpartition(".")
-    if last in _PARAMETERS and "." in head:
-        return head.rpartition(".")[0]
-    return head
 
 
 class PpCrossRankModuleAlias(Rule):
@@ -267,37 +167,34 @@ class PpCrossRankModuleAlias(Rule):
     the function borrows both ends). An owner may be written with a
     subscript (`self.step_runners[i].model.set_embed_and_head(...)`).
 
-    Also counted as a guard: a method of the same class that raises under a
+    Also counted as a guard: a method of the same class raising under a
     pipeline test (a validator refusing PP up front), and a check of the
-    borrowed module itself that raises (`if not isinstance(embed,
-    VocabParallelEmbedding): raise ...`, `assert embed is not None`), which
-    is how a placeholder on the wrong rank is refused. A model tying its own
-    head to its own embedding (`self.lm_head.weight =
-    self.model.embed_tokens.weight`, whatever the head is called:
-    `self.embed_out.weight`, `self.output.weight`) is one model, not an alias
-    across models; so is a module built in the function, given the
-    embedding's weight and then placed in the embedding's own model (`head =
-    nn.Linear(...); head.weight = model.model.embed_tokens.weight;
-    model.lm_head = head`). A getter taken without a call
-    (`wrapper.get_input_embeddings = core.get_input_embeddings`) is a method,
-    not a module: not a source; nor is a value read from the module
+    borrowed module that raises (`if not isinstance(embed,
+    VocabParallelEmbedding): raise ...`, `assert embed is not None`): how a
+    placeholder on the wrong rank is refused. One model, not an alias across
+    models: a model tying its own head to its own embedding
+    (`self.lm_head.weight = self.model.embed_tokens.weight`, whatever the head
+    is called: `self.embed_out.weight`, `self.output.weight`), or a module
+    built in the function, given the embedding's weight and placed in the
+    embedding's own model (`head = nn.Linear(...); head.weight =
+    model.model.embed_tokens.weight; model.lm_head = head`). Not a source: a
+    getter taken without a call (`wrapper.get_input_embeddings =
+    core.get_input_embeddings`, a method), a value read from the module
     (`embed_tokens.weight.dtype`, `.num_embeddings`): a source ends at the
-    module, a parameter or its tensor (`.weight`, `.bias`, `.data`).
-    Setters that install what their caller passes (`def
-    set_embed_and_head(self, embed, head)`) are left to their callers.
+    module, a parameter or its tensor (`.weight`, `.bias`, `.data`). Setters
+    installing what their caller passes (`def set_embed_and_head(self, embed,
+    head)`) are left to their callers.
 
-    Only in a project that places modules on pipeline ranks: when the
-    project's modules build input embeddings (an attribute named like a
+    Only in a project that places modules on pipeline ranks: when at least
+    five of its modules build an input embedding (an attribute named like a
     `first-rank-modules` entry assigned an `*Embedding*(...)` construction)
-    and no file of it holds a pipeline marker — `PPMissingLayer`, or an
-    identifier containing `first_rank`, `last_rank`, `first_pp_rank`,
-    `last_pp_rank`, `pp_rank`, `is_first_stage`, `is_last_stage`,
-    `is_pipeline_first_stage` or `is_pipeline_last_stage` — the engine has no
-    pipeline parallelism (every rank holds the whole model, as in LMDeploy's
-    PyTorch engine) and borrowing the embedding is fine: nothing is reported.
-    It takes at least five modules building an embedding to judge so: a draft
-    model file linted alone (or with a few others) builds its own embedding
-    and need not mention the pipeline.
+    and no file holds a pipeline marker (`PPMissingLayer`, or an identifier
+    containing `first_rank`, `last_rank`, `first_pp_rank`, `last_pp_rank`,
+    `pp_rank`, `is_first_stage`, `is_last_stage`, `is_pipeline_first_stage` or
+    `is_pipeline_last_stage`), the engine has no pipeline parallelism (every
+    rank holds the whole model, as in LMDeploy's PyTorch engine) and nothing
+    is reported. (A draft model file linted alone, or with a few others,
+    builds its own embedding and need not mention the pipeline.)
 
     Deliberately left out: a function that silently `return`s when the
     pipeline size is not 1. On vLLM 0.33 and SGLang 0.5.23 every such early
@@ -348,45 +245,43 @@ class PpCrossRankModuleAlias(Rule):
       pipeline code uses other names).
 
     Prefilter: a file is parsed only when its text holds an attribute named
-    like a default module name (in any case) that may end a source
-    (followed, after `.weight`/`.bias`/`.data` and a getter's `()`, by the
-    end of the value: a line end, `)`, `,`, `;`, a comment, `if`, `or`,
-    `else`...), `getattr` given one as its key, or a name holding "embed"
-    and "head": every alias the rule reports under the default names has
-    such a source. Under configured module names the text must hold the
-    literal part of one in any case (a glob with none, such as `*`, reads
-    every file), a `getattr` key spelled with an escape, or the pair. Of
-    such a file libcst reads the module-level code and only the definitions
-    that hold the same or may refuse pipeline parallelism (a guard name, or
-    "pp"/"pipeline", then `raise`): an alias, its source and the guards
-    that excuse it lie in one function, what encloses it and its class.
+    like a default module name (any case) that may end a source (followed,
+    after `.weight`/`.bias`/`.data` and a getter's `()`, by the end of the
+    value: a line end, `)`, `,`, `;`, a comment, `if`, `or`, `else`...),
+    `getattr` given one as its key, or a name holding "embed" and "head".
+    Under configured module names: the literal part of one in any case (a
+    glob with none, such as `*`, reads every file), a `getattr` key spelled
+    with an escape, or the pair. libcst then reads the module-level code and
+    only the definitions holding the same or that may refuse pipeline
+    parallelism (a guard name, or "pp"/"pipeline", then `raise`).
     """
 
-    # (per file: whether the project has no pipeline layout, see _without_pipeline)
-    _no_pipeline: bool | None = None
-    # (per function: locals placed in an object, see _install_root)
-    _installed: Mapping[str, str] = {}
     code = "SHD302"
     name = "pp-cross-rank-module-alias"
     summary = "A draft model borrows a module that lives on another pipeline rank"
     severity = Severity.ERROR
     needles = ALIAS_NEEDLES
     definition_needles = DEFINITION_NEEDLES
-    # what a finding reads lies in the definitions the needles match (and
-    # their classes' headers) or in the project facts: the engine need not
-    # keep the definitions they name (set True if the analysis starts to
-    # read a helper or method it only names)
+    # (a finding reads only the definitions the needles match, their classes'
+    # headers and the facts: not a helper or method they name)
     follows_definitions = False
     facts = ("pipeline_layout",)
     tags = ("correctness", "pipeline-parallel", "speculative-decoding")
     options: ClassVar[Mapping[str, Option]] = {
         "first-rank-modules": Option(DEFAULT_FIRST_RANK, "list[str]", "first-rank modules"),
         "last-rank-modules": Option(DEFAULT_LAST_RANK, "list[str]", "last-rank modules"),
-        "draft-rank": Option("last", "str", "where the draft runs: last, first or any", choices=("last", "first", "any")),
+        "draft-rank": Option(
+            "last",
+            "str",
+            "where the draft runs: last, first or any",
+            choices=("last", "first", "any"),
+        ),
         "guard-names": Option(DEFAULT_GUARDS, "list[str]", "pipeline guard names"),
         "setter-patterns": Option(DEFAULT_SETTERS, "list[str]", "module-installing setters"),
         "assume-pipeline-parallel": Option(
-            False, "bool", "report even where no file of the project places modules on pipeline ranks"
+            False,
+            "bool",
+            "report even where no file of the project places modules on pipeline ranks",
         ),
     }
 
@@ -399,9 +294,15 @@ class PpCrossRankModuleAlias(Rule):
     def candidate_facts(
         cls, module: str, path: str, facts: ProjectFacts, options: Mapping[str, Any]
     ) -> bool:
-        # (the rule reports nothing in a project without pipeline ranks, nor
-        # with an unknown draft rank)
-        return options["draft-rank"] in (FIRST, LAST, "any") and not _without_pipeline(facts, options)
+        # (the rule reports nothing in a project without pipeline ranks)
+        return not _without_pipeline(facts, options)
+
+    def __init__(self, ctx: Any, options: Mapping[str, Any] | None = None) -> None:
+        super().__init__(ctx, options)
+        self._no_pipeline: bool | None = None  # (see _without_pipeline, read once per file)
+        # per function: ``local -> receiver`` for its ``receiver = local``
+        # statements (a local placed in two places left out; see _owner)
+        self._installed: dict[str, str] = {}
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if self._no_pipeline is None:
@@ -409,17 +310,12 @@ class PpCrossRankModuleAlias(Rule):
         if self._no_pipeline:
             return
         aliases = list(self._aliases(node))
-        if not aliases:
-            return
-        if self.opts["draft-rank"] not in (FIRST, LAST, "any"):
-            return
         wrong = [a for a in aliases if a.source.rank != self.opts["draft-rank"]]
         if not wrong:
             return
+        # (the function being visited is the innermost of these)
         enclosing = [n for n in self.ctx.scope_nodes if isinstance(n, cst.FunctionDef)]
-        if node not in enclosing:
-            enclosing.append(node)
-        if any(self._guarded(f) for f in enclosing) or self._validated(node, aliases):
+        if any(self._mentions_guard(f) for f in enclosing) or self._validated(node, aliases):
             return
         cls = self.ctx.current_class
         if cls is not None and self._class_refuses_pp(cls):
@@ -432,43 +328,60 @@ class PpCrossRankModuleAlias(Rule):
         for group in groups.values():
             self._report_group(node, group, aliases)
 
-    def _report_group(self, func: cst.FunctionDef, group: list[_Alias], aliases: list[_Alias]) -> None:
+    def _report_group(
+        self, func: cst.FunctionDef, group: list[_Alias], aliases: list[_Alias]
+    ) -> None:
         first = group[0]
         rank = first.source.rank
-        where, other = ("first", "last") if rank == FIRST else ("last", "first")
-        what = "input embedding" if rank == FIRST else "LM head"
+        if rank == FIRST:
+            where, other, what, other_what = "first", "last", "input embedding", "LM head"
+        else:
+            where, other, what, other_what = "last", "first", "LM head", "input embedding"
 
-        def partners(a: _Alias) -> list[str]:
+        def together(a: _Alias) -> str:
             """What the same statement borrows from the other end."""
-            return sorted({b.source.text for b in aliases if b.node is a.node and b.source.rank != rank})
+            texts = {b.source.text for b in aliases if b.node is a.node and b.source.rank != rank}
+            return f" together with {', '.join(f'`{w}`' for w in sorted(texts))}" if texts else ""
 
-        with_ = partners(first)
-        msg = f"`{first.receiver}` borrows `{first.source.text}` by reference"
-        if with_:
-            msg += f" together with {', '.join(f'`{w}`' for w in with_)}"
-        msg += f", but the {what} exists only on the {where} pipeline rank"
+        with_ = together(first)
+        msg = (
+            f"`{first.receiver}` borrows `{first.source.text}` by reference{with_}, but the "
+            f"{what} exists only on the {where} pipeline rank"
+        )
         elsewhere = [
             b for b in aliases if b.source.rank != rank and not any(b.node is a.node for a in group)
         ]
+        notes: list[Note] = []
         if with_:
-            msg += f" and the {'LM head' if rank == FIRST else 'input embedding'} only on the {other}: no rank holds both"
+            msg += f" and the {other_what} only on the {other}: no rank holds both"
         elif elsewhere:
             shown = ", ".join(sorted({f"`{b.source.text}`" for b in elsewhere}))
             msg += (
                 f"; `{func.name.value}` also borrows {shown}, which exists only on the {other}: "
                 "no rank holds both"
             )
+            notes = [
+                note_at(self.ctx, b.node, f"`{b.receiver}` borrows `{b.source.text}` here")
+                for b in elsewhere
+            ]
         msg += f"; `{func.name.value}` never checks the pipeline layout"
-        notes: list[Note] = [
-            note_at(self.ctx, b.node, f"`{b.receiver}` borrows `{b.source.text}` here")
-            for b in elsewhere
-            if not with_
-        ]
         for a in group[1:]:
-            also = partners(a)
-            tail = f" together with {', '.join(f'`{w}`' for w in also)}" if also else ""
-            notes.append(note_at(self.ctx, a.node, f"`{a.receiver}` borrows it here too{tail}"))
-        sglang = is_sglang(self.ctx)
+            notes.append(
+                note_at(self.ctx, a.node, f"`{a.receiver}` borrows it here too{together(a)}")
+            )
+        if is_sglang(self.ctx):
+            fix = (
+                "Resolve the pair for the draft's rank first (an embedding the draft loads or "
+                "receives on the last rank when `self.pp_group.world_size > 1`), or raise when "
+                "`pp_size > 1`."
+            )
+        else:
+            fix = (
+                "Check the pipeline first: raise when `get_pp_group().world_size > 1` (or when the "
+                "module is a `PPMissingLayer`), or give the draft its own copy on its rank (load it "
+                "from the checkpoint, or broadcast the embedding from the first rank once at load "
+                "time)."
+            )
         self.report(
             first.node,
             msg,
@@ -479,7 +392,7 @@ class PpCrossRankModuleAlias(Rule):
                     "placeholder there; the draft runs on one rank and gets the placeholder: start-up "
                     "fails, or the draft's first forward crashes on it."
                 ),
-                _fix_text(sglang),
+                fix,
             ],
         )
 
@@ -506,9 +419,9 @@ class PpCrossRankModuleAlias(Rule):
             key = expr.args[1].value
             if obj and isinstance(key, cst.SimpleString):
                 leaf = str(key.evaluated_value)
-                rank = None if _is_getter(leaf) else self._rank_of(leaf)
+                rank = None if leaf.startswith("get_") else self._rank_of(leaf)
                 if rank:
-                    return _Source(obj, leaf, rank, f"{obj}.{leaf}")
+                    return _Source(obj, rank, f"{obj}.{leaf}")
             return None
         # ``target.get_input_embeddings()``
         if isinstance(expr, cst.Call) and not expr.args:
@@ -517,7 +430,7 @@ class PpCrossRankModuleAlias(Rule):
                 owner, _, leaf = expr_name.rpartition(".")
                 rank = self._rank_of(leaf)
                 if rank:
-                    return _Source(owner, leaf, rank, f"{expr_name}()")
+                    return _Source(owner, rank, f"{expr_name}()")
             return None
         chain = dotted(expr)
         if not chain or "." not in chain:
@@ -526,25 +439,30 @@ class PpCrossRankModuleAlias(Rule):
         # the module is the last rank-placed segment: ``t.lm_head.weight``
         # borrows the head's parameter, which lives where the head does
         for i in range(len(parts) - 1, 0, -1):
-            if _is_getter(parts[i]):
+            if parts[i].startswith("get_"):
                 continue  # ``core.get_input_embeddings``: the method, not the module
             rank = self._rank_of(parts[i])
             if rank:
-                if not _aliasing_tail(parts[i + 1 :]):
+                if not set(parts[i + 1 :]) <= _ALIAS_TAIL:
                     return None  # ``embed_tokens.weight.dtype``: a value read, no alias
-                return _Source(".".join(parts[:i]), parts[i], rank, chain)
+                return _Source(".".join(parts[:i]), rank, chain)
         return None
 
     def _aliases(self, func: cst.FunctionDef) -> Iterator[_Alias]:
         locals_: dict[str, _Source] = {}
         nodes = list(walk_no_nested(func.body))
-        self._installed = _installed_map(
-            (n.value.value, r)
-            for n in nodes
-            if isinstance(n, cst.Assign) and isinstance(n.value, cst.Name)
-            for t in n.targets
-            if (r := dotted(t.target)) and "." in r
-        )
+        self._installed = {}
+        twice: set[str] = set()
+        for n in nodes:
+            if isinstance(n, cst.Assign) and isinstance(n.value, cst.Name):
+                for t in n.targets:
+                    receiver = dotted(t.target)
+                    if receiver and "." in receiver:
+                        local = n.value.value
+                        if self._installed.setdefault(local, receiver) != receiver:
+                            twice.add(local)
+        for local in twice:
+            del self._installed[local]
         for n in nodes:
             if isinstance(n, cst.Assign):
                 yield from self._assign(n, locals_)
@@ -571,7 +489,7 @@ class PpCrossRankModuleAlias(Rule):
                 receiver
                 and src is not None
                 and "." in receiver
-                and self._cross(self._owner(_install_root(receiver, self._installed)), src)
+                and self._cross(self._owner(receiver), src)
             ):
                 yield _Alias(n, receiver, src)
 
@@ -589,8 +507,8 @@ class PpCrossRankModuleAlias(Rule):
         leaf = last_name(fn) or ""
         if fn and "." in fn and "embed" in leaf and "head" in leaf:
             owner = fn.rpartition(".")[0]
-            locals_[names[0]] = _Source(owner, "embedding", FIRST, f"{fn}()[0]")
-            locals_[names[1]] = _Source(owner, "lm_head", LAST, f"{fn}()[1]")
+            locals_[names[0]] = _Source(owner, FIRST, f"{fn}()[0]")
+            locals_[names[1]] = _Source(owner, LAST, f"{fn}()[1]")
 
     def _call(self, n: cst.Call, locals_: dict[str, _Source]) -> Iterator[_Alias]:
         fn = call_name(n)
@@ -599,7 +517,7 @@ class PpCrossRankModuleAlias(Rule):
             key = n.args[1].value
             src = self._source(n.args[2].value, locals_)
             attr = str(key.evaluated_value) if isinstance(key, cst.SimpleString) else "..."
-            if obj and src is not None and self._cross(self._owner(_install_root(f"{obj}.{attr}", self._installed)), src):
+            if obj and src is not None and self._cross(self._owner(f"{obj}.{attr}"), src):
                 yield _Alias(n, f"{obj}.{attr}", src)
             return
         if (
@@ -619,33 +537,41 @@ class PpCrossRankModuleAlias(Rule):
                 yield _Alias(n, owner, src)
 
     def _owner(self, receiver: str) -> str:
-        """The object whose module is replaced: ``self`` for
-        ``self.lm_head.weight``, ``draft.model`` for ``draft.model.embed_tokens``."""
+        """The object whose module ``receiver`` replaces: ``draft.model`` for
+        ``draft.model.embed_tokens``; with no rank-placed segment, the object
+        before the last one, or for a parameter the one holding its module (a
+        model tying its own head, whatever it is called: ``self`` for
+        ``self.embed_out.weight``). A receiver rooted at a local is seen from
+        where the function installs that local: ``lm_head.weight`` is
+        ``model.lm_head.weight`` after ``model.lm_head = lm_head`` (a module
+        built here, then placed in a model: that model owns it)."""
+        root, dot, rest = receiver.partition(".")
+        if root in self._installed:
+            receiver = f"{self._installed[root]}{dot}{rest}"
         parts = receiver.split(".")
         for i in range(1, len(parts)):
             if self._rank_of(parts[i]):
                 return ".".join(parts[:i])
-        return _param_owner(receiver)
+        head, _, last = receiver.rpartition(".")
+        if last in ("weight", "bias") and "." in head:
+            return head.rpartition(".")[0]
+        return head
 
     @staticmethod
     def _cross(receiver_owner: str, src: _Source) -> bool:
         """Whether the receiving object and the source's owner are different
         models: neither contains the other (``self`` tying its own
         ``self.transformer.wte`` to ``self.lm_head`` is one model)."""
-        return not (_is_prefix(receiver_owner, src.owner) or _is_prefix(src.owner, receiver_owner))
+        return not (_contains(receiver_owner, src.owner) or _contains(src.owner, receiver_owner))
 
     # -- guards ------------------------------------------------------------------
     def _class_refuses_pp(self, cls: cst.ClassDef) -> bool:
         """Whether some method of the class raises under a pipeline test (a
         config validator refusing PP up front guards every method)."""
-        for n in walk(cls.body):
-            if (
-                isinstance(n, cst.If)
-                and self._mentions_guard(n.test)
-                and any(isinstance(s, cst.Raise) for s in walk_no_nested(n.body))
-            ):
-                return True
-        return False
+        return any(
+            isinstance(n, cst.If) and self._mentions_guard(n.test) and _raises(n.body)
+            for n in walk(cls.body)
+        )
 
     def _validated(self, func: cst.FunctionDef, aliases: list[_Alias]) -> bool:
         """Whether the function checks what it borrowed and raises when it is
@@ -661,30 +587,19 @@ class PpCrossRankModuleAlias(Rule):
                     src.text in borrowed or any(a.source.owner == src.owner for a in aliases)
                 ):
                     names.add(n.targets[0].target.value)
-        if not names:
-            return False
-        for n in walk_no_nested(func.body):
-            test = None
-            if (
-                isinstance(n, cst.If)
-                and any(isinstance(s, cst.Raise) for s in walk_no_nested(n.body))
-                or isinstance(n, cst.Assert)
-            ):
-                test = n.test
-            if test is not None and any(
-                isinstance(x, cst.Name) and x.value in names for x in walk(test)
-            ):
-                return True
-        return False
-
-    def _guarded(self, func: cst.FunctionDef) -> bool:
-        return self._mentions_guard(func)
+        return bool(names) and any(
+            any(isinstance(x, cst.Name) and x.value in names for x in walk(n.test))
+            for n in walk_no_nested(func.body)
+            if isinstance(n, cst.If) and _raises(n.body) or isinstance(n, cst.Assert)
+        )
 
     def _mentions_guard(self, node: cst.CSTNode) -> bool:
         guards: Sequence[str] = self.opts["guard-names"]
         nodes = list(walk_no_nested(node))
         # (``replace(ps, pp_size=1)``: a keyword names a parameter, it tests nothing)
-        keywords = {id(n.keyword) for n in nodes if isinstance(n, cst.Arg) and n.keyword is not None}
+        keywords = {
+            id(n.keyword) for n in nodes if isinstance(n, cst.Arg) and n.keyword is not None
+        }
         for n in nodes:
             if id(n) in keywords:
                 continue

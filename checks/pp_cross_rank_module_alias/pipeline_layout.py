@@ -72,15 +72,11 @@ def _built_embeddings(tree: ast.Module) -> set[str]:
     nn.Embedding(...)``: the callee's last part holds ``Embedding``)."""
     out: set[str] = set()
     for n in ast_walk(tree):
-        if isinstance(n, ast.Assign):
-            targets, value = n.targets, n.value
-        elif isinstance(n, ast.AnnAssign) and n.value is not None:
-            targets, value = [n.target], n.value
-        else:
+        if not isinstance(n, (ast.Assign, ast.AnnAssign)) or not isinstance(n.value, ast.Call):
             continue
-        if not isinstance(value, ast.Call) or "Embedding" not in (ast_dotted(value.func) or "").rpartition(".")[2]:
+        if "Embedding" not in (ast_dotted(n.value.func) or "").rpartition(".")[2]:
             continue
-        for t in targets:
+        for t in n.targets if isinstance(n, ast.Assign) else [n.target]:
             if isinstance(t, ast.Attribute):
                 out.add(t.attr)
             elif isinstance(t, ast.Name):
@@ -114,7 +110,7 @@ class PipelineLayoutIndex:
         pipeline rank."""
         if self.markers:
             return False
-        building = sum(1 for names in self.embeds if any(name_matches(e, first_rank_modules) for e in names))
+        building = sum(any(name_matches(e, first_rank_modules) for e in es) for es in self.embeds)
         return building >= MIN_EMBEDDING_MODULES
 
 
@@ -132,11 +128,6 @@ class PipelineLayout(FactCollector):
 
     @classmethod
     def build_index(cls, per_module: Mapping[str, Any]) -> PipelineLayoutIndex:
-        markers: set[str] = set()
-        embeds: list[frozenset[str]] = []
-        for data in per_module.values():
-            if data:
-                markers.update(data.get("m", ()))
-                if data.get("e"):
-                    embeds.append(frozenset(data["e"]))
-        return PipelineLayoutIndex(frozenset(markers), tuple(embeds))
+        data = [d for d in per_module.values() if d]
+        markers = frozenset(m for d in data for m in d.get("m", ()))
+        return PipelineLayoutIndex(markers, tuple(frozenset(d["e"]) for d in data if d.get("e")))

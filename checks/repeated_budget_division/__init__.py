@@ -5,15 +5,14 @@ function, or per class for the methods that share splits through `self`
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import libcst as cst
 
-from linter.syntax import call_name, child_nodes, dotted, last_name, name_matches, walk_fast
-from linter.needles import Needles
-from linter.rule import Option, PendingFix, Rule, RuleContext
-from linter.types import Applicability, Severity
+from linter.api import Applicability, Needles, Option, PendingFix, Rule, RuleContext, Severity
+from linter.api import call_name, dotted, last_name, name_matches, walk, walk_no_nested
+from linter.syntax import child_nodes
 
 from checks.repeated_budget_division.chains import (
     Chain,
@@ -50,15 +49,10 @@ _OVERRIDE_CALL = re.compile(r"(^|_)(override|overrides|update|set|patch)($|_)|^s
 _FRESH_CALLS = frozenset({"deepcopy", "copy", "replace", "clone", "dict", "list"})
 
 
-# -- the text a finding needs ---------------------------------------------------
-# Every finding divides by a parallel size at least once (``_is_size``,
-# ``_chain``, ``_aug``): `x // s`, `x / s`, `x //= s`, `x /= s` or a ceiling
-# division called by one of ``_DIV_CALLS``, with `s` a name, an attribute or a
-# getter whose last name is a configured size. The options are not known
-# before the parse: a configured size must hold one of the default size words
-# (any case; see the docstring's Options section). The budget, the divisions
-# and the store of a finding all lie in one function body (``leave_FunctionDef``
-# walks that body alone), so the same holds of its top-level definition.
+# -- the text a finding needs (the docstring's Options) -------------------------
+# Every finding divides by a parallel size (`/`, `//`, their augmented forms or
+# ``_DIV_CALLS``), whose name holds a default size word; its budget, divisions
+# and store lie in one function body, so in one top-level definition.
 _SIZE_WORD = r"(?i)_size(?:(?<=[detpc]p_size)|(?<=world_size)|(?<=parallel_size))"
 _NEEDLES = Needles(any_of=(("/", *sorted(_DIV_CALLS)),), regex=_SIZE_WORD)
 
@@ -163,12 +157,9 @@ class RepeatedBudgetDivision(Rule):
         ),
     }
     needles = _NEEDLES
-    # every finding, and all it reads, lies in one function body
     definition_needles = _NEEDLES
-    # what a finding reads lies in the definitions the needles match (and
-    # their classes' headers) or in the project facts: the engine need not
-    # keep the definitions they name (set True if the analysis starts to
-    # read a helper or method it only names)
+    # (a finding reads only the definitions the needles match and their
+    # classes' headers: not a helper or method they name)
     follows_definitions = False
 
     def __init__(self, ctx: RuleContext, options: Mapping[str, Any] | None = None) -> None:
@@ -176,14 +167,13 @@ class RepeatedBudgetDivision(Rule):
         self._budgets: tuple[str, ...] = tuple(self.opts["budget-names"])
         self._sizes: tuple[str, ...] = tuple(self.opts["parallel-size-names"])
         self._reported: set[int] = set()
-        self._size_cache: dict[str, bool] = {}
-        self._stack: list[list[Any]] = []
-        self._budget_cache: dict[str, bool] = {}
-        # set while a class's methods are read for the splits they store on
-        # `self` (nothing is reported then; see leave_ClassDef)
-        self._silent = False
+        # per function being visited: 0 no division, 1 a division, 2 one by a parallel size
+        self._divides: list[int] = []
+        # per class being visited: its dividing methods, with whether one divides by a size
         self._classes: list[list[tuple[cst.FunctionDef, bool]]] = []
-        self._kinds: list[str] = []
+        # set while a class's methods are read for the splits they store on
+        # `self` (nothing is reported then; see _read_methods)
+        self._silent = False
 
     # -- classification -------------------------------------------------------
     def _leaf(self, node: cst.CSTNode) -> str | None:
@@ -211,87 +201,61 @@ class RepeatedBudgetDivision(Rule):
                 return self._size_leaf(sizes[0])
             return None
         leaf = self._leaf(node)
-        if leaf is None:
-            return None
-        hit = self._size_cache.get(leaf)
-        if hit is None:
-            hit = name_matches(leaf.removeprefix("get_"), self._sizes)
-            self._size_cache[leaf] = hit
-        return leaf if hit else None
+        return leaf if leaf and name_matches(leaf.removeprefix("get_"), self._sizes) else None
 
     def _step(self, size: cst.CSTNode, code: str) -> Step:
         if isinstance(size, cst.IfExp):  # named by its size arm; the path shows the test
             size = size.body if self._is_size(size.body) else size.orelse
         return Step(bare_code(self.ctx, size), code, group_of(self._size_leaf(size) or ""))
 
-    def _wrong(self, chain: Chain) -> tuple[str, str] | None:
-        """Why a chain of two or more splits is wrong (see ``wrong_groups``)."""
-        if len(chain.steps) < 2:
-            return None
-        return wrong_groups(chain.budget, [st.group for st in chain.steps])
-
     def _is_budget_name(self, name: str | None) -> bool:
-        if name is None:
-            return False
-        leaf = name.rsplit(".", 1)[-1]
-        hit = self._budget_cache.get(leaf)
-        if hit is None:
-            hit = name_matches(leaf, self._budgets) and not name_matches(leaf, self._sizes)
-            self._budget_cache[leaf] = hit
-        return hit
+        return name_matches(name, self._budgets) and not name_matches(name, self._sizes)
 
     # -- the walk ---------------------------------------------------------------
-    # The traversal only notes which functions divide at all; the statement
-    # walk runs on those alone, when the function is left (a class's methods
-    # when the class is left: a split one method stores on `self` is read by
-    # the others).
+    # The traversal only notes which functions divide at all (every chain
+    # step, and so every finding, needs a division by a size in the function
+    # it is made in); the statement walk runs on those alone, when the
+    # function is left, and on a class's methods when the class is left: a
+    # method without a division by a size can still complete a chain another
+    # method of its class stored on `self`.
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._kinds.append("class")
         self._classes.append([])
 
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self._kinds.pop()
-        methods = self._classes.pop()
-        if methods:
-            self._read_methods(original_node.name.value, methods)
-
-    # A function's stack entry: [node, divides at all, is a method, divides
-    # by a parallel size]. Every chain step, and so every finding, needs a
-    # division by a size in the function it is made in; a method without one
-    # can still complete a chain another method of its class stored on `self`.
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._stack.append([node, False, bool(self._kinds) and self._kinds[-1] == "class", False])
-        self._kinds.append("function")
+        self._divides.append(0)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._kinds.pop()
-        node, divides, is_method, by_size = self._stack.pop()
+        divides = self._divides.pop()
+        scopes = self.ctx.scope_nodes
         if not divides:
             return
-        if is_method:
-            self._classes[-1].append((node, by_size))
-        elif by_size:
-            self._block(node.body, {}, set(), assigned=set())
+        if len(scopes) > 1 and isinstance(scopes[-2], cst.ClassDef):
+            self._classes[-1].append((original_node, divides == 2))
+        elif divides == 2:
+            self._block(original_node.body, {}, set(), set())
 
-    def _read_methods(self, cls: str, methods: list[tuple[cst.FunctionDef, bool]]) -> None:
-        """Each dividing method of class ``cls`` (with whether it divides by
-        a parallel size), knowing the splits the others store on `self`
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        """Each dividing method of the class (with whether it divides by a
+        parallel size), knowing the splits the others store on `self`
         (`self.per_dp = num_blocks // dp_size` in `__init__`, `self.per_dp //
         self.ep_size` in `allocate`). A split a method stores is not fed back
         into that method: its own order of statements already says what it
-        reads. Only a method dividing by a size stores a split, and a method
-        that does not can report only through one stored by another."""
+        reads. Only a method dividing by a size stores a split."""
+        methods = self._classes.pop()
+        cls = original_node.name.value
         stored: dict[str, tuple[Chain, cst.FunctionDef]] = {}
         if len(methods) > 1:
             self._silent = True
             try:
                 for m in (m for m, by_size in methods if by_size):
                     env: dict[str, Chain] = {}
-                    self._block(m.body, env, set(), assigned=set())
+                    self._block(m.body, env, set(), set())
                     for key, chain in env.items():
                         old = stored.get(key)
-                        if key.startswith("self.") and chain.steps and (
-                            old is None or len(chain.steps) > len(old[0].steps)
+                        if (
+                            key.startswith("self.")
+                            and chain.steps
+                            and (old is None or len(chain.steps) > len(old[0].steps))
                         ):
                             stored[key] = (in_method(chain, f"{cls}.{m.name.value}"), m)
             finally:
@@ -299,13 +263,11 @@ class RepeatedBudgetDivision(Rule):
         for m, by_size in methods:
             seeded = {k: c for k, (c, owner) in stored.items() if owner is not m}
             if by_size or seeded:
-                self._block(m.body, seeded, set(), assigned=set())
+                self._block(m.body, seeded, set(), set())
 
     def _mark(self, by_size: bool) -> None:
-        if self._stack:
-            top = self._stack[-1]
-            top[1] = True
-            top[3] = top[3] or by_size
+        if self._divides:
+            self._divides[-1] = max(self._divides[-1], 2 if by_size else 1)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if isinstance(node.operator, (cst.FloorDivide, cst.Divide)):
@@ -318,30 +280,16 @@ class RepeatedBudgetDivision(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         if leaf_of_call(node) in _DIV_CALLS:
             self._mark(any(self._is_size(a.value) for a in node.args))
-        elif last_name(call_name(node)) in _DIV_CALLS:
-            # (a ceiling division the chains name by its dotted call only)
-            if self._stack and any(self._is_size(a.value) for a in node.args):
-                self._stack[-1][3] = True
 
+    # -- statements ---------------------------------------------------------------
+    # ``env``: what each name or attribute holds (a chain of splits of a
+    # budget); ``fresh``: locals holding an object made here (a copy, a
+    # construction), whose fields are private; ``assigned``: what this path
+    # has already set (``"<shared>" + name`` for a global or nonlocal).
     def _block(
-        self,
-        body: cst.BaseSuite | Sequence[cst.BaseStatement] | None,
-        env: dict[str, Chain],
-        fresh: set[str],
-        assigned: set[str],
+        self, body: cst.BaseSuite, env: dict[str, Chain], fresh: set[str], assigned: set[str]
     ) -> None:
-        if body is None:
-            return
-        stmts: Iterable[cst.CSTNode]
-        if isinstance(body, cst.IndentedBlock):
-            stmts = body.body
-        elif isinstance(body, cst.SimpleStatementSuite):
-            stmts = body.body
-        elif isinstance(body, (list, tuple)):
-            stmts = body
-        else:
-            return
-        for s in stmts:
+        for s in body.body:
             self._stmt(s, env, fresh, assigned)
 
     def _stmt(
@@ -350,34 +298,27 @@ class RepeatedBudgetDivision(Rule):
         if isinstance(s, cst.SimpleStatementLine):
             for small in s.body:
                 self._small(small, env, fresh, assigned)
-        elif isinstance(s, (cst.BaseSmallStatement,)):
+        elif isinstance(s, cst.BaseSmallStatement):
             self._small(s, env, fresh, assigned)
         elif isinstance(s, cst.If):
             self._scan_expr(s.test, env)
-            branch_envs = []
             # A field set in one branch only (`if cfg.x is None: cfg.x = 8192`)
             # still holds the caller's value on the other path: it counts as
             # set here only when every branch sets it.
             e1, a1 = dict(env), set(assigned)
             self._block(s.body, e1, fresh, a1)
-            branch_envs.append(e1)
             e2, a2 = dict(env), set(assigned)
             if isinstance(s.orelse, cst.If):
                 self._stmt(s.orelse, e2, fresh, a2)
-            elif isinstance(s.orelse, cst.Else):
+            elif s.orelse is not None:
                 self._block(s.orelse.body, e2, fresh, a2)
-            branch_envs.append(e2)
             assigned |= a1 & a2
             # After the branches a name holds whichever derivation its branch
-            # made; keep one that either branch made so a later split is seen.
-            merged: dict[str, Chain] = {}
-            for e in branch_envs:
-                for k, v in e.items():
-                    old = merged.get(k)
-                    if old is None or len(v.steps) > len(old.steps):
-                        merged[k] = v
+            # made; keep the longer one so a later split is seen.
             env.clear()
-            env.update(merged)
+            for k, v in (*e1.items(), *e2.items()):
+                if k not in env or len(v.steps) > len(env[k].steps):
+                    env[k] = v
         elif isinstance(s, (cst.For, cst.While)):
             self._scan_expr(s.iter if isinstance(s, cst.For) else s.test, env)
             self._block(s.body, env, fresh, set(assigned))  # the body may not run
@@ -391,52 +332,39 @@ class RepeatedBudgetDivision(Rule):
             self._block(s.body, env, fresh, assigned)
             for h in s.handlers:
                 self._block(h.body, dict(env), fresh, assigned)
-            if s.orelse is not None:
-                self._block(s.orelse.body, env, fresh, assigned)
-            if s.finalbody is not None:
-                self._block(s.finalbody.body, env, fresh, assigned)
+            for part in (s.orelse, s.finalbody):
+                if part is not None:
+                    self._block(part.body, env, fresh, assigned)
         # Nested functions and classes are visited on their own.
 
     def _small(
-        self,
-        s: cst.BaseSmallStatement,
-        env: dict[str, Chain],
-        fresh: set[str],
-        assigned: set[str],
+        self, s: cst.BaseSmallStatement, env: dict[str, Chain], fresh: set[str], assigned: set[str]
     ) -> None:
         if isinstance(s, cst.Global | cst.Nonlocal):
             for n in s.names:
                 fresh.discard(n.name.value)
                 assigned.add("<shared>" + n.name.value)
-            return
-        if isinstance(s, cst.Assign):
-            value = s.value
-            chain = self._scan_expr(value, env)
-            for t in s.targets:
-                self._assign(t.target, value, chain, env, fresh, assigned, stmt=s)
-            return
-        if isinstance(s, cst.AnnAssign):
+        elif isinstance(s, (cst.Assign, cst.AnnAssign)):
             if s.value is not None:
                 chain = self._scan_expr(s.value, env)
-                self._assign(s.target, s.value, chain, env, fresh, assigned, stmt=s)
-            return
-        if isinstance(s, cst.AugAssign):
+                targets = [t.target for t in s.targets] if isinstance(s, cst.Assign) else [s.target]
+                for t in targets:
+                    self._assign(t, s, chain, env, fresh, assigned)
+        elif isinstance(s, cst.AugAssign):
             self._aug(s, env, fresh, assigned)
-            return
-        for child in child_nodes(s):
-            if isinstance(child, cst.BaseExpression):
-                self._scan_expr(child, env)
+        else:
+            for child in child_nodes(s):
+                if isinstance(child, cst.BaseExpression):
+                    self._scan_expr(child, env)
 
-    # -- assignments --------------------------------------------------------------
     def _assign(
         self,
         target: cst.BaseAssignTargetExpression,
-        value: cst.BaseExpression,
+        stmt: cst.Assign | cst.AnnAssign,
         chain: Chain | None,
         env: dict[str, Chain],
         fresh: set[str],
         assigned: set[str],
-        stmt: cst.CSTNode,
     ) -> None:
         key = dotted(target)
         if key is None:
@@ -444,20 +372,29 @@ class RepeatedBudgetDivision(Rule):
                 env.pop(n, None)
                 fresh.discard(n)
             return
+        value = stmt.value
+        attribute = isinstance(target, cst.Attribute)
+        # (an attribute of an object made here is private, not shared state)
+        shared = attribute and key.split(".", 1)[0] not in fresh
         if (
             chain is not None
             and chain.steps
-            and isinstance(target, cst.Attribute)
+            and shared
             and chain.budget == key
             and key not in assigned
-            and not self._fresh_owner(key, fresh)
         ):
             self._report_in_place(stmt, key, chain)
-        if isinstance(target, cst.Attribute) or ("<shared>" + key) in assigned:
-            self._check_stored_override(value, key, fresh)
+        # `self.cfg = replace(self.cfg, num_blocks=self.cfg.num_blocks // dp_size)`:
+        # stored back into shared state (rebinding a local name is not: the
+        # caller's object keeps the global value)
+        if isinstance(value, cst.Call) and (attribute or "<shared>" + key in assigned):
+            first = next((a.value for a in value.args if a.keyword is None), None)
+            if key not in fresh and dotted(first) == key:
+                self._keyword_splits(value, force=True)
         assigned.add(key)
         if isinstance(target, cst.Name):
-            if isinstance(value, cst.Call) and self._is_fresh_call(value):
+            leaf = leaf_of_call(value) if isinstance(value, cst.Call) else None
+            if leaf and (leaf in _FRESH_CALLS or (leaf[:1].isupper() and not leaf.isupper())):
                 fresh.add(key)
             else:
                 fresh.discard(key)
@@ -482,40 +419,18 @@ class RepeatedBudgetDivision(Rule):
             return
         before = env.get(key)
         if before is None:
-            if not self._is_budget_name(last_name(key)):
+            if not self._is_budget_name(key):
                 return
             before = Chain(key, (), frozenset())
-        code = self.ctx.code_for(s).strip()
-        chain = before.plus(self._step(s.value, code), s)
-        shared = (
-            isinstance(s.target, cst.Attribute) and not self._fresh_owner(key, fresh)
-        ) or ("<shared>" + key) in assigned
+        chain = before.plus(self._step(s.value, self.ctx.code_for(s).strip()), s)
+        shared = (isinstance(s.target, cst.Attribute) and key.split(".", 1)[0] not in fresh) or (
+            "<shared>" + key
+        ) in assigned
         if shared and key not in assigned and not before.steps:
             self._report_in_place(s, key, chain)
-        elif self._wrong(chain):
+        else:
             self._report_chain(s, chain)
         env[key] = chain
-
-    def _fresh_owner(self, key: str, fresh: set[str]) -> bool:
-        """Whether the object owning attribute ``key`` was made in this function."""
-        root = key.split(".", 1)[0]
-        return root in fresh
-
-    def _is_fresh_call(self, call: cst.Call) -> bool:
-        leaf = last_name(call_name(call)) or leaf_of_call(call)
-        if leaf is None:
-            return False
-        return leaf in _FRESH_CALLS or (leaf[:1].isupper() and not leaf.isupper())
-
-    def _check_stored_override(self, value: cst.BaseExpression, key: str, fresh: set[str]) -> None:
-        """`self.cfg = replace(self.cfg, num_blocks=self.cfg.num_blocks // dp_size)`:
-        stored back into shared state. Rebinding a local name is not: the
-        caller's object keeps the global value."""
-        if not isinstance(value, cst.Call) or key in fresh:
-            return
-        pos = [a.value for a in value.args if a.keyword is None]
-        if pos and dotted(pos[0]) == key:
-            self._keyword_splits(value, force=True)
 
     # -- expressions ----------------------------------------------------------------
     def _scan_expr(self, expr: cst.BaseExpression, env: dict[str, Chain]) -> Chain | None:
@@ -523,14 +438,10 @@ class RepeatedBudgetDivision(Rule):
         carries (if any)."""
         memo: dict[int, Chain | None] = {}
         top = self._chain(expr, env, memo)
-        stack: list[cst.CSTNode] = [expr]
-        while stack:
-            n = stack.pop()
-            if isinstance(n, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
-                continue
-            c = None
+        for n in () if isinstance(expr, cst.Lambda) else walk_no_nested(expr):
             # A chain is reported at the division that completes it, so only
             # divisions need their chain computed here.
+            c = None
             if isinstance(n, cst.Call):
                 self._keyword_splits(n, force=False, env=env)
                 if leaf_of_call(n) in _DIV_CALLS:
@@ -539,27 +450,19 @@ class RepeatedBudgetDivision(Rule):
                 n.operator, (cst.FloorDivide, cst.Divide)
             ):
                 c = self._chain(n, env, memo)
-            if (
-                c is not None
-                and self._wrong(c)
-                and id(n) in c.nodes
-                and not (c.nodes & self._reported)
-            ):
+            if c is not None and id(n) in c.nodes and not (c.nodes & self._reported):
                 self._report_chain(n, c)
-            stack.extend(reversed(child_nodes(n)))
         return top
 
     def _chain(
         self, n: cst.CSTNode, env: dict[str, Chain], memo: dict[int, Chain | None]
     ) -> Chain | None:
-        if id(n) in memo:
-            return memo[id(n)]
-        memo[id(n)] = None  # cycle guard
-        out = self._chain_uncached(n, env, memo)
-        memo[id(n)] = out
-        return out
+        """The chain of splits of a budget that ``n`` carries (memoised by node)."""
+        if id(n) not in memo:
+            memo[id(n)] = self._derive(n, env, memo)
+        return memo[id(n)]
 
-    def _chain_uncached(
+    def _derive(
         self, n: cst.CSTNode, env: dict[str, Chain], memo: dict[int, Chain | None]
     ) -> Chain | None:
         if isinstance(n, (cst.Name, cst.Attribute)):
@@ -585,20 +488,15 @@ class RepeatedBudgetDivision(Rule):
                     return None  # divided by an expression of sizes: a deliberate split
                 return left
             right = self._chain(n.right, env, memo)
-            if isinstance(op, cst.Multiply):
+            if isinstance(op, (cst.Add, cst.Subtract)) and (left is None or right is None):
+                return left or right
+            if isinstance(op, cst.Multiply) and (left is None) != (right is None):
                 # Multiplying by a parallel size undoes a split: not a share any more.
-                other = n.right if left is not None else n.left
-                if (left is None) == (right is None) and left is not None:
-                    return None
-                if left is None and right is None:
-                    return None
-                if self._mentions_size(other):
-                    return None
-                return left or right
-            if isinstance(op, (cst.Add, cst.Subtract)):
-                if left is not None and right is not None:
-                    return None
-                return left or right
+                return (
+                    None
+                    if self._mentions_size(n.left if left is None else n.right)
+                    else left or right
+                )
             return None
         if isinstance(n, cst.Call):
             leaf = last_name(call_name(n))
@@ -608,17 +506,15 @@ class RepeatedBudgetDivision(Rule):
                 if base is not None and self._is_size(args[1]):
                     return base.plus(self._step(args[1], self.ctx.code_for(n)), n)
                 return None
-            if leaf in _PASS_THROUGH or leaf in {"math.floor", "math.ceil"}:
+            if leaf in _PASS_THROUGH:
                 found = [c for a in args if (c := self._chain(a, env, memo)) is not None]
                 if len(found) == 1:
                     return found[0]
-            return None
         return None
 
     def _mentions_size(self, n: cst.CSTNode) -> bool:
         return any(
-            isinstance(x, (cst.Name, cst.Attribute, cst.Call)) and self._is_size(x)
-            for x in walk_fast(n)
+            isinstance(x, (cst.Name, cst.Attribute, cst.Call)) and self._is_size(x) for x in walk(n)
         )
 
     def _keyword_splits(
@@ -626,19 +522,17 @@ class RepeatedBudgetDivision(Rule):
     ) -> None:
         """`override(num_blocks=num_blocks // dp_size)`: the divided value is
         written back under the name it was read from."""
-        leaf = last_name(call_name(call)) or leaf_of_call(call)
+        leaf = leaf_of_call(call)
         if not force and (leaf is None or not _OVERRIDE_CALL.search(leaf)):
             return
         for a in call.args:
             if a.keyword is None:
                 continue
             c = self._chain(a.value, env or {}, {})
-            if c is None or not c.steps or id(a.value) in self._reported:
+            if c is None or not c.steps or last_name(c.budget) != a.keyword.value:
                 continue
-            if last_name(c.budget) != a.keyword.value or self._silent:
+            if not self._claim(id(a.value), c):
                 continue
-            self._reported.add(id(a.value))
-            self._reported |= c.nodes
             sizes = ", ".join(f"`{st.size}`" for st in c.steps)
             self.report(
                 a,
@@ -654,13 +548,22 @@ class RepeatedBudgetDivision(Rule):
             )
 
     # -- reporting -------------------------------------------------------------------
+    def _claim(self, node_id: int, chain: Chain) -> bool:
+        """Whether a finding at ``node_id`` is new and may be reported (not in
+        the silent pass); if so, it and the chain's divisions count as reported."""
+        if node_id in self._reported or self._silent:
+            return False
+        self._reported.add(node_id)
+        self._reported |= chain.nodes
+        return True
+
     def _suggestion(self, in_place: bool = False) -> PendingFix:
         title = (
             "Split the global budget once per parallel dimension that owns a share of "
             "it, into a new name, and make all ranks agree on the result (min all-reduce "
             "or equality assert); do not divide shared configuration in place"
         )
-        if in_place and self._on_sglang():
+        if in_place and self.ctx.module_name.split(".", 1)[0] == "sglang":
             title += (
                 " (SGLang: keep the operator's value on `ServerArgs` and declare the per-rank "
                 "value once, as 0.5.20+ does with `declare_resolution` behind "
@@ -673,18 +576,19 @@ class RepeatedBudgetDivision(Rule):
             )
         return PendingFix(title=title, applicability=Applicability.DISPLAY_ONLY)
 
-    def _on_sglang(self) -> bool:
-        return self.ctx.module_name.split(".", 1)[0] == "sglang"
-
     def _report_chain(self, node: cst.CSTNode, chain: Chain) -> None:
-        why = self._wrong(chain)
-        if id(node) in self._reported or self._silent or why is None:
+        """A chain of two or more splits that ``wrong_groups`` finds wrong."""
+        why = (
+            wrong_groups(chain.budget, [st.group for st in chain.steps])
+            if chain.steps[1:]
+            else None
+        )
+        if why is None or not self._claim(id(node), chain):
             return
-        self._reported.add(id(node))
-        self._reported |= chain.nodes
         sizes = [st.size for st in chain.steps]
         path = " → ".join(
-            f"`{st.code}`" + (f" (in `{st.where}`)" if st.where else "") for st in dedupe(chain.steps)
+            f"`{st.code}`" + (f" (in `{st.where}`)" if st.where else "")
+            for st in dedupe(chain.steps)
         )
         self.report(
             node,
@@ -695,10 +599,8 @@ class RepeatedBudgetDivision(Rule):
         )
 
     def _report_in_place(self, node: cst.CSTNode, key: str, chain: Chain) -> None:
-        if id(node) in self._reported or self._silent:
+        if not self._claim(id(node), chain):
             return
-        self._reported.add(id(node))
-        self._reported |= chain.nodes
         sizes = ", ".join(f"`{st.size}`" for st in chain.steps)
         self.report(
             node,

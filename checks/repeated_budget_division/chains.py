@@ -6,7 +6,7 @@ analysis is in ``__init__``."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import libcst as cst
@@ -41,8 +41,6 @@ class Chain:
         return Chain(self.budget, (*self.steps, step), self.nodes | {id(node)})
 
 
-
-
 _GROUP_NAMES = {
     "dp": "data-parallel",
     "ep": "expert-parallel",
@@ -74,8 +72,8 @@ def why_note(chain: Chain, why: tuple[str, str]) -> str:
 
 
 def in_method(chain: Chain, where: str) -> Chain:
-    steps = tuple(Step(st.size, st.code, st.group, st.where or where) for st in chain.steps)
-    return Chain(chain.budget, steps, chain.nodes)
+    """``chain`` read in another method: its steps name the one that made them."""
+    return replace(chain, steps=tuple(replace(st, where=st.where or where) for st in chain.steps))
 
 
 def leaf_of_call(call: cst.Call) -> str | None:
@@ -87,22 +85,20 @@ def leaf_of_call(call: cst.Call) -> str | None:
 
 def named_steps(chain: Chain, stmt_code: str) -> Chain:
     """Show a split stored into a name as its statement (`per_dp = num_blocks // dp_size`)."""
-    first = stmt_code.splitlines()[0] if stmt_code else stmt_code
+    first = stmt_code.splitlines()[0]
     steps = tuple(
-        Step(st.size, first, st.group, st.where) if "=" not in st.code and st.code in stmt_code else st
+        replace(st, code=first) if "=" not in st.code and st.code in stmt_code else st
         for st in chain.steps
     )
-    return Chain(chain.budget, steps, chain.nodes)
+    return replace(chain, steps=steps)
 
 
 def dedupe(steps: Sequence[Step]) -> list[Step]:
-    seen: set[str] = set()
-    out = []
+    """The first step of each code."""
+    out: dict[str, Step] = {}
     for st in steps:
-        if st.code not in seen:
-            seen.add(st.code)
-            out.append(st)
-    return out
+        out.setdefault(st.code, st)
+    return list(out.values())
 
 
 def target_names(t: cst.CSTNode) -> list[str]:

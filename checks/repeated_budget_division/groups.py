@@ -11,43 +11,20 @@ from __future__ import annotations
 
 import re
 
-DEFAULT_BUDGETS = (
-    "num_blocks",
-    "num_gpu_blocks",
-    "num_cpu_blocks",
-    "*_budget",
-    "*memory*",
-    "*_bytes",
-    "max_num_*",
-    "max_total_*",
-    "max_running_requests",
+DEFAULT_BUDGETS = tuple(
+    "num_blocks num_gpu_blocks num_cpu_blocks *_budget *memory* *_bytes max_num_* max_total_*"
+    " max_running_requests"
     # per-batch token budgets split over attention-DP ranks (SGLang's
     # `chunked_prefill_size // dp_size`), state-pool sizes, capacities
-    "chunked_prefill_size",
-    "max_prefill_tokens",
-    "*cache_size",
-    "*_capacity",
+    " chunked_prefill_size max_prefill_tokens *cache_size *_capacity".split()
 )
 
 # Parallel-group sizes. `*_tp_size`-style prefixes cover SGLang's `attn_tp_size`,
 # `moe_ep_size`, `attn_dp_size`. Sizes that are not parallel groups (`page_size`,
 # `block_size`, `ring_size`) are deliberately absent.
-DEFAULT_SIZES = (
-    "dp_size",
-    "ep_size",
-    "tp_size",
-    "pp_size",
-    "cp_size",
-    "dcp_size",
-    "pcp_size",
-    "*_dp_size",
-    "*_ep_size",
-    "*_tp_size",
-    "*_pp_size",
-    "*_cp_size",
-    "world_size",
-    "*_world_size",
-    "*_parallel_size",
+DEFAULT_SIZES = tuple(
+    "dp_size ep_size tp_size pp_size cp_size dcp_size pcp_size *_dp_size *_ep_size *_tp_size"
+    " *_pp_size *_cp_size world_size *_world_size *_parallel_size".split()
 )
 
 # The group a size names, from its words: `attn_dp_size`, `dp_world_size`,

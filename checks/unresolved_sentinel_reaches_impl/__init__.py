@@ -7,14 +7,17 @@ the messages live in ``notes``, the project's sentinel facts in
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import libcst as cst
 
-from linter.syntax import call_name, dotted, name_matches, walk_no_nested
-from linter.imports import imports_from_cst, qualify
 from checks.facts.sentinel_index import ClassRef, Resolver, SentinelIndex
-from checks.unresolved_sentinel_reaches_impl.names import ARITHMETIC, PARALLEL_SENTINEL_NAMES, SIZE_CALLS
+from checks.unresolved_sentinel_reaches_impl.names import (
+    ARITHMETIC,
+    PARALLEL_SENTINEL_NAMES,
+    SIZE_CALLS,
+)
 from checks.unresolved_sentinel_reaches_impl.notes import (
     Construction,
     SentinelAttr,
@@ -23,38 +26,60 @@ from checks.unresolved_sentinel_reaches_impl.notes import (
     notes,
     real_value,
 )
-from linter.needles import Needles
-from linter.rule import Option, Rule
-from linter.types import Note, Severity, Span
+from linter.api import Needles, Note, Option, Rule, Severity
+from linter.api import call_name, dotted, name_matches, walk_no_nested
+from linter.imports import imports_from_cst, qualify
+from linter.types import Span
 
-_INIT_FAMILY = frozenset({"__init__", "__post_init__", "__new__"})
-
-_DEFAULT_FACTORIES = ("get_impl_cls", "get_impl_class")
+_INIT = ("__init__", "__post_init__")
+_INIT_FAMILY = frozenset({*_INIT, "__new__"})
 _CAST = frozenset({"cast", "typing.cast", "t.cast"})
-def _refs(node: cst.CSTNode) -> Iterator[tuple[str, str, cst.CSTNode]]:
-    """``(object, attr, node)`` for each ``obj.attr`` and
-    ``getattr(obj, "attr", ...)`` below ``node``."""
+# a factory and the classes it may hand out (None: every class of its family)
+Factory = tuple[str, tuple[str, ...] | None]
+
+
+def _refs(node: cst.CSTNode) -> Iterator[tuple[str, str]]:
+    """``(object, attr)`` for each ``obj.attr`` and ``getattr(obj, "attr",
+    ...)`` below ``node``."""
     for n in walk_no_nested(node):
         if isinstance(n, cst.Attribute):
             obj = dotted(n.value)
             if obj is not None:
-                yield obj, n.attr.value, n
+                yield obj, n.attr.value
         elif isinstance(n, cst.Call) and dotted(n.func) == "getattr" and len(n.args) >= 2:
             key = n.args[1].value
             obj = dotted(n.args[0].value)
             if obj is not None and isinstance(key, cst.SimpleString):
-                yield obj, key.evaluated_value if isinstance(key.evaluated_value, str) else "", n
+                yield obj, key.evaluated_value if isinstance(key.evaluated_value, str) else ""
 
 
+def _targets(node: cst.Assign | cst.AugAssign | cst.AnnAssign) -> list[cst.BaseExpression]:
+    return [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
 
-def _base_giving(bases: Sequence[ClassRef], attr: str) -> tuple[str, str] | None:
-    """``(class, method)`` of the first of ``bases`` (the rest of an MRO)
-    that gives ``attr`` a real value in its ``__init__`` family."""
+
+def _first_param(fn: cst.FunctionDef) -> str:
+    params = fn.params.params
+    return params[0].name.value if params else "self"
+
+
+def _reset_base(
+    bases: Sequence[ClassRef], attr: str, where: str, order: str
+) -> tuple[tuple[str, str] | None, bool]:
+    """The ``(class, method)`` of the first of ``bases`` (the rest of an MRO)
+    giving ``attr`` a real value in its ``__init__`` family, if a sentinel
+    written in ``where`` overwrites it (a re-set: written after
+    ``super().__init__()``, or over a base's ``__new__``); and whether the
+    sentinel is resolved instead (written before the base's initialiser
+    runs)."""
     for ref in bases:
-        where = ref.data.get("real", {})
-        if isinstance(where, Mapping) and where.get(attr) in _INIT_FAMILY:
-            return ref.qual, where[attr]
-    return None
+        given = ref.data.get("real", {})
+        if isinstance(given, Mapping) and given.get(attr) in _INIT_FAMILY:
+            base = (ref.qual, given[attr])
+            if order == "before" and base[1] in _INIT:
+                return None, True
+            reset = where in _INIT and (order == "after" or base[1] == "__new__")
+            return (base if reset else None), False
+    return None, False
 
 
 class UnresolvedSentinelReachesImpl(Rule):
@@ -181,32 +206,38 @@ class UnresolvedSentinelReachesImpl(Rule):
     severity = Severity.ERROR
     facts = ("sentinels", "sentinel_outline")
     tags = ("correctness", "context-parallel")
-    # Every finding is at an assignment (a construction ``x = Impl(...)``, a
-    # sentinel set in ``__init__``): the file gate asks for an ``=``. The real
-    # filter is the facts gate (``candidate_facts``): a module is parsed only
-    # when it constructs through a class keeping a parallelism sentinel (or
-    # inheriting one) or a factory method, or defines such a class.
+    # Every finding is at an assignment (a construction, a sentinel set in
+    # ``__init__``); the real filter is the facts gate (``candidate_facts``).
     needles = Needles(all_of=("=",))
     options = {
         "attribute-patterns": Option(
             PARALLEL_SENTINEL_NAMES, "list[str]", "Parallel group size/rank attribute names (globs)"
         ),
-        "sentinel-values": Option(("-1", "None"), "list[str]", "Literals meaning 'not resolved yet'"),
+        "sentinel-values": Option(
+            ("-1", "None"), "list[str]", "Literals meaning 'not resolved yet'"
+        ),
         "factory-methods": Option(
-            _DEFAULT_FACTORIES, "list[str]", "Methods returning the class to construct"
+            ("get_impl_cls", "get_impl_class"),
+            "list[str]",
+            "Methods returning the class to construct",
         ),
         "impl-class-patterns": Option(
-            ("*Impl", "*ImplBase"), "list[str]", "Classes a factory may return when nothing else says"
+            ("*Impl", "*ImplBase"),
+            "list[str]",
+            "Classes a factory may return when nothing else says",
         ),
         "normalizer-calls": Option(
             ("max", "*resolve*", "*normali[sz]e*"), "list[str]", "Calls that normalise or resolve"
         ),
-        "resolver-scope": Option("paired", "str", "paired | any | none", choices=("paired", "any", "none")),
+        "resolver-scope": Option(
+            "paired", "str", "paired | any | none", choices=("paired", "any", "none")
+        ),
     }
 
-
     @classmethod
-    def candidate_facts(cls, module: str, path: str, facts: Any, options: Mapping[str, Any]) -> bool:
+    def candidate_facts(
+        cls, module: str, path: str, facts: Any, options: Mapping[str, Any]
+    ) -> bool:
         index: SentinelIndex = facts.index("sentinels")
         patterns = tuple(options["attribute-patterns"])
         values = frozenset(options["sentinel-values"])
@@ -229,16 +260,17 @@ class UnresolvedSentinelReachesImpl(Rule):
         self.index: SentinelIndex = ctx.facts.index("sentinels")
         self._imports: dict[str, str] | None = None
         self._eff: dict[str, dict[str, SentinelAttr]] = {}
+        # per class: the attributes it gives a real value (see effective)
         self._real: dict[str, set[str]] = {}
-        self._members: dict[str, frozenset[str]] = {}
-        self._params: dict[str, str] = {}
-        # per class being visited: self.<x> -> constructions stored there
+        self._members: dict[str, tuple[frozenset[str], bool]] = {}
+        # per class being visited: its methods, the constructions reported in
+        # them and kept on ``self.<x>``, and ``attr -> factory`` for its
+        # ``self.attr = backend.get_impl_cls()``
+        self._methods: list[list[cst.FunctionDef]] = []
         self._stored: list[dict[str, Construction]] = []
+        self._class_factories: list[dict[str, Factory]] = []
         # narrowings that came from a cast to a base class (see _factory_of)
         self._cast_families: set[tuple[str, ...]] = set()
-        self._methods: list[list[cst.FunctionDef]] = []
-        self._class_factories: list[dict[str, tuple[str, tuple[str, ...] | None]]] = []
-        self._func_name = ""
 
     # -- facts -------------------------------------------------------------------
     @property
@@ -260,8 +292,11 @@ class UnresolvedSentinelReachesImpl(Rule):
     def _qualify(self, name: str) -> str:
         return qualify(name, self.ctx.module_name, self.imports)
 
-    def _is_sentinel(self, value: str) -> bool:
-        return value in self.opts["sentinel-values"]
+    def _tracked(self, attr: str, value: str) -> bool:
+        """A parallel group's size or rank left at a sentinel value."""
+        return value in self.opts["sentinel-values"] and name_matches(
+            attr, self.opts["attribute-patterns"]
+        )
 
     def effective(self, qualname: str) -> dict[str, SentinelAttr]:
         """Sentinel attributes an instance of ``qualname`` starts with and the
@@ -272,34 +307,26 @@ class UnresolvedSentinelReachesImpl(Rule):
         if q in self._eff:
             return self._eff[q]
         mro = self.index.mro(q)
+        # per attribute, the first class of the MRO that decides it: a
+        # sentinel, or None for a real value
         decided: dict[str, SentinelAttr | None] = {}
         late: dict[str, list[str]] = {}
         refs = [self.index.classes[c] for c in mro]
         for i, ref in enumerate(refs):
-            data = ref.data
-            for attr, methods in data.get("methods", {}).items():
+            for attr, methods in ref.data.get("methods", {}).items():
                 late.setdefault(attr, []).extend(methods)
-            for attr in data.get("real", ()):
+            for attr in ref.data.get("real", ()):
                 decided.setdefault(attr, None)
-            for attr, (value, span, where, *rest) in data.get("sentinel", {}).items():
+            for attr, (value, span, where, *rest) in ref.data.get("sentinel", {}).items():
                 if attr in decided:
                     continue
-                if not (self._is_sentinel(value) and name_matches(attr, self.opts["attribute-patterns"])):
+                # (set before the inherited initialiser's call, which then
+                # gives it a real value: resolved)
+                base, resolved = _reset_base(refs[i + 1 :], attr, where, rest[0] if rest else "")
+                if resolved or not self._tracked(attr, value):
                     decided[attr] = None
-                    continue
-                order = rest[0] if rest else ""
-                base = _base_giving(refs[i + 1 :], attr)
-                # set before the inherited initialiser's call, which then
-                # gives it a real value: resolved
-                if order == "before" and base is not None and base[1] in ("__init__", "__post_init__"):
-                    decided[attr] = None
-                    continue
-                overrides = None
-                if base is not None and where in ("__init__", "__post_init__") and (
-                    order == "after" or base[1] == "__new__"
-                ):
-                    overrides = base
-                decided[attr] = SentinelAttr(attr, value, ref, tuple(span), where, (), (), overrides)
+                else:
+                    decided[attr] = SentinelAttr(attr, value, ref, tuple(span), where, (), (), base)
         self._real[q] = {a for a, sa in decided.items() if sa is None}
         out: dict[str, SentinelAttr] = {}
         for attr, sa in decided.items():
@@ -308,12 +335,8 @@ class UnresolvedSentinelReachesImpl(Rule):
             resolvers = tuple(
                 r for r in self.index.resolvers.get(attr, ()) if self._counts(r, mro, sa.value)
             )
-            if not resolvers and self.opts["resolver-scope"] != "none":
-                continue
-            out[attr] = SentinelAttr(
-                attr, sa.value, sa.origin, sa.init_span, sa.init_where, resolvers, tuple(late.get(attr, ())),
-                sa.overrides,
-            )
+            if resolvers or self.opts["resolver-scope"] == "none":
+                out[attr] = replace(sa, resolvers=resolvers, late_methods=tuple(late.get(attr, ())))
         self._eff[q] = out
         return out
 
@@ -330,92 +353,92 @@ class UnresolvedSentinelReachesImpl(Rule):
         # against None says "None means unresolved".
         if not r.test and value == "None":
             return False
-        scope = self.opts["resolver-scope"]
-        if scope != "paired":
+        if self.opts["resolver-scope"] != "paired":
             return True
         factories = {"." + f for f in self.opts["factory-methods"]}
         for call in r.calls:
             if call in factories:
                 # the wrapper's factory hands out this class (or a base of it)
-                members = self._factory_classes(call[1:])
+                members, _ = self._factory_classes(call[1:])
                 if not members or any(c in members for c in mro):
                     return True
-                continue
-            if call.startswith("."):
-                continue
-            target = self.index.resolve(call)
-            if target is not None and any(c in mro for c in self.index.mro(target)):
-                return True
+            elif not call.startswith("."):
+                target = self.index.resolve(call)
+                if target is not None and any(c in mro for c in self.index.mro(target)):
+                    return True
         return False
 
-    def _factory_classes(self, factory: str) -> frozenset[str]:
-        """Classes a factory of this name may hand out, before asking which
-        keep a sentinel (what pairs a wrapper's resolver with a class)."""
-        got = self._members.get(factory)
-        if got is None:
-            named = {q for q in (self.index.resolve(n) for n in self.index.factories.get(factory, ())) if q}
-            got = frozenset(named or self.index.classes_named(self.opts["impl-class-patterns"]))
-            self._members[factory] = got
-        return got
+    def _factory_classes(self, factory: str) -> tuple[frozenset[str], bool]:
+        """Classes a factory method of this name may hand out, and whether
+        the project names them (else: the classes named like
+        ``impl-class-patterns``)."""
+        if factory not in self._members:
+            found = (self.index.resolve(n) for n in self.index.factories.get(factory, ()))
+            named = frozenset(q for q in found if q)
+            guessed = named or frozenset(self.index.classes_named(self.opts["impl-class-patterns"]))
+            self._members[factory] = (guessed, bool(named))
+        return self._members[factory]
 
     def family(self, factory: str) -> list[str]:
-        """Classes a factory method of this name may hand out."""
-        named = [q for q in (self.index.resolve(n) for n in self.index.factories.get(factory, ())) if q]
-        if named:
-            return sorted(set(named))
-        pats = self.opts["impl-class-patterns"]
-        return sorted({q for q in self.index.classes_named(pats) if self.effective(q)})
+        """Classes a factory method of this name may hand out (of those
+        guessed by name, the ones keeping a sentinel)."""
+        members, named = self._factory_classes(factory)
+        return sorted(q for q in members if named or self.effective(q))
 
     # -- traversal ---------------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._stored.append({})
         self._methods.append([])
-        self._class_factories.append(self._factory_attributes(node))
-
-    def _factory_attributes(self, cls: cst.ClassDef) -> dict[str, tuple[str, tuple[str, ...] | None]]:
-        """``attr -> factory`` for ``self.attr = backend.get_impl_cls()`` in any
-        method of ``cls``: the class another method constructs through
-        (``self.impl = self.attr(...)``)."""
-        out: dict[str, tuple[str, tuple[str, ...] | None]] = {}
-        for stmt in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ():
+        # ``attr -> factory`` for ``self.attr = backend.get_impl_cls()`` in
+        # any method: the class another method constructs through
+        # (``self.impl = self.attr(...)``)
+        factories: dict[str, Factory] = {}
+        for stmt in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
             if not isinstance(stmt, cst.FunctionDef):
                 continue
-            self._params = self._typed_params(stmt)
+            params = self._typed_params(stmt)
             first = _first_param(stmt)
-            for node in walk_no_nested(stmt.body):
-                if not isinstance(node, (cst.Assign, cst.AnnAssign)) or node.value is None:
+            for n in walk_no_nested(stmt.body):
+                if not isinstance(n, (cst.Assign, cst.AnnAssign)) or n.value is None:
                     continue
-                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-                fac = self._factory_of(node.value)
-                for t in targets:
-                    if fac is not None and isinstance(t, cst.Attribute) and dotted(t.value) == first:
-                        out[t.attr.value] = fac
-        return out
+                fac = self._factory_of(n.value, params)
+                for t in _targets(n):
+                    if fac and isinstance(t, cst.Attribute) and dotted(t.value) == first:
+                        factories[t.attr.value] = fac
+        self._class_factories.append(factories)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self._class_factories.pop()
         stored = self._stored.pop()
         methods = self._methods.pop()
-        if stored:
-            for fn in methods:
-                self._check_uses(fn, stored, exclude_fn=True)
+        for fn in methods:
+            for target, c in stored.items():
+                if any(n is c.call for n in walk_no_nested(fn.body)):
+                    continue  # (the constructing method: reported there)
+                for node, attr, how in self._size_uses(fn, target, c.attrs):
+                    self.report(
+                        node,
+                        f"`{target}.{attr}` is used as a size ({how}) in `{fn.name.value}` but may "
+                        f"still be the sentinel {c.attrs[attr].value}: `{target}` is constructed "
+                        f"directly in `{c.func}` and nothing resolves `{attr}`",
+                        notes=notes(target, {attr: c.attrs[attr]}, self.engine),
+                    )
         self._check_own_init(original_node, methods)
         self._check_reset(original_node, methods)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         nodes = self.ctx.scope_nodes
-        in_class = len(nodes) >= 2 and isinstance(nodes[-2], cst.ClassDef) and nodes[-1] is original_node
-        if in_class and self._methods:
+        in_class = len(nodes) >= 2 and isinstance(nodes[-2], cst.ClassDef)
+        if in_class:
             self._methods[-1].append(original_node)
-        scope = ".".join(self.ctx.scope_names[:-1]) if in_class else ".".join(self.ctx.scope_names)
-        self._func_name = original_node.name.value
-        constructions = self._constructions(original_node)
-        for c in constructions:
-            unhandled = self._unhandled(original_node, c, scope)
-            if unhandled:
-                c.attrs = unhandled
-                self._report_construction(c)
-                if in_class and c.target.startswith("self.") and self._stored:
+        scope = ".".join(self.ctx.scope_names[:-1] if in_class else self.ctx.scope_names)
+        for c in self._constructions(original_node, in_class):
+            c.attrs = self._unhandled(original_node, c, scope)
+            if c.attrs:
+                self.report(
+                    c.call, construction_message(c), notes=notes(c.target, c.attrs, self.engine)
+                )
+                if in_class and c.target.startswith("self."):
                     self._stored[-1][c.target] = c
 
     # -- constructions -------------------------------------------------------------
@@ -429,11 +452,22 @@ class UnresolvedSentinelReachesImpl(Rule):
         name = dotted(expr) if expr is not None else None
         return self._qualify(name) if name else None
 
-    def _factory_of(self, expr: cst.BaseExpression) -> tuple[str, tuple[str, ...] | None] | None:
+    def _typed_params(self, fn: cst.FunctionDef) -> dict[str, str]:
+        """``param -> class`` for the annotated parameters of ``fn``."""
+        out: dict[str, str] = {}
+        p = fn.params
+        for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+            if param.annotation is not None:
+                t = self._type_name(param.annotation.annotation)
+                if t:
+                    out[param.name.value] = t
+        return out
+
+    def _factory_of(self, expr: cst.BaseExpression, params: Mapping[str, str]) -> Factory | None:
         """``(factory, classes)`` when ``expr`` is ``x.<factory>()`` or
         ``cast(type[C], x.<factory>())``; ``classes`` is what the cast or the
-        receiver's type says it returns, None when nothing narrows it."""
-        narrowed: tuple[str, ...] | None = None
+        receiver's type (``params``: the function's typed parameters) says it
+        returns, None when nothing narrows it."""
         cast_to: str | None = None
         if isinstance(expr, cst.Call) and call_name(expr) in _CAST and len(expr.args) == 2:
             c = self._type_name(expr.args[0].value)
@@ -452,87 +486,65 @@ class UnresolvedSentinelReachesImpl(Rule):
             below = sorted({q for q in self.family(factory) if base in self.index.mro(q)})
             narrowed = tuple(below) if below else (cast_to,)
             self._cast_families.add(narrowed)
-        if narrowed is None:
-            recv = dotted(expr.func.value)
-            owner = self._params.get(recv) if recv else None
-            if owner is None and recv and recv[:1].isupper() or (recv and "." in recv and recv.rsplit(".", 1)[1][:1].isupper()):
-                owner = self._qualify(recv)
-            if owner and self.index.resolve(owner):
-                names = self.index.factory_of(self.index.resolve(owner) or owner, factory)
-                found = tuple(sorted({q for q in (self.index.resolve(n) for n in names) if q}))
-                narrowed = found or None
-        return factory, narrowed
+            return factory, narrowed
+        # a receiver of a known class: a typed parameter or a class name
+        recv = dotted(expr.func.value) or ""
+        owner = params.get(recv)
+        # (a class, by name: ``Backend.get_impl_cls()``, ``mod.Backend.get_impl_cls()``)
+        if owner is None and (recv[:1].isupper() or recv.rpartition(".")[2][:1].isupper()):
+            owner = self._qualify(recv)
+        resolved = self.index.resolve(owner) if owner else None
+        if resolved:
+            found = (self.index.resolve(n) for n in self.index.factory_of(resolved, factory))
+            return factory, tuple(sorted({q for q in found if q})) or None
+        return factory, None
 
-    def _typed_params(self, fn: cst.FunctionDef) -> dict[str, str]:
-        """``param -> class`` for the annotated parameters of ``fn``."""
-        out: dict[str, str] = {}
-        p = fn.params
-        for param in (*p.posonly_params, *p.params, *p.kwonly_params):
-            if param.annotation is not None:
-                t = self._type_name(param.annotation.annotation)
-                if t:
-                    out[param.name.value] = t
-        return out
-
-    def _constructions(self, fn: cst.FunctionDef) -> list[Construction]:
+    def _constructions(self, fn: cst.FunctionDef, in_class: bool) -> list[Construction]:
+        """``target = C(...)`` in ``fn`` for a project class ``C``, named or
+        handed out by a factory (``impl_cls = x.get_impl_cls()``, or a
+        factory's result another method kept on the instance)."""
         out: list[Construction] = []
-        # a factory's result kept on the instance by another method
-        nodes = self.ctx.scope_nodes
-        in_class = len(nodes) >= 2 and isinstance(nodes[-2], cst.ClassDef) and self._class_factories
         first = _first_param(fn)
-        factory_vars: dict[str, tuple[str, tuple[str, ...] | None]] = (
-            {f"{first}.{a}": fac for a, fac in self._class_factories[-1].items()} if in_class else {}
-        )
-        self._params = self._typed_params(fn)
+        factory_vars: dict[str, Factory] = {}
+        if in_class and self._class_factories:
+            factory_vars = {f"{first}.{a}": fac for a, fac in self._class_factories[-1].items()}
+        params = self._typed_params(fn)
         for node in walk_no_nested(fn.body):
-            if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
-                targets = (
-                    [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            if not isinstance(node, (cst.Assign, cst.AnnAssign)) or node.value is None:
+                continue
+            names = [n for n in (dotted(t) for t in _targets(node)) if n]
+            fac = self._factory_of(node.value, params)
+            if fac is not None:
+                for n in names:
+                    factory_vars[n] = fac
+                continue
+            call = node.value
+            if not isinstance(call, cst.Call) or not names:
+                continue
+            callee = dotted(call.func)
+            fac = factory_vars.get(callee) or self._factory_of(call.func, params)
+            if fac is not None:
+                factory, narrowed = fac
+                ann = node.annotation.annotation if isinstance(node, cst.AnnAssign) else None
+                annotation = self._type_name(ann)
+                if annotation and self.index.resolve(annotation):
+                    classes, cast = (annotation,), False
+                elif narrowed is not None:
+                    classes, cast = narrowed, narrowed in self._cast_families
+                else:
+                    classes, cast = tuple(self.family(factory)), False
+                out.append(
+                    Construction(call, names[0], classes, f"{factory}()", fn.name.value, cast=cast)
                 )
-                names = [n for n in (dotted(t) for t in targets) if n]
-                fac = self._factory_of(node.value)
-                if fac is not None:
-                    for n in names:
-                        factory_vars[n] = fac
-                    continue
-                if not isinstance(node.value, cst.Call) or not names:
-                    continue
-                ann = self._type_name(node.annotation.annotation) if isinstance(node, cst.AnnAssign) else None
-                c = self._construction(node.value, names[0], factory_vars, ann)
-                if c is not None:
-                    out.append(c)
+            elif callee and callee.rsplit(".", 1)[-1][:1].isupper():
+                q = self.index.resolve(self._qualify(callee))
+                if q:
+                    out.append(Construction(call, names[0], (q,), callee, fn.name.value))
         return out
 
-    def _construction(
-        self,
-        call: cst.Call,
-        target: str,
-        factory_vars: Mapping[str, tuple[str, tuple[str, ...] | None]],
-        annotation: str | None,
-    ) -> Construction | None:
-        callee = dotted(call.func)
-        fac = factory_vars.get(callee) if callee else None
-        if fac is None:
-            fac = self._factory_of(call.func)
-        if fac is not None:
-            factory, narrowed = fac
-            cast = False
-            if annotation and self.index.resolve(annotation):
-                classes = [annotation]
-            elif narrowed is not None:
-                classes = list(narrowed)
-                cast = narrowed in self._cast_families
-            else:
-                classes = self.family(factory)
-            return Construction(call, target, tuple(classes), f"{factory}()", self._func_name, cast=cast)
-        if callee is None or not callee.rsplit(".", 1)[-1][:1].isupper():
-            return None
-        q = self.index.resolve(self._qualify(callee))
-        if q is None:
-            return None
-        return Construction(call, target, (q,), callee, self._func_name)
-
-    def _unhandled(self, fn: cst.FunctionDef, c: Construction, scope: str) -> dict[str, SentinelAttr]:
+    def _unhandled(
+        self, fn: cst.FunctionDef, c: Construction, scope: str
+    ) -> dict[str, SentinelAttr]:
         attrs: dict[str, SentinelAttr] = {}
         for q in c.classes:
             for attr, sa in self.effective(q).items():
@@ -544,15 +556,14 @@ class UnresolvedSentinelReachesImpl(Rule):
         # are reason enough (the seed's Kimi-K3 construction).
         if not c.cast:
             for q in c.classes:
-                real = self._real.get(self.index.resolve(q) or q, set())
-                for attr in real & set(attrs):
+                for attr in self._real.get(self.index.resolve(q) or q, set()) & set(attrs):
                     del attrs[attr]
-        if not attrs:
-            return {}
         # The normal path itself: a class/function holding a resolver for the
         # object's sentinels owns the contract.
         mod = self.ctx.module_name
-        if any(r.module == mod and r.scope == scope for sa in attrs.values() for r in sa.resolvers):
+        if not attrs or any(
+            r.module == mod and r.scope == scope for sa in attrs.values() for r in sa.resolvers
+        ):
             return {}
         aliases = {c.target}
         for node in walk_no_nested(fn.body):
@@ -561,7 +572,7 @@ class UnresolvedSentinelReachesImpl(Rule):
                 if src and dst and (src in aliases or dst in aliases):
                     aliases |= {src, dst}
         handled = self._handled(fn, aliases, attrs)
-        return {a: sa for a, sa in attrs.items() if a not in handled}
+        return {a: sa for a, sa in attrs.items() if a not in handled and "*" not in handled}
 
     def _handled(
         self, fn: cst.FunctionDef, aliases: set[str], attrs: Mapping[str, SentinelAttr]
@@ -569,16 +580,16 @@ class UnresolvedSentinelReachesImpl(Rule):
         """Attributes of ``aliases`` this function compares, asserts, assigns,
         normalises or resolves (``"*"`` = the whole object was resolved)."""
         out: set[str] = set()
-        norm = self.opts["normalizer-calls"]
         for node in walk_no_nested(fn.body):
             if isinstance(node, (cst.Comparison, cst.Assert)):
-                out |= {a for o, a, _ in _refs(node) if o in aliases}
+                out |= {a for o, a in _refs(node) if o in aliases}
             elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-                targets = (
-                    [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-                )
-                for t in targets:
-                    elems = [e.value for e in t.elements] if isinstance(t, (cst.Tuple, cst.List)) else [t]
+                for t in _targets(node):
+                    elems = (
+                        [e.value for e in t.elements]
+                        if isinstance(t, (cst.Tuple, cst.List))
+                        else [t]
+                    )
                     for e in elems:
                         if isinstance(e, cst.Attribute) and dotted(e.value) in aliases:
                             out.add(e.attr.value)
@@ -589,84 +600,64 @@ class UnresolvedSentinelReachesImpl(Rule):
                     key = args[1]
                     if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
                         out.add(key.evaluated_value)
-                elif name and name_matches(name, norm):
+                elif name and name_matches(name, self.opts["normalizer-calls"]):
                     for a in args:
                         if dotted(a) in aliases:
                             out.add("*")
-                        out |= {x for o, x, _ in _refs(a) if o in aliases}
+                        out |= {x for o, x in _refs(a) if o in aliases}
                 elif isinstance(node.func, cst.Attribute) and dotted(node.func.value) in aliases:
                     meth = node.func.attr.value
                     out |= {a for a, sa in attrs.items() if meth in sa.late_methods}
-        if "*" in out:
-            return set(attrs)
         return out
 
     # -- uses ------------------------------------------------------------------
-    def _size_uses(self, fn: cst.FunctionDef, obj: str, attrs: Mapping[str, SentinelAttr]) -> Iterator[tuple[cst.CSTNode, str, str]]:
+    def _size_uses(
+        self, fn: cst.FunctionDef, obj: str, attrs: Mapping[str, SentinelAttr]
+    ) -> Iterator[tuple[cst.CSTNode, str, str]]:
         """``(node, attr, how)`` where ``obj.attr`` is used as a size in
         ``fn`` and ``fn`` never compares it."""
         compared: set[str] = set()
         for node in walk_no_nested(fn.body):
             if isinstance(node, (cst.Comparison, cst.Assert)):
-                compared |= {a for o, a, _ in _refs(node) if o == obj}
-            elif isinstance(node, cst.Call) and name_matches(call_name(node), self.opts["normalizer-calls"]):
+                compared |= {a for o, a in _refs(node) if o == obj}
+            elif isinstance(node, cst.Call) and name_matches(
+                call_name(node), self.opts["normalizer-calls"]
+            ):
                 for arg in node.args:
-                    compared |= {a for o, a, _ in _refs(arg.value) if o == obj}
+                    compared |= {a for o, a in _refs(arg.value) if o == obj}
 
-        def hit(expr: cst.CSTNode) -> str | None:
-            if isinstance(expr, cst.Attribute) and dotted(expr.value) == obj:
-                a = expr.attr.value
-                if a in attrs and a not in compared:
-                    return a
-            return None
+        def hit(expr: cst.CSTNode) -> bool:
+            return (
+                isinstance(expr, cst.Attribute)
+                and dotted(expr.value) == obj
+                and expr.attr.value in attrs
+                and expr.attr.value not in compared
+            )
 
         for node in walk_no_nested(fn.body):
             if isinstance(node, cst.BinaryOperation) and type(node.operator).__name__ in ARITHMETIC:
                 for side in (node.left, node.right):
-                    a = hit(side)
-                    if a:
-                        yield side, a, "arithmetic"
+                    if hit(side):
+                        yield side, side.attr.value, "arithmetic"
             elif isinstance(node, cst.Call):
                 leaf = (call_name(node) or "").rsplit(".", 1)[-1]
                 for arg in node.args:
                     kw = arg.keyword.value if arg.keyword is not None else None
                     if kw is not None and name_matches(kw, self.opts["attribute-patterns"]):
-                        a = hit(arg.value)
-                        if a:
-                            yield arg.value, a, f"keyword {kw}="
+                        if hit(arg.value):
+                            yield arg.value, arg.value.attr.value, f"keyword {kw}="
                     elif kw is None and leaf in SIZE_CALLS:
-                        elems = (
-                            [e.value for e in arg.value.elements]
-                            if isinstance(arg.value, (cst.Tuple, cst.List))
-                            else [arg.value]
-                        )
-                        for e in elems:
-                            a = hit(e)
-                            if a:
-                                yield e, a, f"{leaf}() size"
-
-    def _check_uses(self, fn: cst.FunctionDef, stored: Mapping[str, Construction], exclude_fn: bool) -> None:
-        for target, c in stored.items():
-            if exclude_fn and any(n is c.call for n in walk_no_nested(fn.body)):
-                continue
-            for node, attr, how in self._size_uses(fn, target, c.attrs):
-                sa = c.attrs[attr]
-                self.report(
-                    node,
-                    f"`{target}.{attr}` is used as a size ({how}) in `{fn.name.value}` but may still be "
-                    f"the sentinel {sa.value}: `{target}` is constructed directly in `{c.func}` "
-                    f"and nothing resolves `{attr}`",
-                    notes=notes(target, {attr: sa}, self.engine),
-                )
+                        shape = isinstance(arg.value, (cst.Tuple, cst.List))
+                        for e in [e.value for e in arg.value.elements] if shape else [arg.value]:
+                            if hit(e):
+                                yield e, e.attr.value, f"{leaf}() size"
 
     def _check_own_init(self, cls: cst.ClassDef, methods: Sequence[cst.FunctionDef]) -> None:
         """A class using its own sentinel attribute as a size in ``__init__``
         (nothing outside can have resolved it yet)."""
         eff = self.effective(self._class_qualname(cls))
-        if not eff:
-            return
         for fn in methods:
-            if fn.name.value not in _INIT_FAMILY:
+            if not eff or fn.name.value not in _INIT_FAMILY:
                 continue
             self_name = _first_param(fn)
             for node, attr, how in self._size_uses(fn, self_name, eff):
@@ -678,18 +669,13 @@ class UnresolvedSentinelReachesImpl(Rule):
                     notes=notes(self_name, {attr: sa}, self.engine),
                 )
 
-
-    def _report_construction(self, c: Construction) -> None:
-        self.report(c.call, construction_message(c), notes=notes(c.target, c.attrs, self.engine))
-
     def _check_reset(self, cls: cst.ClassDef, methods: Sequence[cst.FunctionDef]) -> None:
         """A class whose ``__init__`` puts a parallelism sentinel back after a
         base class resolved it (``super().__init__()`` then
         ``self.dcp_world_size = -1``, or over a base's ``__new__``), with no
         resolver anywhere to undo it, and that passes the attribute on as a
         size in its own methods: every instance runs with the sentinel."""
-        qname = self._class_qualname(cls)
-        q = self.index.resolve(qname)
+        q = self.index.resolve(self._class_qualname(cls))
         if q is None:
             return
         own = self.index.classes[q]
@@ -698,11 +684,10 @@ class UnresolvedSentinelReachesImpl(Rule):
         for attr, (value, span, where, *rest) in own.data.get("sentinel", {}).items():
             # (in ``eff``: a normal path resolves it after construction; the
             # constructions that skip it are what gets reported)
-            if attr in eff or not (self._is_sentinel(value) and name_matches(attr, self.opts["attribute-patterns"])):
+            if attr in eff or not self._tracked(attr, value):
                 continue
-            order = rest[0] if rest else ""
-            base = _base_giving(refs, attr)
-            if base is None or where not in ("__init__", "__post_init__") or not (order == "after" or base[1] == "__new__"):
+            base, _ = _reset_base(refs, attr, where, rest[0] if rest else "")
+            if base is None:
                 continue
             sa = SentinelAttr(attr, value, own, tuple(span), where, (), (), base)
             uses = [
@@ -714,7 +699,9 @@ class UnresolvedSentinelReachesImpl(Rule):
             if not uses:
                 continue
             fn, node, how = uses[0]
-            others = [Note(f"also used as a size ({h}) in `{f.name.value}`") for f, _, h in uses[1:3]]
+            others = [
+                Note(f"also used as a size ({h}) in `{f.name.value}`") for f, _, h in uses[1:3]
+            ]
             self.report(
                 node,
                 f"`self.{attr}` is used as a size ({how}) in `{cls.name.value}.{fn.name.value}`, but "
@@ -735,10 +722,5 @@ class UnresolvedSentinelReachesImpl(Rule):
             )
 
     def _class_qualname(self, cls: cst.ClassDef) -> str:
-        qual = ".".join([*self.ctx.scope_names[:-1], cls.name.value]) if self.ctx.scope_names else cls.name.value
+        qual = ".".join([*self.ctx.scope_names[:-1], cls.name.value])
         return f"{self.ctx.module_name}.{qual}" if self.ctx.module_name else qual
-
-
-def _first_param(fn: cst.FunctionDef) -> str:
-    params = fn.params.params
-    return params[0].name.value if params else "self"
