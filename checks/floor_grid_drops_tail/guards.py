@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from checks.fixed_block_divisibility.blocks import Env, code, const
-from linter.syntax import call_name, int_literal
+from linter.syntax import call_name, int_literal, positional_args
 
 # comparison operators by libcst class name (the scan imports this module
 # without loading libcst: see ``linter._lazy``)
@@ -86,31 +86,18 @@ def power_of_two_example(blocks: Iterable[int], low: int) -> tuple[int, int] | N
     return None
 
 
-def _leaf(e: cst.BaseExpression) -> str:
-    return (call_name(e) or "").rsplit(".", 1)[-1].lower().lstrip("_") if isinstance(e, cst.Call) else ""
-
-
-def _single_arg(e: cst.Call) -> cst.BaseExpression | None:
-    if len(e.args) == 1 and e.args[0].keyword is None and not e.args[0].star:
-        return e.args[0].value
-    return None
-
-
-def _next_power_of_two_of(e: cst.BaseExpression) -> cst.BaseExpression | None:
+def _power_of_two_call(e: cst.BaseExpression, predicate: bool) -> cst.BaseExpression | None:
     """``x`` for ``next_power_of_2(x)`` (``triton.next_power_of_2``,
-    ``next_pow2``, ...)."""
-    leaf = _leaf(e)
-    if "next" in leaf and "pow" in leaf and isinstance(e, cst.Call):
-        return _single_arg(e)
-    return None
-
-
-def _predicate_of(e: cst.BaseExpression) -> cst.BaseExpression | None:
-    """``x`` for ``is_power_of_2(x)`` (``is_pow2``, ``_is_power_of_two``)."""
-    leaf = _leaf(e)
-    if leaf.startswith("is") and "pow" in leaf and ("2" in leaf or "two" in leaf) and isinstance(e, cst.Call):
-        return _single_arg(e)
-    return None
+    ``next_pow2``, ...), or with ``predicate`` for ``is_power_of_2(x)``
+    (``is_pow2``, ``_is_power_of_two``)."""
+    if not isinstance(e, cst.Call) or len(e.args) != 1 or len(positional_args(e)) != 1:
+        return None
+    leaf = (call_name(e) or "").rsplit(".", 1)[-1].lower().lstrip("_")
+    if predicate:
+        named = leaf.startswith("is") and "pow" in leaf and ("2" in leaf or "two" in leaf)
+    else:
+        named = "next" in leaf and "pow" in leaf
+    return e.args[0].value if named else None
 
 
 def _clears_low_bit_of(e: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -165,7 +152,7 @@ def _record(facts: WidthFacts, test: cst.BaseExpression, holds: bool, env: Env) 
     if x is not None and not holds:
         facts.power_of_two.add(code(x))
         return
-    x = _predicate_of(test)
+    x = _power_of_two_call(test, predicate=True)
     if x is not None and holds:
         facts.power_of_two.add(code(x))
 
@@ -202,7 +189,7 @@ def _chain(facts: WidthFacts, items: list[cst.BaseExpression], ops: list[str], e
 
 def _equal(facts: WidthFacts, a: cst.BaseExpression, b: cst.BaseExpression, env: Env) -> None:
     for x, y in ((a, b), (b, a)):
-        inner = _next_power_of_two_of(y)
+        inner = _power_of_two_call(y, predicate=False)
         if inner is not None and code(inner) == code(x):
             facts.power_of_two.add(code(x))
             return
