@@ -121,11 +121,11 @@ def _requirement_mods(test: cst.BaseExpression, raises: bool) -> list[cst.Binary
 class FixedBlockDivisibility(ScopeVisitor, Rule):
     """## What it finds
     A block fixed by the code -- a constant (`BLOCK_D = 1024`, a module
-    constant), or a fallback chain of constants (`128 if h % 128 == 0 else
-    64`, or the same written with `if`/`else` statements) -- that must divide
-    a runtime model dimension:
+    constant) or a fallback chain of constants (`128 if h % 128 == 0 else
+    64`, or the same with `if`/`else` statements) -- that must divide a
+    runtime model dimension:
 
-    - on the host: `assert hidden % BLOCK_D == 0`, or `if hidden % BLOCK_D:
+    - on the host: `assert hidden % BLOCK_D == 0` or `if hidden % BLOCK_D:
       raise ...` (also `!= 0`, `> 0`, inside `and`/`or`);
     - in a kernel: a constant passed by keyword (`BLOCK=512`, `TILE=TILE_N`:
       a number or an UPPER_CASE name bound to numbers) to a `@triton.jit`
@@ -133,52 +133,52 @@ class FixedBlockDivisibility(ScopeVisitor, Rule):
       requires `tl.static_assert(D % BLOCK == 0)` (or `assert`) of the
       dimension passed as `D`.
 
-    It fires only when a real model has a width that no value the block can
-    take divides; the message names it (gpt-oss's hidden size 2880, Qwen2.5-72B's
-    intermediate size at TP=8, Phi-2's head dimension 80, ...). The widths are
-    a documented table in `checks/fixed_block_divisibility/dims.py`: hidden
-    sizes, per-rank intermediate sizes and head dimensions, chosen by the
-    dimension's name (`*head*`, `*intermediate*`/`*ffn*`, `*hidden*`; any
-    other width, `K` or `x.shape[-1]`, is judged against hidden sizes only).
+    It fires only when a real model has a width no value of the block
+    divides, and names it (gpt-oss's hidden size 2880, Qwen2.5-72B's
+    intermediate size at TP=8, Phi-2's head dimension 80, ...). The widths
+    are a documented table in `checks/fixed_block_divisibility/dims.py` --
+    hidden sizes, per-rank intermediate sizes, head dimensions -- chosen by
+    the dimension's name (`*head*`, `*intermediate*`/`*ffn*`, `*hidden*`;
+    any other width, `K` or `x.shape[-1]`, is judged by hidden sizes only).
 
-    Deliberately silent: a literal in the requirement itself (`assert K % 16
-    == 0` states the kernel's contract: it is the block bound to a name that
-    is a tiling choice); a block that is a parameter or bound to anything but
-    constants (`min(X, C)` is SHD101's; `math.gcd` divides by construction);
-    a dimension that is a constant, pinned (`assert D == 128`), or not a model
+    Deliberately silent: a literal in the requirement (`assert K % 16 == 0`
+    states the kernel's contract; a block bound to a name is a tiling
+    choice); a block that is a parameter or bound to anything but constants
+    (`min(X, C)` is SHD101's; `math.gcd` divides by construction); a
+    dimension that is a constant, pinned (`assert D == 128`), or not a model
     dimension by its name (token counts, page sizes); a function that
     branches on the same remainder elsewhere (`if hidden % BLOCK: return
-    fallback(...)`); blocks every listed model's width is a multiple of
-    (`assert hidden % 64 == 0` passes them all).
+    fallback(...)`); blocks every listed width is a multiple of (`assert
+    hidden % 64 == 0` passes them all).
 
     ## Why it breaks
     A tile chosen for the widths the author tested (4096, 7168) is a power
     of two; real widths are not all multiples of it. gpt-oss's hidden and
     intermediate size is 2880 = 64 * 45: a 128-, 256- or 1024-wide block
-    fails the requirement, so the model crashes at start-up or on its first
-    forward with an `AssertionError` (or the raise), on that model only,
+    fails the requirement, and the model crashes at start-up or on its
+    first forward (`AssertionError`, or the raise), on that model only,
     after every test with the usual shapes passed. Per-rank widths make it
     worse: intermediate sizes divided by TP=8 (29568 / 8 = 3696) leave only
-    small powers of two. A fallback chain that ends in another power of two
+    small powers of two. A fallback chain ending in another power of two
     only moves the failure (`256 ... else 128` still fails for 2880).
 
     ## Example
-    See the corpus files below: `BLOCK_D = 1024` followed by `assert
-    hidden_size % BLOCK_D == 0` (vLLM's `ep_gather` before PR #50458 capped
-    it with `min`: SHD101; the fixed constant is this rule).
+    See the corpus files below: `BLOCK_D = 1024` then `assert hidden_size %
+    BLOCK_D == 0` (vLLM's `ep_gather` before PR #50458 capped it with `min`:
+    SHD101; the fixed constant is this rule).
 
     ## Fix
     Derive the block from the width: `math.gcd(X, C)` is the largest block
     not above `C` that divides `X`, equal to `C` whenever `C` divides `X`
-    (so nothing changes for the widths that worked) and a power of two when
-    `C` is. The same spelling serves vLLM and SGLang. The fix rewrites the
+    (nothing changes for the widths that worked), and a power of two when
+    `C` is; the same spelling serves vLLM and SGLang. The fix rewrites the
     constant binding in the function (`BLOCK_D = math.gcd(hidden_size,
-    1024)`) or the chain's last fallback (`... else math.gcd(h, 64)`); it is
-    *safe* when the block is used only in host code of this function (every
-    width that passed before gets the same block; the others no longer
-    crash), *unsafe* when it also reaches a kernel (a kernel may need a
-    minimum block, for example 16 for `tl.dot`). A module constant shared
-    by several functions gets a suggestion, not an edit.
+    1024)`) or the chain's last fallback (`... else math.gcd(h, 64)`): *safe*
+    when the block is used only in host code of this function (every width
+    that passed gets the same block; the others no longer crash), *unsafe*
+    when it also reaches a kernel (which may need a minimum block, e.g. 16
+    for `tl.dot`). A module constant shared by several functions gets a
+    suggestion, not an edit.
 
     ## Options
     - `dimension-names` (list[str]): globs (last name component, any case)
@@ -221,9 +221,7 @@ class FixedBlockDivisibility(ScopeVisitor, Rule):
             "Decorators that make a function a kernel whose requirements are followed.",
         ),
         "format-block-names": Option(
-            FORMAT_BLOCK_NAMES,
-            "list[str]",
-            "Globs of block names fixed by a number format (left alone).",
+            FORMAT_BLOCK_NAMES, "list[str]", "Globs of block names fixed by a number format (left alone)."
         ),
     }
 

@@ -195,12 +195,11 @@ def resolve(e: cst.BaseExpression, env: Env, depth: int = 0) -> cst.BaseExpressi
 
 def _shape_index(e: cst.BaseExpression) -> int | None:
     """``i`` for ``t.shape[i]`` or ``t.size(i)``."""
-    if isinstance(e, cst.Subscript) and isinstance(e.value, cst.Attribute) and e.value.attr.value == "shape":
-        if len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Index):
-            return int_literal(e.slice[0].slice.value)
-    if isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute) and e.func.attr.value == "size":
-        if len(e.args) == 1 and not e.args[0].keyword:
-            return int_literal(e.args[0].value)
+    match e:
+        case cst.Subscript(cst.Attribute(attr=cst.Name("shape")), [cst.SubscriptElement(cst.Index(i))]):
+            return int_literal(i)
+        case cst.Call(cst.Attribute(attr=cst.Name("size")), [cst.Arg(i, keyword=None)]):
+            return int_literal(i)
     return None
 
 

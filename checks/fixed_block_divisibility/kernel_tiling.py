@@ -76,30 +76,21 @@ def _names(node: ast.AST) -> set[str]:
 
 def _closure(seeds: set[str], assigned: Mapping[str, set[str]]) -> set[str]:
     """``seeds`` and every name the kernel's assignments make them depend on."""
-    out = set(seeds)
-    todo = list(seeds)
+    out, todo = set(seeds), list(seeds)
     while todo:
-        for dep in assigned.get(todo.pop(), ()):
-            if dep not in out:
-                out.add(dep)
-                todo.append(dep)
+        new = assigned.get(todo.pop(), set()) - out
+        out |= new
+        todo += new
     return out
 
 
 def _mod_pair(test: ast.AST) -> tuple[str, str] | None:
     """``P % Q == 0`` (also ``0 == P % Q``) between two names."""
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
-        return None
-    for a, b in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
-        if (
-            isinstance(a, ast.BinOp)
-            and isinstance(a.op, ast.Mod)
-            and isinstance(a.left, ast.Name)
-            and isinstance(a.right, ast.Name)
-            and isinstance(b, ast.Constant)
-            and b.value == 0
-        ):
-            return a.left.id, a.right.id
+    match test:
+        case ast.Compare(ast.BinOp(ast.Name(p), ast.Mod(), ast.Name(q)), [ast.Eq()], [ast.Constant(0)]):
+            return p, q
+        case ast.Compare(ast.Constant(0), [ast.Eq()], [ast.BinOp(ast.Name(p), ast.Mod(), ast.Name(q))]):
+            return p, q
     return None
 
 
@@ -130,8 +121,10 @@ def _kernel(fn: ast.FunctionDef) -> dict[str, Any]:
             leaf = (ast_dotted(node.func) or "").rsplit(".", 1)[-1]
             if leaf == "num_programs":
                 grid_stride = True
-            elif leaf == "arange" and (extent := arange_extent(node)) is not None:
-                aranged.add(extent)
+            elif leaf == "arange":
+                match node.args:
+                    case [ast.Constant(0), ast.Name(extent)]:  # ``tl.arange(0, P)``
+                        aranged.add(extent)
             elif leaf == "static_assert" and node.args:
                 requirements.append((node.args[0], node.lineno))
             elif leaf in _MEMORY_OPS:
@@ -155,20 +148,6 @@ def _kernel(fn: ast.FunctionDef) -> dict[str, Any]:
         "grid_stride": grid_stride,
         "aranged": sorted(aranged & pset),
     }
-
-
-def arange_extent(call: ast.Call) -> str | None:
-    """``P`` for ``tl.arange(0, P)`` (P a name): the end of a range that
-    starts at 0, which Triton requires to be a power of two."""
-    args = call.args
-    if (
-        len(args) == 2
-        and isinstance(args[0], ast.Constant)
-        and args[0].value == 0
-        and isinstance(args[1], ast.Name)
-    ):
-        return args[1].id
-    return None
 
 
 def collect_tiling(tree: ast.Module, module: str, path: str) -> dict[str, Any] | None:

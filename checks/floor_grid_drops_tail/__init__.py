@@ -27,7 +27,6 @@ from checks.fixed_block_divisibility.blocks import (
     code,
     const,
     dimension_name,
-    modulos,
     resolve,
     short,
 )
@@ -39,7 +38,7 @@ from checks.fixed_block_divisibility.dims import (
 )
 from checks.fixed_block_divisibility.kernel_tiling import KernelTiling, decorated, launch_args
 from checks.floor_grid_drops_tail.guards import (
-    WidthFacts,
+    Width,
     is_power_of_two,
     power_of_two_example,
     width_facts,
@@ -107,7 +106,7 @@ class Scope:
     defaults: dict[str, int] = field(default_factory=dict)
     bindings: Bindings = field(default_factory=Bindings)
     floors: list[Floor] = field(default_factory=list)
-    # every ``X % Y``, also inside a ``tl.static_assert``
+    # every ``X % Y``
     mods: list[cst.BinaryOperation] = field(default_factory=list)
     launches: list[cst.Call] = field(default_factory=list)
     # ``(X // B) * B``, ``X - ...``: the covered part is computed (a tail pass)
@@ -116,13 +115,6 @@ class Scope:
     stated: list[tuple[cst.BaseExpression, bool]] = field(default_factory=list)
     # in a kernel: names used as ``tl.arange(0, P)``'s extent (powers of two)
     aranged: set[str] = field(default_factory=set)
-
-
-@dataclass(frozen=True)
-class Width:
-    keys: frozenset[str]  # the floored width's code, and what it was bound to
-    facts: WidthFacts
-    power_of_two: str | None  # why only a power of two reaches the floor
 
 
 def _floors_in(e: cst.BaseExpression) -> list[cst.BinaryOperation]:
@@ -232,11 +224,7 @@ class FloorGridDropsTail(ScopeVisitor, Rule):
     facts = ("kernel_tiling", "facade_imports")
     tags = ("correctness", "triton")
     options: ClassVar[Mapping[str, Option]] = {
-        "block-names": Option(
-            DEFAULT_BLOCK_NAMES,
-            "list[str]",
-            "Globs of names that hold a block size.",
-        ),
+        "block-names": Option(DEFAULT_BLOCK_NAMES, "list[str]", "Globs of names that hold a block size."),
         "dimension-names": Option(DIMENSION_NAMES, "list[str]", "Globs of names that hold a model dimension."),
         "kernel-decorators": Option(
             ("triton.jit", "jit"), "list[str]", "Decorators that make a function a kernel."
@@ -283,7 +271,6 @@ class FloorGridDropsTail(ScopeVisitor, Rule):
         if isinstance(node.func, cst.Subscript):
             scope.launches.append(node)
         elif name in ("tl.static_assert", "static_assert"):
-            scope.mods += modulos(node)
             if node.args:
                 scope.stated.append((node.args[0].value, True))
         elif scope.kernel and name.rsplit(".", 1)[-1] == "arange" and len(node.args) == 2:
@@ -335,15 +322,11 @@ class FloorGridDropsTail(ScopeVisitor, Rule):
         if isinstance(b, (cst.Integer, cst.BinaryOperation)):
             v = const(b, env)
             return v is not None and v >= MIN_LITERAL_BLOCK
-        name = dotted(b)
-        if (
-            isinstance(b, cst.Subscript)
-            and len(b.slice) == 1
-            and isinstance(b.slice[0].slice, cst.Index)
-            and isinstance(b.slice[0].slice.value, cst.SimpleString)
-        ):
-            key = b.slice[0].slice.value.evaluated_value
-            name = key if isinstance(key, str) else None
+        match b:
+            case cst.Subscript(slice=[cst.SubscriptElement(cst.Index(cst.SimpleString() as key))]):
+                name = key.evaluated_value if isinstance(key.evaluated_value, str) else None
+            case _:
+                name = dotted(b)
         if not name:
             return False
         leaf = name.rsplit(".", 1)[-1]
@@ -363,23 +346,19 @@ class FloorGridDropsTail(ScopeVisitor, Rule):
         return True
 
     def _padded(self, x: cst.BaseExpression, env: Env) -> bool:
-        for cand in (x, resolve(x, env)):
+        """A padded extent: named so, a ceiling helper's result, or (itself,
+        what it was bound to) a product: ``cdiv(n, B) * B``, ``num_blocks *
+        B``, a multiple by construction."""
+        cands = [x, resolve(x, env)]
+        for cand in cands:
             low = (dotted(cand) or "").lower()
             if any(w in low for w in ("pad", "align", "round", "multiple")):
                 return True
-            if isinstance(cand, cst.Call) and any(
-                (call_name(cand) or "").endswith(h) for h in CEIL_HELPERS
-            ):
+            if isinstance(cand, cst.Call) and (call_name(cand) or "").endswith(CEIL_HELPERS):
                 return True
-            if isinstance(cand, cst.BinaryOperation) and isinstance(cand.operator, cst.Multiply):
-                return True  # ``cdiv(n, B) * B``, ``num_blocks * B``: a multiple by construction
         if isinstance(x, cst.Name):
-            binds, _ = env.lookup(x.value)
-            if binds and any(
-                isinstance(b, cst.BinaryOperation) and isinstance(b.operator, cst.Multiply) for b in binds
-            ):
-                return True
-        return False
+            cands += env.lookup(x.value)[0] or []
+        return any(isinstance(c, cst.BinaryOperation) and isinstance(c.operator, cst.Multiply) for c in cands)
 
     def _min_capped(self, x: cst.BaseExpression, b: cst.BaseExpression, env: Env) -> bool:
         """``B = min(X, C)`` with the same ``X``: SHD101 reports it."""
@@ -427,19 +406,18 @@ class FloorGridDropsTail(ScopeVisitor, Rule):
             if kernel is None:
                 return
             params = _receiving(floor.launch, kernel.params, x)
-            if kernel.grid_stride or params & kernel.looped:
-                return
-            if any(p in params for p, _, _ in kernel.div):
-                return
+            if kernel.grid_stride or params & kernel.looped or any(p in params for p, _, _ in kernel.div):
+                return  # the kernel covers the extent itself, or requires a multiple
             masked = bool(params & kernel.masked)
-        width = self._width(floor, x, scope, env, kernel)
-        choices = block_choices(b, width.keys, env)
-        admitted = width.facts.admitted_values(width.keys)
-        if admitted and choices is not None and all(v % c == 0 for v in admitted for c in choices):
+        # the width's code, and what it was bound to
+        keys = frozenset({code(x), code(resolve(x, env))})
+        width = width_facts(scope.stated, env, keys)
+        why = self._only_powers_of_two(floor, x, scope, kernel, width)
+        choices = block_choices(b, keys, env)
+        if width.admitted and choices is not None and all(v % c == 0 for v in width.admitted for c in choices):
             return  # every width the function lets through is a multiple
-        if width.power_of_two is not None and choices is not None:
-            low = width.facts.lower_bound(width.keys)
-            if all(is_power_of_two(c) and c <= low for c in choices):
+        if why is not None and choices is not None:
+            if all(is_power_of_two(c) and c <= width.lower for c in choices):
                 return  # powers of two no larger than a power of two divide it
         if choices == []:
             return  # the block is the width itself: one exact block
@@ -447,25 +425,23 @@ class FloorGridDropsTail(ScopeVisitor, Rule):
             # unknown values: a parameter's default is the usual block
             default = scope.defaults.get(b.value) if isinstance(b, cst.Name) else None
             choices = [default] if default is not None else []
-        self._report(floor, x, b, choices, kernel, masked, env, width)
+        self._report(floor, x, b, choices, kernel, masked, env, width, why)
 
-    def _width(
-        self, floor: Floor, x: cst.BaseExpression, scope: Scope, env: Env, kernel: KernelTiling | None
-    ) -> Width:
-        """What the function (and the kernel it launches) say about ``x``."""
-        keys = frozenset({code(x), code(resolve(x, env))})
-        facts = width_facts(scope.stated, env)
+    def _only_powers_of_two(
+        self, floor: Floor, x: cst.BaseExpression, scope: Scope, kernel: KernelTiling | None, width: Width
+    ) -> str | None:
+        """Why only a power of two reaches the floor as ``x`` (None: no reason)."""
         xc = code(x)
-        why: str | None = None
-        if facts.is_power_of_two(keys):
-            why = f"the function refuses any other `{xc}`"
-        elif floor.launch is None and scope.kernel and xc in scope.aranged:
-            why = f"the kernel takes `tl.arange(0, {xc})`: other widths fail to compile"
-        elif kernel is not None and floor.launch is not None:
-            hit = sorted(_receiving(floor.launch, kernel.params, x, exact=True) & kernel.aranged)
+        if width.power_of_two:
+            return f"the function refuses any other `{xc}`"
+        if floor.launch is None and scope.kernel and xc in scope.aranged:
+            return f"the kernel takes `tl.arange(0, {xc})`: other widths fail to compile"
+        if kernel is not None:
+            given = _receiving(floor.launch, kernel.params, x, exact=True)  # type: ignore[arg-type]
+            hit = sorted(given & kernel.aranged)
             if hit:
-                why = f"`{kernel.name}` takes `tl.arange(0, {hit[0]})` of it: other widths fail to compile"
-        return Width(keys, facts, why)
+                return f"`{kernel.name}` takes `tl.arange(0, {hit[0]})` of it: other widths fail to compile"
+        return None
 
     # -- reporting -------------------------------------------------------------
     def _report(
@@ -478,22 +454,21 @@ class FloorGridDropsTail(ScopeVisitor, Rule):
         masked: bool,
         env: Env,
         width: Width,
+        why: str | None,
     ) -> None:
         """``values``: the block's possible values this file shows (empty:
-        unknown)."""
+        unknown); ``why``: why only a power of two reaches the floor."""
         xc, bc = code(x), code(b)
         floored = short(code(floor.node))
-        what = "grid" if floor.launch is not None else "loop count"
         if floor.launch is not None:
             kname = dotted(floor.launch.func.value)  # type: ignore[attr-defined]
+            what, nothing = "grid", f"no program of `{kname}` runs"
             consequence = f"no program of `{kname}` covers the last partial block"
-            nothing = f"no program of `{kname}` runs"
         else:
+            what, nothing = "loop count", "the loop never runs"
             consequence = "the last partial block is never processed"
-            nothing = "the loop never runs"
-        why = width.power_of_two
-        example = power_of_two_example(values, width.facts.lower_bound(width.keys)) if why else None
-        if why and example is not None and example[0] < example[1]:
+        example = power_of_two_example(values, width.lower) if why else None
+        if example is not None and example[0] < example[1]:
             # only a power of two gets here: the floor loses everything below
             # the block, never a partial block
             p, c = example
@@ -502,18 +477,17 @@ class FloorGridDropsTail(ScopeVisitor, Rule):
                 f"({xc} = {p} with {_block_text(bc, c)}: nothing is computed or written); `{xc}` can only be "
                 f"a power of two ({why}), so a partial block never occurs"
             )
-        elif why and example is not None:
-            p, c = example
-            message = (
-                f"{what} `{floored}` rounds down: {consequence}, silently ({xc} = {p} with {_block_text(bc, c)}: "
-                f"the last {p % c} are skipped, as {bc} is not a power of two); `{xc}` < `{bc}` runs "
-                f"nothing; `{xc}` can only be a power of two ({why})"
-            )
         else:
-            bval = min(values) if values else None
+            if example is not None:
+                p, c = example
+                lost = (
+                    f"{xc} = {p} with {_block_text(bc, c)}: the last {p % c} are skipped, "
+                    f"as {bc} is not a power of two"
+                )
+            else:
+                lost = self._example(x, bc, min(values) if values else None, env, width.admitted)
             message = (
-                f"{what} `{floored}` rounds down: {consequence}, silently "
-                f"({self._example(x, bc, bval, env, width.facts.admitted_values(width.keys))}); "
+                f"{what} `{floored}` rounds down: {consequence}, silently ({lost}); "
                 f"`{xc}` < `{bc}` runs nothing"
             )
             if why:

@@ -40,21 +40,11 @@ _NEGATED = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">", 
 
 @dataclass
 class WidthFacts:
+    """What the statements say, by the code of the expression they are about."""
+
     power_of_two: set[str] = field(default_factory=set)
     lower: dict[str, int] = field(default_factory=dict)
     admitted: dict[str, list[int]] = field(default_factory=dict)
-
-    def is_power_of_two(self, keys: Iterable[str]) -> bool:
-        return any(k in self.power_of_two for k in keys)
-
-    def lower_bound(self, keys: Iterable[str]) -> int:
-        return max((self.lower[k] for k in keys if k in self.lower), default=1)
-
-    def admitted_values(self, keys: Iterable[str]) -> list[int] | None:
-        for k in keys:
-            if k in self.admitted:
-                return self.admitted[k]
-        return None
 
     def add_lower(self, key: str, value: int) -> None:
         self.lower[key] = max(self.lower.get(key, value), value)
@@ -62,6 +52,15 @@ class WidthFacts:
     def admit(self, key: str, values: list[int]) -> None:
         old = self.admitted.get(key)
         self.admitted[key] = values if old is None else [v for v in old if v in values]
+
+
+@dataclass(frozen=True)
+class Width:
+    """What they say about one width, known by any of several codes."""
+
+    power_of_two: bool
+    lower: int  # a lower bound (1: none stated)
+    admitted: list[int] | None  # the only values it may take
 
 
 def is_power_of_two(v: int) -> bool:
@@ -121,13 +120,20 @@ def _bit_count_of(e: cst.BaseExpression) -> cst.BaseExpression | None:
     return None
 
 
-def width_facts(stated: Iterable[tuple[cst.BaseExpression, bool]], env: Env) -> WidthFacts:
-    """Every test in ``stated`` with whether it holds past its statement
-    (True for an assert, False for the test of ``if ...: raise``)."""
+def width_facts(
+    stated: Iterable[tuple[cst.BaseExpression, bool]], env: Env, keys: Iterable[str]
+) -> Width:
+    """What the tests in ``stated`` say about the width whose code is one of
+    ``keys``; each test comes with whether it holds past its statement (True
+    for an assert, False for the test of ``if ...: raise``)."""
     facts = WidthFacts()
     for test, holds in stated:
         _record(facts, test, holds, env)
-    return facts
+    return Width(
+        any(k in facts.power_of_two for k in keys),
+        max((facts.lower[k] for k in keys if k in facts.lower), default=1),
+        next((facts.admitted[k] for k in keys if k in facts.admitted), None),
+    )
 
 
 def _record(facts: WidthFacts, test: cst.BaseExpression, holds: bool, env: Env) -> None:
@@ -166,20 +172,16 @@ def _chain(facts: WidthFacts, items: list[cst.BaseExpression], ops: list[str], e
             groups[-1].append(item)
         else:
             groups.append([item])
-    gi = 0
+    group_of = [g for g in groups for _ in g]  # each item's group
     for i, op in enumerate(ops):
         a, b = items[i], items[i + 1]
-        group_a = groups[gi]
-        if op != "==":
-            gi += 1
-        group_b = groups[gi]
         if op == "==":
             _equal(facts, a, b, env)
         elif op in (">=", ">") and (c := const(b, env)) is not None:
-            for m in group_a:
+            for m in group_of[i]:
                 facts.add_lower(code(m), c + (op == ">"))
         elif op in ("<=", "<") and (c := const(a, env)) is not None:
-            for m in group_b:
+            for m in group_of[i + 1]:
                 facts.add_lower(code(m), c + (op == "<"))
         elif op == "in" and isinstance(b, (cst.Tuple, cst.List, cst.Set)) and b.elements:
             values = [const(el.value, env) for el in b.elements]
