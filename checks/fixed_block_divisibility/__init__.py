@@ -250,7 +250,6 @@ class FixedBlockDivisibility(ScopeVisitor, Rule):
         if isinstance(node.func, cst.Subscript):
             self._top().launches.append(node)
 
-    # -- analysis --------------------------------------------------------------
     def _block(self, e: cst.BaseExpression, env: Env) -> BlockValue | None:
         """The constants a block expression can be; None when it is a
         literal in the requirement, a parameter, or not all constants."""
@@ -321,9 +320,7 @@ class FixedBlockDivisibility(ScopeVisitor, Rule):
                 continue
             if isinstance(mod.right, cst.Name) and mod.right.value == block.name:
                 return True
-            if const(mod.right, env) in values and not (
-                body is not None and block.name is not None and block.name in _bound_names(body)
-            ):
+            if const(mod.right, env) in values and (body is None or block.name not in _bound_names(body)):
                 return True
         return False
 
@@ -358,7 +355,6 @@ class FixedBlockDivisibility(ScopeVisitor, Rule):
             crash = f"`{kname}` requires `{p} % {q} == 0` ({kernel.path}:{line})"
             found[key] = Finding(block, *failing, [crash], args[p], note)
 
-    # -- reporting -------------------------------------------------------------
     def _report(self, f: Finding, env: Env, scope: Scope) -> None:
         block, dim = f.block, f.dim
         values = sorted({leaf.value for leaf in block.leaves}, reverse=True)
@@ -394,7 +390,9 @@ class FixedBlockDivisibility(ScopeVisitor, Rule):
         order = f.block.local_order
         if order is not None and binds_before(f.x, env, order) and isinstance(last.node, cst.Integer):
             reaches_kernel = f.kernel_note is not None or any(
-                f.block.name in _arg_names(call) for call in scope.launches
+                isinstance(a.value, cst.Name) and a.value.value == f.block.name
+                for call in scope.launches
+                for a in call.args
             )
             return PendingFix(
                 title=(
@@ -421,10 +419,6 @@ def _constant_text(e: cst.BaseExpression) -> bool:
     if v is not None:
         return v >= 10
     return isinstance(e, cst.Name) and e.value.isupper()
-
-
-def _arg_names(call: cst.Call) -> set[str]:
-    return {a.value.value for a in call.args if isinstance(a.value, cst.Name)}
 
 
 def _bound_names(body: cst.CSTNode) -> set[str]:

@@ -12,7 +12,15 @@ import libcst as cst
 
 from checks.fixed_block_divisibility.dims import NOT_DIMENSIONS
 from checks.fixed_block_divisibility.kernel_tiling import KernelFinder, KernelTiling
-from linter.syntax import call_name, dotted, fold_int, function_params, int_literal, name_matches, walk
+from linter.syntax import (
+    call_name,
+    dotted,
+    fold_int,
+    function_params,
+    int_literal,
+    name_matches,
+    walk,
+)
 
 OTHER = object()  # a binding that is not ``name = expr`` (loop target, ``+=``, unpacking)
 MAX_DEPTH = 8
@@ -241,9 +249,9 @@ def pinned_by(tests: Iterable[cst.Comparison], x: str, env: Env) -> bool:
         op, right = cmp.comparisons[0].operator, cmp.comparisons[0].comparator
         if isinstance(op, cst.Equal) and const(right, env) is not None:
             return True
-        if isinstance(op, cst.In) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
-            if right.elements and all(const(el.value, env) is not None for el in right.elements):
-                return True
+        listed = isinstance(op, cst.In) and isinstance(right, (cst.Tuple, cst.List, cst.Set))
+        if listed and right.elements and all(const(el.value, env) is not None for el in right.elements):
+            return True
     return False
 
 

@@ -193,7 +193,6 @@ class KernelFinder:
     def __init__(self, ctx: RuleContext) -> None:
         self._ctx = ctx
         self._module = ctx.module_name
-        self._facts = ctx.facts
         self._imports: dict[str, str] | None = None
         self._local: dict[str, KernelTiling] | None = None
 
@@ -214,7 +213,7 @@ class KernelFinder:
         hit = self._local_kernels().get(qual)
         if hit is not None:
             return hit
-        per_module = self._facts.raw("kernel_tiling")
+        per_module = self._ctx.facts.raw("kernel_tiling")
         parts = qual.split(".")
         for i in range(len(parts) - 1, 0, -1):
             data = per_module.get(".".join(parts[:i]))
@@ -229,8 +228,8 @@ class KernelFinder:
         if self._imports is None:
             tree = self._ctx.ast_tree()
             self._imports = imports_from_ast(tree, self._module, self._ctx.path) if tree is not None else {}
-        per_module = self._facts.raw("kernel_tiling")
-        facades = self._facts.raw("facade_imports")
+        per_module = self._ctx.facts.raw("kernel_tiling")
+        facades = self._ctx.facts.raw("facade_imports")
 
         def imports(m: str) -> Mapping[str, str] | None:
             data = per_module.get(m)

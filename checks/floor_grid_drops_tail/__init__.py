@@ -285,11 +285,10 @@ class FloorGridDropsTail(ScopeVisitor, Rule):
         if raises_only(node.body):
             self._top().stated.append((node.test, False))
 
-    # -- analysis --------------------------------------------------------------
     def _grid_elements(self, call: cst.Call, env: Env) -> list[cst.BaseExpression]:
+        """A launch's grid extents: inline or bound once to a name, a lambda's body."""
         sub = call.func
-        assert isinstance(sub, cst.Subscript)
-        if len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
+        if not (isinstance(sub, cst.Subscript) and len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Index)):
             return []
         g: object = sub.slice[0].slice.value
         if isinstance(g, cst.Name):
@@ -299,9 +298,7 @@ class FloorGridDropsTail(ScopeVisitor, Rule):
             g = g.body
         if isinstance(g, (cst.Tuple, cst.List)):
             return [el.value for el in g.elements]
-        if isinstance(g, cst.BaseExpression):
-            return [g]
-        return []
+        return [g] if isinstance(g, cst.BaseExpression) else []
 
     def _analyse(self, scope: Scope, env: Env) -> None:
         for call in scope.launches:
@@ -362,14 +359,10 @@ class FloorGridDropsTail(ScopeVisitor, Rule):
 
     def _min_capped(self, x: cst.BaseExpression, b: cst.BaseExpression, env: Env) -> bool:
         """``B = min(X, C)`` with the same ``X``: SHD101 reports it."""
-        if not isinstance(b, cst.Name):
-            return False
-        binds, _ = env.lookup(b.value)
+        binds = env.lookup(b.value)[0] if isinstance(b, cst.Name) else None
         xc = code(x)
         return any(
-            isinstance(v, cst.Call)
-            and call_name(v) == "min"
-            and any(code(a.value) == xc for a in v.args)
+            isinstance(v, cst.Call) and call_name(v) == "min" and any(code(a.value) == xc for a in v.args)
             for v in binds or ()
         )
 
@@ -384,9 +377,9 @@ class FloorGridDropsTail(ScopeVisitor, Rule):
             if isinstance(n.operator, cst.Subtract) and code(n.left) in keys and int_literal(n.right) != 1:
                 return True
             for p in (n.left, n.right):
-                if isinstance(p, cst.BinaryOperation) and isinstance(p.operator, cst.FloorDivide):
-                    if code(p.left) in keys and code(p.right) == bc:
-                        return True
+                floor = isinstance(p, cst.BinaryOperation) and isinstance(p.operator, cst.FloorDivide)
+                if floor and code(p.left) in keys and code(p.right) == bc:  # type: ignore[union-attr]
+                    return True
         return False
 
     def _judge(self, floor: Floor, scope: Scope, env: Env) -> None:
@@ -416,9 +409,9 @@ class FloorGridDropsTail(ScopeVisitor, Rule):
         choices = block_choices(b, keys, env)
         if width.admitted and choices is not None and all(v % c == 0 for v in width.admitted for c in choices):
             return  # every width the function lets through is a multiple
-        if why is not None and choices is not None:
-            if all(is_power_of_two(c) and c <= width.lower for c in choices):
-                return  # powers of two no larger than a power of two divide it
+        low = width.lower
+        if why is not None and choices is not None and all(is_power_of_two(c) and c <= low for c in choices):
+            return  # powers of two no larger than a power of two divide it
         if choices == []:
             return  # the block is the width itself: one exact block
         if choices is None:
@@ -443,7 +436,6 @@ class FloorGridDropsTail(ScopeVisitor, Rule):
                 return f"`{kernel.name}` takes `tl.arange(0, {hit[0]})` of it: other widths fail to compile"
         return None
 
-    # -- reporting -------------------------------------------------------------
     def _report(
         self,
         floor: Floor,
@@ -510,9 +502,8 @@ class FloorGridDropsTail(ScopeVisitor, Rule):
         if bval is None:
             return f"any `{code(x)}` that is not a multiple of `{bc}` loses its remainder"
         block = _block_text(bc, bval)
-        wrong = [v for v in admitted or () if v % bval]
-        if wrong:
-            v = wrong[0]
+        v = next((v for v in admitted or () if v % bval), None)
+        if v is not None:
             return f"{code(x)} = {v}, a width the function admits, with {block}: the last {v % bval} are skipped"
         dim_name = dimension_name(x, env, self.opts["dimension-names"])
         if dim_name is not None:
@@ -559,15 +550,10 @@ def block_choices(b: cst.BaseExpression, width: frozenset[str], env: Env, depth:
         return [v] if v > 0 else None
     if isinstance(b, cst.Name):
         binds, where = env.lookup(b.value)
-        if not binds or any(x is OTHER or not isinstance(x, cst.BaseExpression) for x in binds):
-            return None
-        out: list[int] = []
-        for x in binds:
-            got = block_choices(x, width, where, depth + 1)  # type: ignore[arg-type]
-            if got is None:
-                return None
-            out += got
-        return out
+        if not binds or not all(isinstance(x, cst.BaseExpression) for x in binds):
+            return None  # unbound, a parameter, or bound to a loop target (``OTHER``)
+        got = [block_choices(x, width, where, depth + 1) for x in binds]  # type: ignore[arg-type]
+        return None if None in got else [v for values in got for v in values]  # type: ignore[union-attr]
     return None
 
 

@@ -78,10 +78,7 @@ def power_of_two_example(blocks: Iterable[int], low: int) -> tuple[int, int] | N
             if c // 2 >= max(low, 1):
                 return c // 2, c
         elif c > 1:
-            p = 1
-            while p < max(low, c):
-                p *= 2
-            return p, c
+            return 1 << (max(low, c) - 1).bit_length(), c  # the first power of two >= low and c
     return None
 
 
