@@ -1,12 +1,10 @@
 """SHD102 fixed-block-divisibility: a constant block (or a fallback chain of
 constants) required to divide a runtime model dimension.
 
-The rule's modules: ``dims`` (the real model widths a message names),
-``blocks`` (a scope's bindings, constant folding, fallback chains, what a
-model dimension is), ``kernel_tiling`` (the ``kernel_tiling`` fact collector:
-a kernel's ``tl.static_assert(P % Q == 0)``, masks and loops, shared with
-SHD103) and this one (one libcst traversal gathers each function's pieces;
-each function is analysed when it is left).
+Modules: ``dims`` (the real model widths a message names), ``blocks`` (a
+scope's bindings, constant folding, fallback chains, what a model dimension
+is, the traversal shared with SHD103) and ``kernel_tiling`` (the
+``kernel_tiling`` fact collector, also read by SHD103).
 """
 
 from __future__ import annotations
@@ -19,26 +17,32 @@ import libcst as cst
 
 from checks.fixed_block_divisibility.blocks import (
     OTHER,
-    BindingVisitor,
     Bindings,
     Env,
     Leaf,
+    ScopeVisitor,
+    binds_before,
     chain_leaves,
     code,
     const,
     dimension_name,
-    module_bindings,
+    mod_test,
+    modulos,
     picks,
-    binds_before,
     pinned_by,
-
     short,
 )
-from checks.fixed_block_divisibility.dims import DIMENSION_NAMES, FORMAT_BLOCK_NAMES, Dim, counterexample, kind_of
-from checks.fixed_block_divisibility.kernel_tiling import KernelFinder, launch_args
+from checks.fixed_block_divisibility.dims import (
+    DIMENSION_NAMES,
+    FORMAT_BLOCK_NAMES,
+    Dim,
+    counterexample,
+    kind_of,
+)
+from checks.fixed_block_divisibility.kernel_tiling import launch_args
 from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule
-from linter.syntax import dotted, function_params, int_literal, name_matches, raises_only, walk
+from linter.syntax import dotted, int_literal, name_matches, raises_only, walk
 from linter.types import Applicability, Fixability, Note, Severity, Span
 
 # A requirement on the host is ``X % B`` with ``B`` a bare name (the block
@@ -71,7 +75,6 @@ class Requirement:
 
 @dataclass
 class Scope:
-    node: cst.CSTNode
     params: frozenset[str]
     bindings: Bindings = field(default_factory=Bindings)
     requirements: list[Requirement] = field(default_factory=list)
@@ -87,50 +90,42 @@ class BlockValue:
     """What a block expression stands for: its constant leaves and, for a
     name bound once in this function, the binding (where a fix applies)."""
 
-    leaves: list  # list[Leaf]
+    leaves: list[Leaf]
     name: str | None
     site: cst.BaseExpression  # where a finding about this block is reported
     local_order: int | None = None  # the binding's order, when local and single
     label: str | None = None  # how a message names a literal passed to a kernel
 
 
-def _requirement_mod(test: cst.BaseExpression, raises: bool) -> list[cst.BinaryOperation]:
+@dataclass
+class Finding:
+    block: BlockValue
+    dim: Dim  # the real width no value of the block divides
+    dim_name: str
+    crashes: list[str]
+    x: cst.BaseExpression
+    kernel_note: Note | None = None  # the kernel's requirement, when that is the crash site
+
+
+def _requirement_mods(test: cst.BaseExpression, raises: bool) -> list[cst.BinaryOperation]:
     """The ``X % B`` a test makes mandatory: ``X % B == 0`` in an assert
     (also inside ``and``); ``X % B``, ``X % B != 0`` or ``X % B > 0`` as
-    the test of ``if ...: raise`` (also inside ``or``)."""
-    out: list[cst.BinaryOperation] = []
+    the test of ``if ...: raise`` (also inside ``or``); last first."""
     joiner = cst.Or if raises else cst.And
-    parts = [test]
-    while parts:
-        t = parts.pop()
-        if isinstance(t, cst.BooleanOperation) and isinstance(t.operator, joiner):
-            parts += [t.left, t.right]
-            continue
-        mod: cst.BaseExpression | None = None
-        if isinstance(t, cst.Comparison) and len(t.comparisons) == 1:
-            op, right = t.comparisons[0].operator, t.comparisons[0].comparator
-            zero = int_literal(right) == 0
-            if zero and isinstance(op, cst.Equal) and not raises:
-                mod = t.left
-            elif zero and isinstance(op, (cst.NotEqual, cst.GreaterThan)) and raises:
-                mod = t.left
-        elif raises:
-            mod = t
-        elif isinstance(t, cst.UnaryOperation) and isinstance(t.operator, cst.Not):
-            mod = t.expression
-        if isinstance(mod, cst.BinaryOperation) and isinstance(mod.operator, cst.Modulo):
-            out.append(mod)
-    return out
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, joiner):
+        return _requirement_mods(test.right, raises) + _requirement_mods(test.left, raises)
+    mod, when_divisible = mod_test(test)
+    return [mod] if mod is not None and when_divisible != raises else []
 
 
-class FixedBlockDivisibility(BindingVisitor, Rule):
+class FixedBlockDivisibility(ScopeVisitor, Rule):
     """## What it finds
     A block fixed by the code -- a constant (`BLOCK_D = 1024`, a module
-    constant), or a fallback chain of constants (`128 if h % 128 == 0 else
-    64`, or the same written with `if`/`else` statements) -- that must divide
-    a runtime model dimension:
+    constant) or a fallback chain of constants (`128 if h % 128 == 0 else
+    64`, or the same with `if`/`else` statements) -- that must divide a
+    runtime model dimension:
 
-    - on the host: `assert hidden % BLOCK_D == 0`, or `if hidden % BLOCK_D:
+    - on the host: `assert hidden % BLOCK_D == 0` or `if hidden % BLOCK_D:
       raise ...` (also `!= 0`, `> 0`, inside `and`/`or`);
     - in a kernel: a constant passed by keyword (`BLOCK=512`, `TILE=TILE_N`:
       a number or an UPPER_CASE name bound to numbers) to a `@triton.jit`
@@ -138,52 +133,52 @@ class FixedBlockDivisibility(BindingVisitor, Rule):
       requires `tl.static_assert(D % BLOCK == 0)` (or `assert`) of the
       dimension passed as `D`.
 
-    It fires only when a real model has a width that no value the block can
-    take divides; the message names it (gpt-oss's hidden size 2880, Qwen2.5-72B's
-    intermediate size at TP=8, Phi-2's head dimension 80, ...). The widths are
-    a documented table in `checks/fixed_block_divisibility/dims.py`: hidden
-    sizes, per-rank intermediate sizes and head dimensions, chosen by the
-    dimension's name (`*head*`, `*intermediate*`/`*ffn*`, `*hidden*`; any
-    other width, `K` or `x.shape[-1]`, is judged against hidden sizes only).
+    It fires only when a real model has a width no value of the block
+    divides, and names it (gpt-oss's hidden size 2880, Qwen2.5-72B's
+    intermediate size at TP=8, Phi-2's head dimension 80, ...). The widths
+    are a documented table in `checks/fixed_block_divisibility/dims.py` --
+    hidden sizes, per-rank intermediate sizes, head dimensions -- chosen by
+    the dimension's name (`*head*`, `*intermediate*`/`*ffn*`, `*hidden*`;
+    any other width, `K` or `x.shape[-1]`, is judged by hidden sizes only).
 
-    Deliberately silent: a literal in the requirement itself (`assert K % 16
-    == 0` states the kernel's contract: it is the block bound to a name that
-    is a tiling choice); a block that is a parameter or bound to anything but
-    constants (`min(X, C)` is SHD101's; `math.gcd` divides by construction);
-    a dimension that is a constant, pinned (`assert D == 128`), or not a model
+    Deliberately silent: a literal in the requirement (`assert K % 16 == 0`
+    states the kernel's contract; a block bound to a name is a tiling
+    choice); a block that is a parameter or bound to anything but constants
+    (`min(X, C)` is SHD101's; `math.gcd` divides by construction); a
+    dimension that is a constant, pinned (`assert D == 128`), or not a model
     dimension by its name (token counts, page sizes); a function that
     branches on the same remainder elsewhere (`if hidden % BLOCK: return
-    fallback(...)`); blocks every listed model's width is a multiple of
-    (`assert hidden % 64 == 0` passes them all).
+    fallback(...)`); blocks every listed width is a multiple of (`assert
+    hidden % 64 == 0` passes them all).
 
     ## Why it breaks
     A tile chosen for the widths the author tested (4096, 7168) is a power
     of two; real widths are not all multiples of it. gpt-oss's hidden and
     intermediate size is 2880 = 64 * 45: a 128-, 256- or 1024-wide block
-    fails the requirement, so the model crashes at start-up or on its first
-    forward with an `AssertionError` (or the raise), on that model only,
+    fails the requirement, and the model crashes at start-up or on its
+    first forward (`AssertionError`, or the raise), on that model only,
     after every test with the usual shapes passed. Per-rank widths make it
     worse: intermediate sizes divided by TP=8 (29568 / 8 = 3696) leave only
-    small powers of two. A fallback chain that ends in another power of two
+    small powers of two. A fallback chain ending in another power of two
     only moves the failure (`256 ... else 128` still fails for 2880).
 
     ## Example
-    See the corpus files below: `BLOCK_D = 1024` followed by `assert
-    hidden_size % BLOCK_D == 0` (vLLM's `ep_gather` before PR #50458 capped
-    it with `min`: SHD101; the fixed constant is this rule).
+    See the corpus files below: `BLOCK_D = 1024` then `assert hidden_size %
+    BLOCK_D == 0` (vLLM's `ep_gather` before PR #50458 capped it with `min`:
+    SHD101; the fixed constant is this rule).
 
     ## Fix
     Derive the block from the width: `math.gcd(X, C)` is the largest block
     not above `C` that divides `X`, equal to `C` whenever `C` divides `X`
-    (so nothing changes for the widths that worked) and a power of two when
-    `C` is. The same spelling serves vLLM and SGLang. The fix rewrites the
+    (nothing changes for the widths that worked), and a power of two when
+    `C` is; the same spelling serves vLLM and SGLang. The fix rewrites the
     constant binding in the function (`BLOCK_D = math.gcd(hidden_size,
-    1024)`) or the chain's last fallback (`... else math.gcd(h, 64)`); it is
-    *safe* when the block is used only in host code of this function (every
-    width that passed before gets the same block; the others no longer
-    crash), *unsafe* when it also reaches a kernel (a kernel may need a
-    minimum block, for example 16 for `tl.dot`). A module constant shared
-    by several functions gets a suggestion, not an edit.
+    1024)`) or the chain's last fallback (`... else math.gcd(h, 64)`): *safe*
+    when the block is used only in host code of this function (every width
+    that passed gets the same block; the others no longer crash), *unsafe*
+    when it also reaches a kernel (which may need a minimum block, e.g. 16
+    for `tl.dot`). A module constant shared by several functions gets a
+    suggestion, not an edit.
 
     ## Options
     - `dimension-names` (list[str]): globs (last name component, any case)
@@ -226,43 +221,16 @@ class FixedBlockDivisibility(BindingVisitor, Rule):
             "Decorators that make a function a kernel whose requirements are followed.",
         ),
         "format-block-names": Option(
-            FORMAT_BLOCK_NAMES,
-            "list[str]",
-            "Globs of block names fixed by a number format (left alone).",
+            FORMAT_BLOCK_NAMES, "list[str]", "Globs of block names fixed by a number format (left alone)."
         ),
     }
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self._module = Bindings()
-        self._scopes: list[Scope] = []
-        self._finder: KernelFinder | None = None
-        self._kernel_notes: dict[int, Note] = {}
-
-    def visit_Module(self, node: cst.Module) -> None:
-        self._module = module_bindings(node)
-        self._scopes.append(Scope(node, frozenset(), self._module))
-
-    def leave_Module(self, node: cst.Module) -> None:
-        scope = self._scopes.pop()
-        self._analyse(scope, Env(scope.bindings, frozenset(), self._module, True))
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._scopes.append(Scope(node, frozenset(function_params(node))))
-
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        scope = self._scopes.pop()
-        self._analyse(scope, Env(scope.bindings, scope.params, self._module))
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._scopes.append(Scope(node, frozenset()))
-
-    def leave_ClassDef(self, node: cst.ClassDef) -> None:
-        self._scopes.pop()
+    def _scope(self, node: cst.CSTNode, params: frozenset[str]) -> Scope:
+        return Scope(params)
 
     def visit_Assert(self, node: cst.Assert) -> None:
         scope = self._top()
-        for mod in _requirement_mod(node.test, raises=False):
+        for mod in _requirement_mods(node.test, raises=False):
             scope.requirements.append(Requirement(mod.left, mod.right, node, False))
         if isinstance(node.test, cst.Comparison):
             scope.pins.append(node.test)
@@ -270,19 +238,18 @@ class FixedBlockDivisibility(BindingVisitor, Rule):
     def visit_If(self, node: cst.If) -> None:
         scope = self._top()
         if raises_only(node.body):
-            for mod in _requirement_mod(node.test, raises=True):
+            for mod in _requirement_mods(node.test, raises=True):
                 scope.requirements.append(Requirement(mod.left, mod.right, node, True))
-            return
-        self._top().handled += [(m, node.body) for m in _mods(node.test)]
+        else:
+            scope.handled += [(m, node.body) for m in modulos(node.test)]
 
     def visit_While(self, node: cst.While) -> None:
-        self._top().handled += [(m, None) for m in _mods(node.test)]
+        self._top().handled += [(m, None) for m in modulos(node.test)]
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Subscript):
             self._top().launches.append(node)
 
-    # -- analysis --------------------------------------------------------------
     def _block(self, e: cst.BaseExpression, env: Env) -> BlockValue | None:
         """The constants a block expression can be; None when it is a
         literal in the requirement, a parameter, or not all constants."""
@@ -297,38 +264,48 @@ class FixedBlockDivisibility(BindingVisitor, Rule):
             if got is None:
                 return None
             leaves += got
-        local = where is env
-        site: cst.BaseExpression = e
-        order = None
-        if local and len(binds) == 1 and isinstance(binds[0], cst.BaseExpression):
-            site = binds[0]
-            order = env.local.first.get(e.value)
-        return BlockValue(leaves, e.value, site, order)
+        if where is env and len(binds) == 1 and isinstance(binds[0], cst.BaseExpression):
+            return BlockValue(leaves, e.value, binds[0], env.local.first.get(e.value))
+        return BlockValue(leaves, e.value, e)
+
+    def _failing_width(
+        self, block: BlockValue, x: cst.BaseExpression, env: Env, scope: Scope, param: str = ""
+    ) -> tuple[Dim, str] | None:
+        """The first real width (with the dimension's name) that every value
+        the block can take *for that width* fails to divide (a chain's test
+        picks its branch); None when ``x`` is not a model dimension, the
+        requirement is excused, or every listed width passes. ``param``: the
+        kernel's own name for ``x`` (``HIDDEN``), which may tell its kind."""
+        dims = self.opts["dimension-names"]
+        dim_name = dimension_name(x, env, dims)
+        if dim_name is None and const(x, env) is None and dotted(x) is not None:
+            dim_name = param if name_matches(param, dims) else None
+        if dim_name is None or self._excused(scope, env, x, block):
+            return None
+        values = [leaf.value for leaf in block.leaves]
+        if any(v <= 1 for v in values):
+            return None
+        dim = counterexample(kind_of(dim_name), values, lambda d: picks(block.leaves, d) or values)
+        return None if dim is None else (dim, dim_name)
 
     def _analyse(self, scope: Scope, env: Env) -> None:
-        dims = self.opts["dimension-names"]
-        found: dict[object, tuple[BlockValue, Dim, str, list[str], cst.BaseExpression, bool]] = {}
+        found: dict[object, Finding] = {}
         for req in scope.requirements:
             block = self._block(req.block, env)
-            if block is None:
-                continue
-            dim_name = dimension_name(req.x, env, dims)
-            if dim_name is None or self._excused(scope, env, req.x, block):
-                continue
-            dim = self._counterexample(block, dim_name)
-            if dim is None:
+            failing = block and self._failing_width(block, req.x, env, scope)
+            if not failing:
                 continue
             what = "the raise in" if req.raises else "the assert"
             crash = f"{what} `{short(code(req.node.test))}`"  # type: ignore[attr-defined]
             key = block.name or id(block.site)
             if key in found:
-                found[key][3].append(crash)
+                found[key].crashes.append(crash)
             else:
-                found[key] = (block, dim, dim_name, [crash], req.x, False)
+                found[key] = Finding(block, *failing, [crash], req.x)
         for call in scope.launches:
             self._kernel_requirements(call, env, scope, found)
-        for block, dim, dim_name, crashes, x, kernel in found.values():
-            self._report(block, dim, dim_name, crashes, x, kernel, env, scope)
+        for finding in found.values():
+            self._report(finding, env, scope)
 
     def _excused(self, scope: Scope, env: Env, x: cst.BaseExpression, block: BlockValue) -> bool:
         """The width is pinned, or a branch tests its remainder by the block
@@ -343,132 +320,89 @@ class FixedBlockDivisibility(BindingVisitor, Rule):
                 continue
             if isinstance(mod.right, cst.Name) and mod.right.value == block.name:
                 return True
-            if const(mod.right, env) in values and not (
-                body is not None and block.name is not None and block.name in _bound_names(body)
-            ):
+            if const(mod.right, env) in values and (body is None or block.name not in _bound_names(body)):
                 return True
         return False
 
-    def _counterexample(self, block: BlockValue, dim_name: str) -> Dim | None:
-        """The first real width that every value the block can take *for
-        that width* fails to divide (a chain's test picks its branch)."""
-        values = [leaf.value for leaf in block.leaves]
-        if any(v <= 1 for v in values):
-            return None
-        return counterexample(kind_of(dim_name), values, lambda d: picks(block.leaves, d) or values)
-
     def _kernel_requirements(self, call: cst.Call, env: Env, scope: Scope, found: dict) -> None:
-        kname = dotted(call.func.value) if isinstance(call.func, cst.Subscript) else None
-        if not kname or not any(a.keyword is not None and _constant_text(a.value) for a in call.args):
+        if not any(a.keyword is not None and _constant_text(a.value) for a in call.args):
             # a kernel's requirement is followed only for a constant block
             # passed by keyword: no such argument, no kernel to look up
             return
-        if self._finder is None:
-            self._finder = KernelFinder(self.ctx)
-        kernel = self._finder.find(kname, self.opts["kernel-decorators"])
+        kernel = self._kernel(call)
         if kernel is None or not kernel.div:
             return
+        kname = dotted(call.func.value)  # type: ignore[attr-defined]
         args = launch_args(call, kernel.params)
         keywords = {a.keyword.value for a in call.args if a.keyword is not None}
         for p, q, line in kernel.div:
             if p not in args or q not in keywords or not _constant_text(args[q]):
                 continue
-            block = self._block_arg(args[q], env, q)
-            if block is None:
+            v = int_literal(args[q])
+            if v is None:
+                block = self._block(args[q], env)
+            else:
+                block = BlockValue(chain_leaves(args[q], env) or [], None, args[q], label=f"{q}={v}")
+            failing = block and self._failing_width(block, args[p], env, scope, p)
+            key = block and (block.name or id(block.site))
+            if not failing or key in found:
                 continue
-            x = args[p]
-            dim_name = dimension_name(x, env, self.opts["dimension-names"])
-            if dim_name is None and const(x, env) is None and dotted(x) is not None:
-                # the kernel's own name for it (``HIDDEN``) tells the kind
-                dim_name = p if name_matches(p, self.opts["dimension-names"]) else None
-            if dim_name is None or self._excused(scope, env, x, block):
-                continue
-            dim = self._counterexample(block, dim_name)
-            if dim is None:
-                continue
-            crash = f"`{kname}` requires `{p} % {q} == 0` ({kernel.path}:{line})"
             note = Note(
                 f"`{kname}` requires `{p} % {q} == 0`: it fails to compile (or asserts) for this width",
                 path=kernel.path,
                 span=Span(line, 0, line, 0),
             )
-            key = block.name or id(block.site)
-            if key not in found:
-                found[key] = (block, dim, dim_name, [crash], x, True)
-                self._kernel_notes[id(block.site)] = note
+            crash = f"`{kname}` requires `{p} % {q} == 0` ({kernel.path}:{line})"
+            found[key] = Finding(block, *failing, [crash], args[p], note)
 
-    def _block_arg(self, e: cst.BaseExpression, env: Env, param: str) -> BlockValue | None:
-        v = int_literal(e)
-        if v is not None:
-            return BlockValue(chain_leaves(e, env) or [], None, e, label=f"{param}={v}")
-        return self._block(e, env)
-
-    # -- reporting -------------------------------------------------------------
-    def _report(
-        self,
-        block: BlockValue,
-        dim: Dim,
-        dim_name: str,
-        crashes: list[str],
-        x: cst.BaseExpression,
-        kernel: bool,
-        env: Env,
-        scope: Scope,
-    ) -> None:
+    def _report(self, f: Finding, env: Env, scope: Scope) -> None:
+        block, dim = f.block, f.dim
         values = sorted({leaf.value for leaf in block.leaves}, reverse=True)
         chain = len(values) > 1
         bname = block.name or block.label or code(block.site)
-        xc = code(x)
+        xc = code(f.x)
         picked = picks(block.leaves, dim.value)
         shown = picked[-1] if picked else values[-1]
-        # the leaf the counterexample takes (a chain's last fallback unless a
-        # ``!= 0`` test picks an earlier branch): the one the fix rewrites
-        failing = next((leaf for leaf in reversed(block.leaves) if leaf.value == shown), None)
         kind = "fallback chain" if chain else "fixed block"
         value_text = "" if block.label else " (" + " / ".join(str(v) for v in values) + ")"
         message = (
             f"{kind} `{bname}`{value_text} must divide `{xc}`, and does not for "
             f"{dim.where} = {dim.value} ({dim.value} % {shown} = {dim.value % shown}): "
-            f"{crashes[0]} fails for that model"
+            f"{f.crashes[0]} fails for that model"
         )
         notes = [
             Note(
-                f"`{xc}` is a model dimension ({dim_name}): it changes with the model and the "
+                f"`{xc}` is a model dimension ({f.dim_name}): it changes with the model and the "
                 f"parallel layout; `{bname}` only divides the widths it was tested with"
                 + (", and the chain's last fallback still does not divide every real width" if chain else "")
             )
         ]
-        kernel_note = self._kernel_notes.pop(id(block.site), None)
-        if kernel_note is not None:
-            notes.append(kernel_note)
-        notes += [Note(f"also: {c}") for c in crashes[1:]]
-        fix = self._fix(block, failing, x, env, scope, kernel)
-        self.report(block.site, message, notes=notes, fix=fix)
+        if f.kernel_note is not None:
+            notes.append(f.kernel_note)
+        notes += [Note(f"also: {c}") for c in f.crashes[1:]]
+        # the leaf the counterexample takes (a chain's last fallback unless a
+        # ``!= 0`` test picks an earlier branch): the one the fix rewrites
+        failing = next(leaf for leaf in reversed(block.leaves) if leaf.value == shown)
+        self.report(block.site, message, notes=notes, fix=self._fix(f, failing, env, scope))
 
-    def _fix(
-        self, block: BlockValue, last: Leaf | None, x: cst.BaseExpression, env: Env, scope: Scope, kernel: bool
-    ) -> PendingFix:
-        xc = code(x)
-        reaches_kernel = kernel or any(
-            block.name is not None and block.name in _arg_names(call) for call in scope.launches
-        )
-        editable = (
-            last is not None
-            and block.local_order is not None
-            and binds_before(x, env, block.local_order)
-            and isinstance(last.node, cst.Integer)
-        )
-        if editable and last is not None:
+    def _fix(self, f: Finding, last: Leaf, env: Env, scope: Scope) -> PendingFix:
+        xc, c = code(f.x), last.value
+        order = f.block.local_order
+        if order is not None and binds_before(f.x, env, order) and isinstance(last.node, cst.Integer):
+            reaches_kernel = f.kernel_note is not None or any(
+                isinstance(a.value, cst.Name) and a.value.value == f.block.name
+                for call in scope.launches
+                for a in call.args
+            )
             return PendingFix(
                 title=(
-                    f"Use `math.gcd({xc}, {last.value})`: the largest block not above {last.value} "
+                    f"Use `math.gcd({xc}, {c})`: the largest block not above {c} "
                     f"that divides {xc} (the same block for every width that passed)"
                 ),
                 applicability=Applicability.UNSAFE if reaches_kernel else Applicability.SAFE,
-                replacements=[(last.node, f"math.gcd({xc}, {last.value})")],
+                replacements=[(last.node, f"math.gcd({xc}, {c})")],
                 add_imports=["math"],
             )
-        c = last.value if last is not None else "C"
         return PendingFix(
             title=(
                 f"Derive the block from the width where `{xc}` is known: `math.gcd({xc}, {c})` "
@@ -485,16 +419,6 @@ def _constant_text(e: cst.BaseExpression) -> bool:
     if v is not None:
         return v >= 10
     return isinstance(e, cst.Name) and e.value.isupper()
-
-
-def _mods(test: cst.BaseExpression) -> list[cst.BinaryOperation]:
-    return [
-        n for n in walk(test) if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo)
-    ]
-
-
-def _arg_names(call: cst.Call) -> set[str]:
-    return {a.value.value for a in call.args if isinstance(a.value, cst.Name)}
 
 
 def _bound_names(body: cst.CSTNode) -> set[str]:

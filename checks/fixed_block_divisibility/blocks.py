@@ -1,6 +1,6 @@
 """What SHD102 and SHD103 know of one function: its bindings in order,
-constant folding of a block's value (fallback chains included), and whether
-an expression is a runtime model dimension."""
+constant folding of a block's value (fallback chains included), whether an
+expression is a runtime model dimension, and the traversal both rules share."""
 
 from __future__ import annotations
 
@@ -11,10 +11,20 @@ from typing import Any
 import libcst as cst
 
 from checks.fixed_block_divisibility.dims import NOT_DIMENSIONS
-from linter.syntax import call_name, dotted, fold_int, int_literal, name_matches, walk
+from checks.fixed_block_divisibility.kernel_tiling import KernelFinder, KernelTiling
+from linter.syntax import (
+    call_name,
+    dotted,
+    fold_int,
+    function_params,
+    int_literal,
+    name_matches,
+    walk,
+)
 
 OTHER = object()  # a binding that is not ``name = expr`` (loop target, ``+=``, unpacking)
 MAX_DEPTH = 8
+
 
 def code(node: cst.CSTNode) -> str:
     """The node's code on one line."""
@@ -42,8 +52,6 @@ class Bindings:
         elif isinstance(target, (cst.Tuple, cst.List)):
             for el in target.elements:
                 self.bind(el.value, OTHER)
-        elif isinstance(target, cst.StarredElement):
-            self.bind(target.value, OTHER)
 
 
 def module_bindings(module: cst.Module) -> Bindings:
@@ -116,6 +124,24 @@ def const(e: object, env: Env, depth: int = 0) -> int | None:
     return None
 
 
+def mod_test(test: cst.BaseExpression) -> tuple[cst.BinaryOperation | None, bool]:
+    """``(X % c, True)`` for a test ``X % c == 0`` or ``not X % c``; ``(X %
+    c, False)`` for ``X % c != 0``, ``X % c > 0`` or a bare ``X % c``;
+    ``(None, True)`` for any other test."""
+    mod, when_divisible = test, False
+    if isinstance(test, cst.Comparison):
+        op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+        mod = None
+        zero = len(test.comparisons) == 1 and int_literal(right) == 0
+        if zero and isinstance(op, (cst.Equal, cst.NotEqual, cst.GreaterThan)):
+            mod, when_divisible = test.left, isinstance(op, cst.Equal)
+    elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        mod, when_divisible = test.expression, True
+    if isinstance(mod, cst.BinaryOperation) and isinstance(mod.operator, cst.Modulo):
+        return mod, when_divisible
+    return None, True
+
+
 @dataclass(frozen=True)
 class Leaf:
     """One constant a block can take, with the test that picks it (None:
@@ -139,7 +165,8 @@ def chain_leaves(e: object, env: Env, depth: int = 0) -> list[Leaf] | None:
         orelse = chain_leaves(e.orelse, env, depth + 1)
         if body is None or orelse is None:
             return None
-        c, when_divisible = divisor_tested(e.test, env)
+        mod, when_divisible = mod_test(e.test)
+        c = const(mod.right, env) if mod is not None else None
         if c is not None and len(body) == 1:
             body = [Leaf(body[0].value, body[0].node, c, when_divisible)]
         return body + orelse
@@ -149,38 +176,16 @@ def chain_leaves(e: object, env: Env, depth: int = 0) -> list[Leaf] | None:
     return [Leaf(v, e, None)]
 
 
-def divisor_tested(test: cst.BaseExpression, env: Env) -> tuple[int | None, bool]:
-    """``(c, True)`` for a test ``X % c == 0`` (or ``not X % c``), ``(c,
-    False)`` for ``X % c != 0``, ``X % c > 0`` or a bare ``X % c``;
-    ``(None, True)`` for any other test."""
-    mod = None
-    when_divisible = True
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        op, right = test.comparisons[0].operator, test.comparisons[0].comparator
-        if int_literal(right) == 0 and isinstance(op, (cst.Equal, cst.NotEqual, cst.GreaterThan)):
-            mod = test.left
-            when_divisible = isinstance(op, cst.Equal)
-    elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        mod = test.expression
-    else:
-        mod, when_divisible = test, False
-    if isinstance(mod, cst.BinaryOperation) and isinstance(mod.operator, cst.Modulo):
-        return const(mod.right, env), when_divisible
-    return None, True
-
-
 def picks(leaves: list[Leaf], d: int) -> list[int]:
     """The values a chain can give for a width ``d``: a branch picked by
     ``d % c == 0`` (or ``d % c != 0``) is exact; any other test may go
     either way."""
     out: list[int] = []
     for leaf in leaves:
-        if leaf.divisor_test is not None:
-            if (d % leaf.divisor_test == 0) == leaf.when_divisible:
-                out.append(leaf.value)
-                return out
-            continue
-        out.append(leaf.value)
+        if leaf.divisor_test is None:
+            out.append(leaf.value)
+        elif (d % leaf.divisor_test == 0) == leaf.when_divisible:
+            return out + [leaf.value]
     return out
 
 
@@ -198,12 +203,11 @@ def resolve(e: cst.BaseExpression, env: Env, depth: int = 0) -> cst.BaseExpressi
 
 def _shape_index(e: cst.BaseExpression) -> int | None:
     """``i`` for ``t.shape[i]`` or ``t.size(i)``."""
-    if isinstance(e, cst.Subscript) and isinstance(e.value, cst.Attribute) and e.value.attr.value == "shape":
-        if len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Index):
-            return int_literal(e.slice[0].slice.value)
-    if isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute) and e.func.attr.value == "size":
-        if len(e.args) == 1 and not e.args[0].keyword:
-            return int_literal(e.args[0].value)
+    match e:
+        case cst.Subscript(cst.Attribute(attr=cst.Name("shape")), [cst.SubscriptElement(cst.Index(i))]):
+            return int_literal(i)
+        case cst.Call(cst.Attribute(attr=cst.Name("size")), [cst.Arg(i, keyword=None)]):
+            return int_literal(i)
     return None
 
 
@@ -225,52 +229,91 @@ def dimension_name(e: cst.BaseExpression, env: Env, patterns: Iterable[str]) -> 
     return None
 
 
-def names_in(e: cst.CSTNode) -> set[str]:
-    return {n.value for n in walk(e) if isinstance(n, cst.Name)}
-
-
 def binds_before(e: cst.BaseExpression, env: Env, order: int) -> bool:
-    """Every name in ``e`` is a parameter, a module name, or first bound
-    before the binding numbered ``order``."""
-    for n in names_in(e):
-        if n in env.params:
-            continue
-        first = env.local.first.get(n)
-        if first is None or first >= order:
-            if first is None and n not in env.local.values:
-                continue  # a module name or a builtin
-            return False
-    return True
+    """Every name in ``e`` is a parameter, a module name (or a builtin), or
+    first bound before the binding numbered ``order``."""
+    names = {n.value for n in walk(e) if isinstance(n, cst.Name)}
+    return all(n in env.params or env.local.first.get(n, 0) < order for n in names)
+
+
+def modulos(node: cst.CSTNode) -> list[cst.BinaryOperation]:
+    """Every ``X % Y`` in ``node``."""
+    return [n for n in walk(node) if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo)]
 
 
 def pinned_by(tests: Iterable[cst.Comparison], x: str, env: Env) -> bool:
     """``assert X == c`` / ``X in (c1, c2)``: the width is fixed."""
     for cmp in tests:
-        if len(cmp.comparisons) != 1:
+        if len(cmp.comparisons) != 1 or code(cmp.left) != x:
             continue
         op, right = cmp.comparisons[0].operator, cmp.comparisons[0].comparator
-        if code(cmp.left) != x:
-            continue
         if isinstance(op, cst.Equal) and const(right, env) is not None:
             return True
-        if isinstance(op, cst.In) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
-            if right.elements and all(const(el.value, env) is not None for el in right.elements):
-                return True
+        listed = isinstance(op, cst.In) and isinstance(right, (cst.Tuple, cst.List, cst.Set))
+        if listed and right.elements and all(const(el.value, env) is not None for el in right.elements):
+            return True
     return False
 
 
-class BindingVisitor:
-    """The ``visit_*`` methods a rule's traversal uses to record each
-    function's bindings in ``self._scopes[-1].bindings`` (module bindings
-    are read whole on entry, by :func:`module_bindings`)."""
+class ScopeVisitor:
+    """The traversal SHD102 and SHD103 share: a stack of scopes (the module,
+    each class and function), each recording its bindings in order (the
+    module's are read whole on entry, by :func:`module_bindings`); the
+    module and each function are handed to ``_analyse`` when left."""
 
-    _scopes: list  # scopes with a ``bindings: Bindings`` field
+    ctx: Any
+    opts: Any
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._module = Bindings()
+        self._scopes: list[Any] = []  # a rule's scopes, each with a ``bindings`` field
+        self._finder: KernelFinder | None = None
+
+    def _scope(self, node: cst.CSTNode, params: frozenset[str]) -> Any:
+        raise NotImplementedError
+
+    def _analyse(self, scope: Any, env: Env) -> None:
+        raise NotImplementedError
 
     def _top(self) -> Any:
         # a method, not a property: libcst's get_visitors() reads every
         # attribute of the visitor, properties included
         return self._scopes[-1]
 
+    def _kernel(self, call: cst.Call) -> KernelTiling | None:
+        """The kernel a launch ``kernel[grid](...)`` names, when found."""
+        kname = dotted(call.func.value) if isinstance(call.func, cst.Subscript) else None
+        if not kname:
+            return None
+        if self._finder is None:
+            self._finder = KernelFinder(self.ctx)
+        return self._finder.find(kname, self.opts["kernel-decorators"])
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._module = module_bindings(node)
+        scope = self._scope(node, frozenset())
+        scope.bindings = self._module
+        self._scopes.append(scope)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        scope = self._scopes.pop()
+        self._analyse(scope, Env(scope.bindings, frozenset(), self._module, True))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._scopes.append(self._scope(node, frozenset(function_params(node))))
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        scope = self._scopes.pop()
+        self._analyse(scope, Env(scope.bindings, scope.params, self._module))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._scopes.append(self._scope(node, frozenset()))
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self._scopes.pop()
+
+    # module-level assignments are in ``module_bindings`` already
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(self._scopes) > 1:
             for t in node.targets:

@@ -54,12 +54,10 @@ HEAD: tuple[Dim, ...] = (
     Dim(256, "Gemma 2/3 head_dim"),
 )
 
-# a width whose kind the name does not tell (``K``, ``N``, ``x.shape[-1]``):
-# hidden sizes only, the widths every layer sees (a per-rank intermediate
-# size or a head dimension would be a guess about which width it is)
-WIDTH: tuple[Dim, ...] = HIDDEN
-
-TABLES = {"hidden": HIDDEN, "intermediate": INTERMEDIATE, "head": HEAD, "width": WIDTH}
+# a width whose kind the name does not tell (``K``, ``N``, ``x.shape[-1]``)
+# is judged by hidden sizes only, the widths every layer sees (a per-rank
+# intermediate size or a head dimension would be a guess about which it is)
+TABLES = {"hidden": HIDDEN, "intermediate": INTERMEDIATE, "head": HEAD, "width": HIDDEN}
 
 # default globs (last name component, lower case) of names that hold a model
 # dimension; ``x.shape[i]`` / ``x.size(i)`` with ``i`` other than 0 count too

@@ -2,21 +2,20 @@
 what each decorated module-level function (a Triton kernel, once the rule's
 ``kernel-decorators`` option agrees) does with its parameters:
 
-- ``div``: ``tl.static_assert(P % Q == 0)`` (or a plain ``assert``) between
-  two parameters: the launch must pass a ``Q`` that divides ``P``;
+- ``div``: ``tl.static_assert(P % Q == 0)`` (or ``assert``) between two
+  parameters: a launch must pass a ``Q`` that divides ``P``;
 - ``masked``: parameters a load/store mask depends on (``mask=offs < N``,
-  through the kernel's own assignments), or every one for a block pointer
+  through the kernel's own assignments), or all of them for a block pointer
   with ``boundary_check``;
-- ``looped``: parameters a loop bound inside the kernel depends on
-  (``for off in range(pid * B, N, step)``): the kernel walks that extent
-  itself;
-- ``grid_stride``: the kernel reads ``tl.num_programs``: a program may
-  handle more than one block;
-- ``aranged``: parameters used as the extent of ``tl.arange(0, P)``: Triton
-  compiles the kernel only for a power of two there.
+- ``looped``: parameters a loop's end bound depends on (``for off in
+  range(pid * B, N, step)``): the kernel walks that extent itself;
+- ``grid_stride``: it reads ``tl.num_programs`` (a program may handle more
+  than one block);
+- ``aranged``: parameters that are the extent of ``tl.arange(0, P)`` (a
+  power of two, or the kernel does not compile).
 
-Read from CPython's ``ast``; lazy (a module is read when a launch of one of
-its kernels is followed). :func:`find_kernel` resolves a launch's callee,
+Read from CPython's ``ast``, lazily (when a launch of one of the module's
+kernels is followed); :class:`KernelFinder` resolves a launch's callee,
 through imports and re-exporting packages, to these facts.
 """
 
@@ -77,30 +76,21 @@ def _names(node: ast.AST) -> set[str]:
 
 def _closure(seeds: set[str], assigned: Mapping[str, set[str]]) -> set[str]:
     """``seeds`` and every name the kernel's assignments make them depend on."""
-    out = set(seeds)
-    todo = list(seeds)
+    out, todo = set(seeds), list(seeds)
     while todo:
-        for dep in assigned.get(todo.pop(), ()):
-            if dep not in out:
-                out.add(dep)
-                todo.append(dep)
+        new = assigned.get(todo.pop(), set()) - out
+        out |= new
+        todo += new
     return out
 
 
 def _mod_pair(test: ast.AST) -> tuple[str, str] | None:
     """``P % Q == 0`` (also ``0 == P % Q``) between two names."""
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
-        return None
-    for a, b in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
-        if (
-            isinstance(a, ast.BinOp)
-            and isinstance(a.op, ast.Mod)
-            and isinstance(a.left, ast.Name)
-            and isinstance(a.right, ast.Name)
-            and isinstance(b, ast.Constant)
-            and b.value == 0
-        ):
-            return a.left.id, a.right.id
+    match test:
+        case ast.Compare(ast.BinOp(ast.Name(p), ast.Mod(), ast.Name(q)), [ast.Eq()], [ast.Constant(0)]):
+            return p, q
+        case ast.Compare(ast.Constant(0), [ast.Eq()], [ast.BinOp(ast.Name(p), ast.Mod(), ast.Name(q))]):
+            return p, q
     return None
 
 
@@ -111,21 +101,16 @@ def _kernel(fn: ast.FunctionDef) -> dict[str, Any]:
     mask_seeds: set[str] = set()
     loop_seeds: set[str] = set()
     aranged: set[str] = set()
-    div: list[list[Any]] = []
+    requirements: list[tuple[ast.AST, int]] = []  # asserted tests, with their line
     grid_stride = boundary = False
     for node in ast.walk(fn):
-        if isinstance(node, ast.Assign):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
             deps = _names(node.value)
-            for t in node.targets:
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
                 for n in _names(t):
                     assigned.setdefault(n, set()).update(deps)
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None:
-            for n in _names(node.target):
-                assigned.setdefault(n, set()).update(_names(node.value))
         elif isinstance(node, ast.Assert):
-            pair = _mod_pair(node.test)
-            if pair and set(pair) <= pset:
-                div.append([*pair, node.lineno])
+            requirements.append((node.test, node.lineno))
         elif isinstance(node, ast.For) and isinstance(node.iter, ast.Call):
             callee = ast_dotted(node.iter.func) or ""
             if callee.rsplit(".", 1)[-1] in _LOOPS and len(node.iter.args) >= 2:
@@ -133,22 +118,22 @@ def _kernel(fn: ast.FunctionDef) -> dict[str, Any]:
                 # fixed count (``range(N_BLOCKS)``) covers nothing by itself
                 loop_seeds |= _names(node.iter.args[1])
         elif isinstance(node, ast.Call):
-            callee = ast_dotted(node.func) or ""
-            leaf = callee.rsplit(".", 1)[-1]
+            leaf = (ast_dotted(node.func) or "").rsplit(".", 1)[-1]
             if leaf == "num_programs":
                 grid_stride = True
-            elif leaf == "arange" and (extent := arange_extent(node)) is not None:
-                aranged.add(extent)
+            elif leaf == "arange":
+                match node.args:
+                    case [ast.Constant(0), ast.Name(extent)]:  # ``tl.arange(0, P)``
+                        aranged.add(extent)
             elif leaf == "static_assert" and node.args:
-                pair = _mod_pair(node.args[0])
-                if pair and set(pair) <= pset:
-                    div.append([*pair, node.lineno])
+                requirements.append((node.args[0], node.lineno))
             elif leaf in _MEMORY_OPS:
                 for kw in node.keywords:
                     if kw.arg == "mask":
                         mask_seeds |= _names(kw.value)
                     elif kw.arg == "boundary_check":
                         boundary = True
+    div = [[*pair, line] for test, line in requirements if (pair := _mod_pair(test)) and set(pair) <= pset]
     masked = pset if boundary else _closure(mask_seeds, assigned) & pset
     decorators = [
         name for d in fn.decorator_list if (name := ast_dotted(d.func if isinstance(d, ast.Call) else d))
@@ -163,20 +148,6 @@ def _kernel(fn: ast.FunctionDef) -> dict[str, Any]:
         "grid_stride": grid_stride,
         "aranged": sorted(aranged & pset),
     }
-
-
-def arange_extent(call: ast.Call) -> str | None:
-    """``P`` for ``tl.arange(0, P)`` (P a name): the end of a range that
-    starts at 0, which Triton requires to be a power of two."""
-    args = call.args
-    if (
-        len(args) == 2
-        and isinstance(args[0], ast.Constant)
-        and args[0].value == 0
-        and isinstance(args[1], ast.Name)
-    ):
-        return args[1].id
-    return None
 
 
 def collect_tiling(tree: ast.Module, module: str, path: str) -> dict[str, Any] | None:
@@ -205,8 +176,9 @@ class KernelTilingFacts(FactCollector):
         return collect_tiling(tree, module, path)
 
 
-def _matches(name: str, patterns: Iterable[str]) -> bool:
-    return any(name == p or name.endswith("." + p) for p in patterns)
+def decorated(names: Iterable[str], patterns: Iterable[str]) -> bool:
+    """One of the decorator ``names`` is (or ends with ``.`` and) one of ``patterns``."""
+    return any(n == p or n.endswith("." + p) for n in names for p in patterns)
 
 
 class KernelFinder:
@@ -221,18 +193,14 @@ class KernelFinder:
     def __init__(self, ctx: RuleContext) -> None:
         self._ctx = ctx
         self._module = ctx.module_name
-        self._facts = ctx.facts
         self._imports: dict[str, str] | None = None
         self._local: dict[str, KernelTiling] | None = None
-
-    def _tree(self) -> ast.Module | None:
-        return self._ctx.ast_tree()
 
     def _local_kernels(self) -> dict[str, KernelTiling]:
         """This module's kernels, as its ``kernel_tiling`` facts hold them,
         from the file's ``ast`` that the rules of this file share."""
         if self._local is None:
-            tree = self._tree() if KernelTilingFacts.needles.match(self._ctx.text) else None
+            tree = self._ctx.ast_tree() if KernelTilingFacts.needles.match(self._ctx.text) else None
             data = collect_tiling(tree, self._module, self._ctx.path) if tree is not None else None
             prefix = f"{self._module}." if self._module else ""
             self._local = {
@@ -245,7 +213,7 @@ class KernelFinder:
         hit = self._local_kernels().get(qual)
         if hit is not None:
             return hit
-        per_module = self._facts.raw("kernel_tiling")
+        per_module = self._ctx.facts.raw("kernel_tiling")
         parts = qual.split(".")
         for i in range(len(parts) - 1, 0, -1):
             data = per_module.get(".".join(parts[:i]))
@@ -258,10 +226,10 @@ class KernelFinder:
         if callee.split(".", 1)[0] in ("self", "cls"):
             return None
         if self._imports is None:
-            tree = self._tree()
+            tree = self._ctx.ast_tree()
             self._imports = imports_from_ast(tree, self._module, self._ctx.path) if tree is not None else {}
-        per_module = self._facts.raw("kernel_tiling")
-        facades = self._facts.raw("facade_imports")
+        per_module = self._ctx.facts.raw("kernel_tiling")
+        facades = self._ctx.facts.raw("facade_imports")
 
         def imports(m: str) -> Mapping[str, str] | None:
             data = per_module.get(m)
@@ -273,9 +241,7 @@ class KernelFinder:
             imports,
         )
         facts = self._lookup(qual)
-        if facts is None or not any(_matches(d, decorators) for d in facts.decorators):
-            return None
-        return facts
+        return facts if facts is not None and decorated(facts.decorators, decorators) else None
 
 
 def launch_args(call: cst.Call, params: Sequence[str]) -> dict[str, cst.BaseExpression]:

@@ -2,11 +2,11 @@
 ``n // BLOCK`` with nothing that makes ``n`` a multiple of ``BLOCK`` or
 handles what is left.
 
-One libcst traversal gathers each function's floor divisions (in launch
-grids, in loop counts), its remainder tests and requirements; each function
-is analysed when it is left. What a launched kernel does with the extent
-(a grid-stride loop, a loop to the extent, a ``static_assert``) comes from
-the ``kernel_tiling`` facts of SHD102's package.
+The traversal shared with SHD102 gathers each function's floor divisions
+(in launch grids, in loop counts), remainder tests and requirements, and
+judges them when the function is left. What a launched kernel does with the
+extent (a grid-stride loop, a loop to the extent, a ``static_assert``) comes
+from the ``kernel_tiling`` facts of SHD102's package.
 """
 
 from __future__ import annotations
@@ -20,87 +20,95 @@ import libcst as cst
 
 from checks.fixed_block_divisibility.blocks import (
     OTHER,
-    BindingVisitor,
     Bindings,
     Env,
+    ScopeVisitor,
     chain_leaves,
     code,
     const,
     dimension_name,
-    module_bindings,
-
     resolve,
     short,
 )
-from checks.fixed_block_divisibility.dims import DIMENSION_NAMES, FORMAT_BLOCK_NAMES, counterexample, kind_of
-from checks.fixed_block_divisibility.kernel_tiling import KernelFinder, KernelTiling, launch_args
-from checks.floor_grid_drops_tail.guards import WidthFacts, is_power_of_two, power_of_two_example, width_facts
+from checks.fixed_block_divisibility.dims import (
+    DIMENSION_NAMES,
+    FORMAT_BLOCK_NAMES,
+    counterexample,
+    kind_of,
+)
+from checks.fixed_block_divisibility.kernel_tiling import KernelTiling, decorated, launch_args
+from checks.floor_grid_drops_tail.guards import (
+    Width,
+    is_power_of_two,
+    power_of_two_example,
+    width_facts,
+)
 from linter.needles import Needles
 from linter.rule import Option, PendingFix, Rule
-from linter.syntax import call_name, decorator_names, dotted, function_params, int_literal, name_matches, raises_only, walk
+from linter.syntax import (
+    call_name,
+    decorator_names,
+    dotted,
+    int_literal,
+    name_matches,
+    positional_args,
+    raises_only,
+    walk,
+)
 from linter.types import Applicability, Note, Severity, Span
 
 DEFAULT_BLOCK_NAMES = ("*block*", "*tile*", "*chunk*", "*_blk", "blk_*", "bs")
+MIN_LITERAL_BLOCK = 32
+LOOP_CALLS = ("range", "tl.range", "tl.static_range", "triton.language.range")
+CEIL_HELPERS = ("cdiv", "ceil_div", "ceildiv", "div_up", "round_up", "align", "next_multiple_of")
+# a loop's ceiling count by engine: (module prefix, helper, its import)
+CEIL_SPELLINGS = (
+    ("sglang", "ceil_div", "from sglang.srt.utils import ceil_div"),
+    ("vllm", "cdiv", "from vllm.utils.math_utils import cdiv"),
+)
 
 
-def _floor_regex(block_names: Sequence[str]) -> str | None:
-    """A floor division whose divisor text holds what ``_block_value``
-    accepts -- two digits, an upper-case letter (UPPER_CASE names), or a
-    block name's literal part (None: a glob with no literal part)."""
+def floor_gates(block_names: Sequence[str]) -> tuple[Needles, Needles]:
+    """The (file, definition) gates. File: a floor division whose divisor
+    text holds what ``_is_block`` accepts -- two digits, an upper-case letter
+    (UPPER_CASE names), or a block name's literal part -- in a file that
+    loops or launches. Definition: a floor in a loop count comes after the
+    ``range(`` (``tl.range``, ``tl.static_range``) whose end it is; one in a
+    launch grid lies, before or after it, in the definition holding the
+    launch ``](`` (the grid inline or bound to a name there). A glob with no
+    literal part means no gate."""
     words = []
     for glob in block_names:
         part = max(re.split(r"[*?\[\]]", glob.lower()), key=len)
         if not part:
-            return None
+            return Needles(), Needles()
         words.append(re.escape(part))
-    return r"//\s*\(?[\w.]*?(?:\[\s*[\"'][\w.]*?)?(?:\d\d|[A-Z]|(?i:" + "|".join(words) + "))"
-
-
-def floor_needles(block_names: Sequence[str]) -> Needles:
-    """The file gate: such a floor division in a file that loops or
-    launches."""
-    floor = _floor_regex(block_names)
-    return Needles() if floor is None else Needles(any_of=(("range", "]("),), regex=floor)
-
-
-def floor_definition_needles(block_names: Sequence[str]) -> Needles:
-    """The definition gate: a floor in a loop count comes after the ``range(``
-    (``tl.range``, ``tl.static_range``) whose end it is; a floor in a launch
-    grid lies, before or after it, in the definition holding the launch
-    ``](`` (the grid inline or bound to a name there)."""
-    floor = _floor_regex(block_names)
-    if floor is None:
-        return Needles()
+    floor = r"//\s*\(?[\w.]*?(?:\[\s*[\"'][\w.]*?)?(?:\d\d|[A-Z]|(?i:" + "|".join(words) + "))"
     loop = r"(?:range(?<!\wrange)|static_range)[\s\\]*\([\s\S]*?" + floor
     launch = r"\]\([\s\S]*?" + floor + "|" + floor + r"[\s\S]*?\]\("
-    return Needles(any_of=(("range", "]("),), regex=loop + "|" + launch)
-
-
-MIN_LITERAL_BLOCK = 32
-LOOP_CALLS = ("range", "tl.range", "tl.static_range", "triton.language.range")
-CEIL_HELPERS = ("cdiv", "ceil_div", "ceildiv", "div_up", "round_up", "align", "next_multiple_of")
+    return (
+        Needles(any_of=(("range", "]("),), regex=floor),
+        Needles(any_of=(("range", "]("),), regex=loop + "|" + launch),
+    )
 
 
 @dataclass
 class Floor:
     node: cst.BinaryOperation  # ``X // B``
     launch: cst.Call | None  # the launch whose grid it sizes (None: a loop count)
-    loop: cst.For | None = None
 
 
 @dataclass
 class Scope:
-    node: cst.CSTNode
     params: frozenset[str]
-    kernel: bool
+    kernel: bool = False
     # parameters' integer defaults (``BLOCK: int = 64``): the usual block
     defaults: dict[str, int] = field(default_factory=dict)
     bindings: Bindings = field(default_factory=Bindings)
     floors: list[Floor] = field(default_factory=list)
-    # every ``X % Y`` and every ``X // Y`` outside the floors' own places
+    # every ``X % Y``
     mods: list[cst.BinaryOperation] = field(default_factory=list)
     launches: list[cst.Call] = field(default_factory=list)
-    loops: list[cst.For] = field(default_factory=list)
     # ``(X // B) * B``, ``X - ...``: the covered part is computed (a tail pass)
     covered: list[cst.BinaryOperation] = field(default_factory=list)
     # tests of asserts (True) and of ``if ...: raise`` (False: false past it)
@@ -127,7 +135,7 @@ def _is_ceil_numerator(x: cst.BaseExpression) -> bool:
     return isinstance(x, cst.BinaryOperation) and isinstance(x.operator, (cst.Add, cst.Subtract))
 
 
-class FloorGridDropsTail(BindingVisitor, Rule):
+class FloorGridDropsTail(ScopeVisitor, Rule):
     """## What it finds
     A Triton launch grid whose extent is `n // BLOCK` (`kernel[(n //
     BLOCK,)](...)`, `grid = (B, H, D // BLOCK_SIZE)`, also a factor of a
@@ -206,22 +214,17 @@ class FloorGridDropsTail(BindingVisitor, Rule):
     name = "floor-grid-drops-tail"
     summary = "A launch grid or loop count `n // BLOCK` with no divisibility check or tail pass"
     severity = Severity.WARNING
-    needles = floor_needles(DEFAULT_BLOCK_NAMES)
     # every finding is a floor division inside one top-level definition (or
     # module code), with its loop or launch; the kernel a launch names is
     # read from the facts, or from the whole text for one in this file
     # (``KernelFinder``): the engine need not keep the definitions a kept
     # one names
-    definition_needles = floor_definition_needles(DEFAULT_BLOCK_NAMES)
+    needles, definition_needles = floor_gates(DEFAULT_BLOCK_NAMES)
     follows_definitions = False
     facts = ("kernel_tiling", "facade_imports")
     tags = ("correctness", "triton")
     options: ClassVar[Mapping[str, Option]] = {
-        "block-names": Option(
-            DEFAULT_BLOCK_NAMES,
-            "list[str]",
-            "Globs of names that hold a block size.",
-        ),
+        "block-names": Option(DEFAULT_BLOCK_NAMES, "list[str]", "Globs of names that hold a block size."),
         "dimension-names": Option(DIMENSION_NAMES, "list[str]", "Globs of names that hold a model dimension."),
         "kernel-decorators": Option(
             ("triton.jit", "jit"), "list[str]", "Decorators that make a function a kernel."
@@ -230,56 +233,29 @@ class FloorGridDropsTail(BindingVisitor, Rule):
 
     @classmethod
     def declared_needles(cls, options: Mapping[str, Any]) -> tuple[Needles, Needles | None]:
-        names = tuple(options.get("block-names", DEFAULT_BLOCK_NAMES))
-        return floor_needles(names), floor_definition_needles(names)
+        return floor_gates(tuple(options.get("block-names", DEFAULT_BLOCK_NAMES)))
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self._module = Bindings()
-        self._scopes: list[Scope] = []
-        self._finder: KernelFinder | None = None
-
-    def visit_Module(self, node: cst.Module) -> None:
-        self._module = module_bindings(node)
-        self._scopes.append(Scope(node, frozenset(), False, self._module))
-
-    def leave_Module(self, node: cst.Module) -> None:
-        scope = self._scopes.pop()
-        self._analyse(scope, Env(scope.bindings, frozenset(), self._module, True))
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        decorators = self.opts["kernel-decorators"]
-        kernel = any(
-            d == p or d.endswith("." + p) for d in decorator_names(node) for p in decorators
-        )
+    def _scope(self, node: cst.CSTNode, params: frozenset[str]) -> Scope:
+        if not isinstance(node, cst.FunctionDef):
+            return Scope(params)
         p = node.params
         defaults = {
             a.name.value: v
             for a in (*p.posonly_params, *p.params, *p.kwonly_params)
             if a.default is not None and (v := int_literal(a.default)) is not None
         }
-        self._scopes.append(Scope(node, frozenset(function_params(node)), kernel, defaults))
-
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        scope = self._scopes.pop()
-        self._analyse(scope, Env(scope.bindings, scope.params, self._module))
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._scopes.append(Scope(node, frozenset(), False))
-
-    def leave_ClassDef(self, node: cst.ClassDef) -> None:
-        self._scopes.pop()
+        kernel = decorated(decorator_names(node), self.opts["kernel-decorators"])
+        return Scope(params, kernel, defaults)
 
     def visit_For(self, node: cst.For) -> None:
         super().visit_For(node)
         it = node.iter
         if isinstance(it, cst.Call) and call_name(it) in LOOP_CALLS:
-            args = [a.value for a in it.args if a.keyword is None and not a.star]
-            end = args[0] if len(args) == 1 else args[1] if len(args) >= 2 else None
-            start_zero = len(args) == 1 or const(args[0], Env(Bindings(), frozenset(), Bindings())) == 0
-            if end is not None and start_zero:
-                for f in _floors_in(end):
-                    self._top().floors.append(Floor(f, None, node))
+            args = positional_args(it)
+            empty = Env(Bindings(), frozenset(), Bindings())
+            if len(args) == 1 or (len(args) > 1 and const(args[0], empty) == 0):
+                end = args[0] if len(args) == 1 else args[1]
+                self._top().floors += [Floor(f, None) for f in _floors_in(end)]
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         op = node.operator
@@ -295,9 +271,6 @@ class FloorGridDropsTail(BindingVisitor, Rule):
         if isinstance(node.func, cst.Subscript):
             scope.launches.append(node)
         elif name in ("tl.static_assert", "static_assert"):
-            scope.mods += [
-                n for n in walk(node) if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo)
-            ]
             if node.args:
                 scope.stated.append((node.args[0].value, True))
         elif scope.kernel and name.rsplit(".", 1)[-1] == "arange" and len(node.args) == 2:
@@ -312,11 +285,10 @@ class FloorGridDropsTail(BindingVisitor, Rule):
         if raises_only(node.body):
             self._top().stated.append((node.test, False))
 
-    # -- analysis --------------------------------------------------------------
     def _grid_elements(self, call: cst.Call, env: Env) -> list[cst.BaseExpression]:
+        """A launch's grid extents: inline or bound once to a name, a lambda's body."""
         sub = call.func
-        assert isinstance(sub, cst.Subscript)
-        if len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
+        if not (isinstance(sub, cst.Subscript) and len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Index)):
             return []
         g: object = sub.slice[0].slice.value
         if isinstance(g, cst.Name):
@@ -326,112 +298,88 @@ class FloorGridDropsTail(BindingVisitor, Rule):
             g = g.body
         if isinstance(g, (cst.Tuple, cst.List)):
             return [el.value for el in g.elements]
-        if isinstance(g, cst.BaseExpression):
-            return [g]
-        return []
+        return [g] if isinstance(g, cst.BaseExpression) else []
 
     def _analyse(self, scope: Scope, env: Env) -> None:
         for call in scope.launches:
             for el in self._grid_elements(call, env):
-                for f in _floors_in(el):
-                    scope.floors.append(Floor(f, call))
+                scope.floors += [Floor(f, call) for f in _floors_in(el)]
         seen: set[str] = set()
         for floor in scope.floors:
             key = code(floor.node)
-            if key in seen:
-                continue
-            seen.add(key)
-            self._judge(floor, scope, env)
+            if key not in seen:
+                seen.add(key)
+                self._judge(floor, scope, env)
 
-    def _block_value(self, b: cst.BaseExpression, env: Env) -> tuple[bool, int | None]:
-        """Whether ``b`` is a block, and its value when the file shows one: a
-        number of at least ``MIN_LITERAL_BLOCK`` (smaller ones are unrolling
-        and packing factors over fixed extents: ``bf16_dim // 16``,
+    def _is_block(self, b: cst.BaseExpression, env: Env) -> bool:
+        """A number of at least ``MIN_LITERAL_BLOCK`` (smaller ones are
+        unrolling and packing factors over fixed extents: ``bf16_dim // 16``,
         ``heads // 4``), or an UPPER_CASE or block-named name (a grid
-        lambda's ``meta["BLOCK_N"]`` too)."""
+        lambda's ``meta["BLOCK_N"]`` too) not bound to a number below 2."""
         if isinstance(b, (cst.Integer, cst.BinaryOperation)):
             v = const(b, env)
-            return v is not None and v >= MIN_LITERAL_BLOCK, v
-        name = dotted(b)
-        if (
-            isinstance(b, cst.Subscript)
-            and len(b.slice) == 1
-            and isinstance(b.slice[0].slice, cst.Index)
-            and isinstance(b.slice[0].slice.value, cst.SimpleString)
-        ):
-            key = b.slice[0].slice.value.evaluated_value
-            name = key if isinstance(key, str) else None
+            return v is not None and v >= MIN_LITERAL_BLOCK
+        match b:
+            case cst.Subscript(slice=[cst.SubscriptElement(cst.Index(cst.SimpleString() as key))]):
+                name = key.evaluated_value if isinstance(key.evaluated_value, str) else None
+            case _:
+                name = dotted(b)
         if not name:
-            return False, None
+            return False
         leaf = name.rsplit(".", 1)[-1]
         upper = leaf.isupper() and any(ch.isalpha() for ch in leaf)
         if not (upper or name_matches(name, self.opts["block-names"])):
-            return False, None
+            return False
         if name_matches(name, FORMAT_BLOCK_NAMES):
             # a number format's block (MX: 32): the quantiser's contract,
             # checked where the format is chosen, not a tiling choice
-            return False, None
-        value = None
+            return False
         if isinstance(b, cst.Name):
             binds, where = env.lookup(b.value)
             if binds and all(x is not OTHER for x in binds):
                 leaves = [chain_leaves(x, where) for x in binds]
-                if all(lv is not None for lv in leaves):
-                    vals = [leaf.value for lv in leaves if lv for leaf in lv]
-                    if vals and min(vals) <= 1:
-                        return False, None
-                    value = min(vals) if vals else None
-        return True, value
+                if all(leaves) and min(leaf.value for lv in leaves for leaf in lv) <= 1:  # type: ignore[union-attr]
+                    return False
+        return True
 
     def _padded(self, x: cst.BaseExpression, env: Env) -> bool:
-        for cand in (x, resolve(x, env)):
-            name = dotted(cand) or ""
-            low = name.lower()
+        """A padded extent: named so, a ceiling helper's result, or (itself,
+        what it was bound to) a product: ``cdiv(n, B) * B``, ``num_blocks *
+        B``, a multiple by construction."""
+        cands = [x, resolve(x, env)]
+        for cand in cands:
+            low = (dotted(cand) or "").lower()
             if any(w in low for w in ("pad", "align", "round", "multiple")):
                 return True
-            if isinstance(cand, cst.Call) and any(
-                (call_name(cand) or "").endswith(h) for h in CEIL_HELPERS
-            ):
+            if isinstance(cand, cst.Call) and (call_name(cand) or "").endswith(CEIL_HELPERS):
                 return True
-            if isinstance(cand, cst.BinaryOperation) and isinstance(cand.operator, cst.Multiply):
-                return True  # ``cdiv(n, B) * B``, ``num_blocks * B``: a multiple by construction
         if isinstance(x, cst.Name):
-            binds, _ = env.lookup(x.value)
-            if binds and any(
-                isinstance(b, cst.BinaryOperation) and isinstance(b.operator, cst.Multiply) for b in binds
-            ):
-                return True
-        return False
+            cands += env.lookup(x.value)[0] or []
+        return any(isinstance(c, cst.BinaryOperation) and isinstance(c.operator, cst.Multiply) for c in cands)
 
     def _min_capped(self, x: cst.BaseExpression, b: cst.BaseExpression, env: Env) -> bool:
         """``B = min(X, C)`` with the same ``X``: SHD101 reports it."""
-        if not isinstance(b, cst.Name):
-            return False
-        binds, _ = env.lookup(b.value)
+        binds = env.lookup(b.value)[0] if isinstance(b, cst.Name) else None
         xc = code(x)
         return any(
-            isinstance(v, cst.Call)
-            and call_name(v) == "min"
-            and any(code(a.value) == xc for a in v.args)
+            isinstance(v, cst.Call) and call_name(v) == "min" and any(code(a.value) == xc for a in v.args)
             for v in binds or ()
         )
 
     def _handled(self, x: cst.BaseExpression, b: cst.BaseExpression, scope: Scope, env: Env) -> bool:
-        xc, bc = code(x), code(b)
-        rx = code(resolve(x, env))
-        for m in scope.mods:
-            if code(m.left) in (xc, rx):
-                return True
+        """A remainder of ``X`` is taken, or the covered part computed (a
+        tail pass): ``(X // B) * B``, or ``X - done`` (not ``X - 1``, a
+        power-of-two test's ``X & (X - 1)``)."""
+        keys, bc = (code(x), code(resolve(x, env))), code(b)
+        if any(code(m.left) in keys for m in scope.mods):
+            return True
         for n in scope.covered:
-            # ``(X // B) * B`` or ``X - ...``: the covered part is computed
-            parts = [n.left, n.right]
-            if isinstance(n.operator, cst.Subtract) and code(n.left) in (xc, rx) and int_literal(n.right) != 1:
-                # ``X - done``; ``X - 1`` is a power-of-two test's (``X & (X - 1)``)
+            if isinstance(n.operator, cst.Subtract) and code(n.left) in keys and int_literal(n.right) != 1:
                 return True
-            for p in parts:
-                if isinstance(p, cst.BinaryOperation) and isinstance(p.operator, cst.FloorDivide):
-                    if code(p.left) in (xc, rx) and code(p.right) == bc:
-                        return True
+            for p in (n.left, n.right):
+                floor = isinstance(p, cst.BinaryOperation) and isinstance(p.operator, cst.FloorDivide)
+                if floor and code(p.left) in keys and code(p.right) == bc:  # type: ignore[union-attr]
+                    return True
         return False
 
     def _judge(self, floor: Floor, scope: Scope, env: Env) -> None:
@@ -440,10 +388,7 @@ class FloorGridDropsTail(BindingVisitor, Rule):
             return
         if "grid" in code(x).lower():
             return  # a grid read back (``grid[0] // SPLIT_K``): sized as a multiple where it was built
-        is_block, bval = self._block_value(b, env)
-        if bval is None and isinstance(b, cst.Name):
-            bval = scope.defaults.get(b.value)
-        if not is_block or self._padded(x, env) or self._min_capped(x, b, env):
+        if not self._is_block(b, env) or self._padded(x, env) or self._min_capped(x, b, env):
             return
         if self._handled(x, b, scope, env):
             return
@@ -453,54 +398,44 @@ class FloorGridDropsTail(BindingVisitor, Rule):
             kernel = self._kernel(floor.launch)
             if kernel is None:
                 return
-            params = _params_receiving(floor.launch, kernel.params, x)
-            if kernel.grid_stride or params & kernel.looped:
-                return
-            if any(p in params for p, _, _ in kernel.div):
-                return
+            params = _receiving(floor.launch, kernel.params, x)
+            if kernel.grid_stride or params & kernel.looped or any(p in params for p, _, _ in kernel.div):
+                return  # the kernel covers the extent itself, or requires a multiple
             masked = bool(params & kernel.masked)
-        width = self._width(floor, x, scope, env, kernel)
-        choices = block_choices(b, width.keys, env)
-        admitted = width.facts.admitted_values(width.keys)
-        if admitted and choices is not None and all(v % c == 0 for v in admitted for c in choices):
+        # the width's code, and what it was bound to
+        keys = frozenset({code(x), code(resolve(x, env))})
+        width = width_facts(scope.stated, env, keys)
+        why = self._only_powers_of_two(floor, x, scope, kernel, width)
+        choices = block_choices(b, keys, env)
+        if width.admitted and choices is not None and all(v % c == 0 for v in width.admitted for c in choices):
             return  # every width the function lets through is a multiple
-        if width.power_of_two is not None and choices is not None:
-            low = width.facts.lower_bound(width.keys)
-            if all(is_power_of_two(c) and c <= low for c in choices):
-                return  # powers of two no larger than a power of two divide it
+        low = width.lower
+        if why is not None and choices is not None and all(is_power_of_two(c) and c <= low for c in choices):
+            return  # powers of two no larger than a power of two divide it
         if choices == []:
             return  # the block is the width itself: one exact block
-        values = choices if choices is not None else [bval] if bval is not None else []
-        self._report(floor, x, b, values, kernel, masked, env, width)
+        if choices is None:
+            # unknown values: a parameter's default is the usual block
+            default = scope.defaults.get(b.value) if isinstance(b, cst.Name) else None
+            choices = [default] if default is not None else []
+        self._report(floor, x, b, choices, kernel, masked, env, width, why)
 
-    def _width(
-        self, floor: Floor, x: cst.BaseExpression, scope: Scope, env: Env, kernel: KernelTiling | None
-    ) -> Width:
-        """What the function (and the kernel it launches) say about ``x``."""
-        keys = frozenset({code(x), code(resolve(x, env))})
-        facts = width_facts(scope.stated, env)
+    def _only_powers_of_two(
+        self, floor: Floor, x: cst.BaseExpression, scope: Scope, kernel: KernelTiling | None, width: Width
+    ) -> str | None:
+        """Why only a power of two reaches the floor as ``x`` (None: no reason)."""
         xc = code(x)
-        why: str | None = None
-        if facts.is_power_of_two(keys):
-            why = f"the function refuses any other `{xc}`"
-        elif floor.launch is None and scope.kernel and xc in scope.aranged:
-            why = f"the kernel takes `tl.arange(0, {xc})`: other widths fail to compile"
-        elif kernel is not None and floor.launch is not None:
-            exact = _params_given(floor.launch, kernel.params, x)
-            hit = sorted(exact & kernel.aranged)
+        if width.power_of_two:
+            return f"the function refuses any other `{xc}`"
+        if floor.launch is None and scope.kernel and xc in scope.aranged:
+            return f"the kernel takes `tl.arange(0, {xc})`: other widths fail to compile"
+        if kernel is not None:
+            given = _receiving(floor.launch, kernel.params, x, exact=True)  # type: ignore[arg-type]
+            hit = sorted(given & kernel.aranged)
             if hit:
-                why = f"`{kernel.name}` takes `tl.arange(0, {hit[0]})` of it: other widths fail to compile"
-        return Width(keys, facts, why)
+                return f"`{kernel.name}` takes `tl.arange(0, {hit[0]})` of it: other widths fail to compile"
+        return None
 
-    def _kernel(self, call: cst.Call) -> KernelTiling | None:
-        kname = dotted(call.func.value) if isinstance(call.func, cst.Subscript) else None
-        if not kname:
-            return None
-        if self._finder is None:
-            self._finder = KernelFinder(self.ctx)
-        return self._finder.find(kname, self.opts["kernel-decorators"])
-
-    # -- reporting -------------------------------------------------------------
     def _report(
         self,
         floor: Floor,
@@ -511,22 +446,21 @@ class FloorGridDropsTail(BindingVisitor, Rule):
         masked: bool,
         env: Env,
         width: Width,
+        why: str | None,
     ) -> None:
         """``values``: the block's possible values this file shows (empty:
-        unknown)."""
+        unknown); ``why``: why only a power of two reaches the floor."""
         xc, bc = code(x), code(b)
         floored = short(code(floor.node))
-        what = "grid" if floor.launch is not None else "loop count"
         if floor.launch is not None:
             kname = dotted(floor.launch.func.value)  # type: ignore[attr-defined]
+            what, nothing = "grid", f"no program of `{kname}` runs"
             consequence = f"no program of `{kname}` covers the last partial block"
-            nothing = f"no program of `{kname}` runs"
         else:
+            what, nothing = "loop count", "the loop never runs"
             consequence = "the last partial block is never processed"
-            nothing = "the loop never runs"
-        why = width.power_of_two
-        example = power_of_two_example(values, width.facts.lower_bound(width.keys)) if why else None
-        if why and example is not None and example[0] < example[1]:
+        example = power_of_two_example(values, width.lower) if why else None
+        if example is not None and example[0] < example[1]:
             # only a power of two gets here: the floor loses everything below
             # the block, never a partial block
             p, c = example
@@ -535,41 +469,31 @@ class FloorGridDropsTail(BindingVisitor, Rule):
                 f"({xc} = {p} with {_block_text(bc, c)}: nothing is computed or written); `{xc}` can only be "
                 f"a power of two ({why}), so a partial block never occurs"
             )
-        elif why and example is not None:
-            p, c = example
-            message = (
-                f"{what} `{floored}` rounds down: {consequence}, silently ({xc} = {p} with {_block_text(bc, c)}: "
-                f"the last {p % c} are skipped, as {bc} is not a power of two); `{xc}` < `{bc}` runs "
-                f"nothing; `{xc}` can only be a power of two ({why})"
-            )
         else:
-            bval = min(values) if values else None
+            if example is not None:
+                p, c = example
+                lost = (
+                    f"{xc} = {p} with {_block_text(bc, c)}: the last {p % c} are skipped, "
+                    f"as {bc} is not a power of two"
+                )
+            else:
+                lost = self._example(x, bc, min(values) if values else None, env, width.admitted)
             message = (
-                f"{what} `{floored}` rounds down: {consequence}, silently "
-                f"({self._example(x, bc, bval, env, width.facts.admitted_values(width.keys))}); "
+                f"{what} `{floored}` rounds down: {consequence}, silently ({lost}); "
                 f"`{xc}` < `{bc}` runs nothing"
             )
             if why:
                 message += f"; `{xc}` can only be a power of two ({why})"
         notes: list[Note] = []
-        if kernel is not None and masked:
-            notes.append(
-                Note(
-                    f"`{kernel.name}` masks against `{xc}`: it was written for a partial block, "
-                    f"but a floor grid launches no program for it",
-                    path=kernel.path,
-                    span=Span(kernel.line, 0, kernel.line, 0),
-                )
+        if kernel is not None:
+            said = (
+                f"masks against `{xc}`: it was written for a partial block, but a floor grid "
+                f"launches no program for it"
+                if masked
+                else f"neither masks nor loops over `{xc}`: with a ceiling grid it would also need a mask"
             )
-        elif kernel is not None:
-            notes.append(
-                Note(
-                    f"`{kernel.name}` neither masks nor loops over `{xc}`: with a ceiling grid it "
-                    f"would also need a mask",
-                    path=kernel.path,
-                    span=Span(kernel.line, 0, kernel.line, 0),
-                )
-            )
+            span = Span(kernel.line, 0, kernel.line, 0)
+            notes.append(Note(f"`{kernel.name}` {said}", path=kernel.path, span=span))
         self.report(floor.node, message, notes=notes, fix=self._suggest(floor, xc, bc, masked))
 
     def _example(
@@ -578,9 +502,8 @@ class FloorGridDropsTail(BindingVisitor, Rule):
         if bval is None:
             return f"any `{code(x)}` that is not a multiple of `{bc}` loses its remainder"
         block = _block_text(bc, bval)
-        wrong = [v for v in admitted or () if v % bval]
-        if wrong:
-            v = wrong[0]
+        v = next((v for v in admitted or () if v % bval), None)
+        if v is not None:
             return f"{code(x)} = {v}, a width the function admits, with {block}: the last {v % bval} are skipped"
         dim_name = dimension_name(x, env, self.opts["dimension-names"])
         if dim_name is not None:
@@ -592,33 +515,21 @@ class FloorGridDropsTail(BindingVisitor, Rule):
         return f"{code(x)} = {n} with {block}: the last {n % bval} are skipped"
 
     def _suggest(self, floor: Floor, xc: str, bc: str, masked: bool) -> PendingFix:
-        mod = self.ctx.module_name
+        assertion = f"assert `{xc} % {bc} == 0`"
         if floor.launch is not None:
             tail = "" if masked else f" and mask `offs < {xc}` in the kernel"
-            title = f"Launch `triton.cdiv({xc}, {bc})` programs{tail}, or assert `{xc} % {bc} == 0` if the caller guarantees it"
-        elif mod.startswith("sglang"):
-            title = (
-                f"Count `ceil_div({xc}, {bc})` iterations (`from sglang.srt.utils import ceil_div`) and "
-                f"clip or mask the last one, or assert `{xc} % {bc} == 0`"
-            )
-        elif mod.startswith("vllm"):
-            title = (
-                f"Count `cdiv({xc}, {bc})` iterations (`from vllm.utils.math_utils import cdiv`) and "
-                f"clip or mask the last one, or assert `{xc} % {bc} == 0`"
-            )
+            title = f"Launch `triton.cdiv({xc}, {bc})` programs{tail}, or {assertion} if the caller guarantees it"
         else:
-            title = (
-                f"Count `triton.cdiv({xc}, {bc})` iterations (or `-(-{xc} // {bc})`) and clip or mask "
-                f"the last one, or assert `{xc} % {bc} == 0`"
+            count = next(
+                (
+                    f"`{helper}({xc}, {bc})` iterations (`{spelling}`)"
+                    for prefix, helper, spelling in CEIL_SPELLINGS
+                    if self.ctx.module_name.startswith(prefix)
+                ),
+                f"`triton.cdiv({xc}, {bc})` iterations (or `-(-{xc} // {bc})`)",
             )
+            title = f"Count {count} and clip or mask the last one, or {assertion}"
         return PendingFix(title=title, applicability=Applicability.DISPLAY_ONLY)
-
-
-@dataclass(frozen=True)
-class Width:
-    keys: frozenset[str]  # the floored width's code, and what it was bound to
-    facts: WidthFacts
-    power_of_two: str | None  # why only a power of two reaches the floor
 
 
 def block_choices(b: cst.BaseExpression, width: frozenset[str], env: Env, depth: int = 0) -> list[int] | None:
@@ -639,15 +550,10 @@ def block_choices(b: cst.BaseExpression, width: frozenset[str], env: Env, depth:
         return [v] if v > 0 else None
     if isinstance(b, cst.Name):
         binds, where = env.lookup(b.value)
-        if not binds or any(x is OTHER or not isinstance(x, cst.BaseExpression) for x in binds):
-            return None
-        out: list[int] = []
-        for x in binds:
-            got = block_choices(x, width, where, depth + 1)  # type: ignore[arg-type]
-            if got is None:
-                return None
-            out += got
-        return out
+        if not binds or not all(isinstance(x, cst.BaseExpression) for x in binds):
+            return None  # unbound, a parameter, or bound to a loop target (``OTHER``)
+        got = [block_choices(x, width, where, depth + 1) for x in binds]  # type: ignore[arg-type]
+        return None if None in got else [v for values in got for v in values]  # type: ignore[union-attr]
     return None
 
 
@@ -656,14 +562,12 @@ def _block_text(bc: str, value: int) -> str:
     return f"a block of {value}" if bc == str(value) else f"{bc} = {value}"
 
 
-def _params_given(call: cst.Call, params: tuple[str, ...], x: cst.BaseExpression) -> set[str]:
-    """The kernel parameters a launch passes ``x`` itself to."""
+def _receiving(call: cst.Call, params: tuple[str, ...], x: cst.BaseExpression, exact: bool = False) -> set[str]:
+    """The kernel parameters a launch passes ``x`` to: itself, or (unless
+    ``exact``) an expression holding it."""
     xc = code(x)
-    return {p for p, a in launch_args(call, params).items() if code(a) == xc}
-
-
-def _params_receiving(call: cst.Call, params: tuple[str, ...], x: cst.BaseExpression) -> set[str]:
-    """The kernel parameters a launch passes ``x`` to (or an expression
-    holding it)."""
-    xc = code(x)
-    return {p for p, a in launch_args(call, params).items() if any(code(n) == xc for n in walk(a))}
+    return {
+        p
+        for p, a in launch_args(call, params).items()
+        if code(a) == xc or not exact and any(code(n) == xc for n in walk(a))
+    }

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from checks.fixed_block_divisibility.blocks import Env, code, const
-from linter.syntax import call_name, int_literal
+from linter.syntax import call_name, int_literal, positional_args
 
 # comparison operators by libcst class name (the scan imports this module
 # without loading libcst: see ``linter._lazy``)
@@ -40,21 +40,11 @@ _NEGATED = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">", 
 
 @dataclass
 class WidthFacts:
+    """What the statements say, by the code of the expression they are about."""
+
     power_of_two: set[str] = field(default_factory=set)
     lower: dict[str, int] = field(default_factory=dict)
     admitted: dict[str, list[int]] = field(default_factory=dict)
-
-    def is_power_of_two(self, keys: Iterable[str]) -> bool:
-        return any(k in self.power_of_two for k in keys)
-
-    def lower_bound(self, keys: Iterable[str]) -> int:
-        return max((self.lower[k] for k in keys if k in self.lower), default=1)
-
-    def admitted_values(self, keys: Iterable[str]) -> list[int] | None:
-        for k in keys:
-            if k in self.admitted:
-                return self.admitted[k]
-        return None
 
     def add_lower(self, key: str, value: int) -> None:
         self.lower[key] = max(self.lower.get(key, value), value)
@@ -62,6 +52,15 @@ class WidthFacts:
     def admit(self, key: str, values: list[int]) -> None:
         old = self.admitted.get(key)
         self.admitted[key] = values if old is None else [v for v in old if v in values]
+
+
+@dataclass(frozen=True)
+class Width:
+    """What they say about one width, known by any of several codes."""
+
+    power_of_two: bool
+    lower: int  # a lower bound (1: none stated)
+    admitted: list[int] | None  # the only values it may take
 
 
 def is_power_of_two(v: int) -> bool:
@@ -79,38 +78,22 @@ def power_of_two_example(blocks: Iterable[int], low: int) -> tuple[int, int] | N
             if c // 2 >= max(low, 1):
                 return c // 2, c
         elif c > 1:
-            p = 1
-            while p < max(low, c):
-                p *= 2
-            return p, c
+            return 1 << (max(low, c) - 1).bit_length(), c  # the first power of two >= low and c
     return None
 
 
-def _leaf(e: cst.BaseExpression) -> str:
-    return (call_name(e) or "").rsplit(".", 1)[-1].lower().lstrip("_") if isinstance(e, cst.Call) else ""
-
-
-def _single_arg(e: cst.Call) -> cst.BaseExpression | None:
-    if len(e.args) == 1 and e.args[0].keyword is None and not e.args[0].star:
-        return e.args[0].value
-    return None
-
-
-def _next_power_of_two_of(e: cst.BaseExpression) -> cst.BaseExpression | None:
+def _power_of_two_call(e: cst.BaseExpression, predicate: bool) -> cst.BaseExpression | None:
     """``x`` for ``next_power_of_2(x)`` (``triton.next_power_of_2``,
-    ``next_pow2``, ...)."""
-    leaf = _leaf(e)
-    if "next" in leaf and "pow" in leaf and isinstance(e, cst.Call):
-        return _single_arg(e)
-    return None
-
-
-def _predicate_of(e: cst.BaseExpression) -> cst.BaseExpression | None:
-    """``x`` for ``is_power_of_2(x)`` (``is_pow2``, ``_is_power_of_two``)."""
-    leaf = _leaf(e)
-    if leaf.startswith("is") and "pow" in leaf and ("2" in leaf or "two" in leaf) and isinstance(e, cst.Call):
-        return _single_arg(e)
-    return None
+    ``next_pow2``, ...), or with ``predicate`` for ``is_power_of_2(x)``
+    (``is_pow2``, ``_is_power_of_two``)."""
+    if not isinstance(e, cst.Call) or len(e.args) != 1 or len(positional_args(e)) != 1:
+        return None
+    leaf = (call_name(e) or "").rsplit(".", 1)[-1].lower().lstrip("_")
+    if predicate:
+        named = leaf.startswith("is") and "pow" in leaf and ("2" in leaf or "two" in leaf)
+    else:
+        named = "next" in leaf and "pow" in leaf
+    return e.args[0].value if named else None
 
 
 def _clears_low_bit_of(e: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -134,13 +117,20 @@ def _bit_count_of(e: cst.BaseExpression) -> cst.BaseExpression | None:
     return None
 
 
-def width_facts(stated: Iterable[tuple[cst.BaseExpression, bool]], env: Env) -> WidthFacts:
-    """Every test in ``stated`` with whether it holds past its statement
-    (True for an assert, False for the test of ``if ...: raise``)."""
+def width_facts(
+    stated: Iterable[tuple[cst.BaseExpression, bool]], env: Env, keys: Iterable[str]
+) -> Width:
+    """What the tests in ``stated`` say about the width whose code is one of
+    ``keys``; each test comes with whether it holds past its statement (True
+    for an assert, False for the test of ``if ...: raise``)."""
     facts = WidthFacts()
     for test, holds in stated:
         _record(facts, test, holds, env)
-    return facts
+    return Width(
+        any(k in facts.power_of_two for k in keys),
+        max((facts.lower[k] for k in keys if k in facts.lower), default=1),
+        next((facts.admitted[k] for k in keys if k in facts.admitted), None),
+    )
 
 
 def _record(facts: WidthFacts, test: cst.BaseExpression, holds: bool, env: Env) -> None:
@@ -165,7 +155,7 @@ def _record(facts: WidthFacts, test: cst.BaseExpression, holds: bool, env: Env) 
     if x is not None and not holds:
         facts.power_of_two.add(code(x))
         return
-    x = _predicate_of(test)
+    x = _power_of_two_call(test, predicate=True)
     if x is not None and holds:
         facts.power_of_two.add(code(x))
 
@@ -179,20 +169,16 @@ def _chain(facts: WidthFacts, items: list[cst.BaseExpression], ops: list[str], e
             groups[-1].append(item)
         else:
             groups.append([item])
-    gi = 0
+    group_of = [g for g in groups for _ in g]  # each item's group
     for i, op in enumerate(ops):
         a, b = items[i], items[i + 1]
-        group_a = groups[gi]
-        if op != "==":
-            gi += 1
-        group_b = groups[gi]
         if op == "==":
             _equal(facts, a, b, env)
         elif op in (">=", ">") and (c := const(b, env)) is not None:
-            for m in group_a:
+            for m in group_of[i]:
                 facts.add_lower(code(m), c + (op == ">"))
         elif op in ("<=", "<") and (c := const(a, env)) is not None:
-            for m in group_b:
+            for m in group_of[i + 1]:
                 facts.add_lower(code(m), c + (op == "<"))
         elif op == "in" and isinstance(b, (cst.Tuple, cst.List, cst.Set)) and b.elements:
             values = [const(el.value, env) for el in b.elements]
@@ -202,7 +188,7 @@ def _chain(facts: WidthFacts, items: list[cst.BaseExpression], ops: list[str], e
 
 def _equal(facts: WidthFacts, a: cst.BaseExpression, b: cst.BaseExpression, env: Env) -> None:
     for x, y in ((a, b), (b, a)):
-        inner = _next_power_of_two_of(y)
+        inner = _power_of_two_call(y, predicate=False)
         if inner is not None and code(inner) == code(x):
             facts.power_of_two.add(code(x))
             return
