@@ -15,7 +15,7 @@ import libcst as cst
 
 from linter.needles import Needles
 from linter.rule import Option, Rule, RuleContext
-from linter.syntax import call_name, child_nodes, dotted, function_params, last_name, name_matches
+from linter.syntax import call_name, dotted, function_params, name_matches, walk_no_nested
 from linter.types import Severity
 
 DEFAULT_FACTORS = (
@@ -41,26 +41,17 @@ DEFAULT_VALUES = ("*pad*", "*delta*", "*slack*")
 _NOT_VALUES = ("*unpad*", "*non_pad*")
 
 
-def _literal_parts(globs: tuple[str, ...]) -> list[str] | None:
-    """The longest literal part of each glob; None when one has none."""
-    parts = []
-    for g in globs:
-        lit = max(re.split(r"[*?\[\]]", g), key=len)
-        if not lit:
-            return None
-        parts.append(re.escape(lit))
-    return parts
-
-
 def _needles(options: Mapping[str, Any], definition: bool = False) -> Needles:
-    """The file must hold a `*` and a value name's literal part; a top-level
-    definition only the name (a caller passing a scaled pad multiplies
-    nothing itself)."""
+    """The file must hold a `*` and the longest literal part of a value
+    name's glob; a top-level definition only the part (a caller passing a
+    scaled pad multiplies nothing itself). A glob with no literal part: no
+    part needed."""
     every = () if definition else ("*",)
-    parts = _literal_parts(tuple(options.get("value-names", DEFAULT_VALUES)))
-    if parts is None:
+    globs = options.get("value-names", DEFAULT_VALUES)
+    parts = {max(re.split(r"[*?\[\]]", g), key=len) for g in globs}
+    if "" in parts:
         return Needles(all_of=every)
-    return Needles(all_of=every, regex=f"(?i:{'|'.join(sorted(set(parts)))})")
+    return Needles(all_of=every, regex=f"(?i:{'|'.join(sorted({re.escape(p) for p in parts}))})")
 
 
 @dataclass(frozen=True)
@@ -154,12 +145,15 @@ class DoubleScaledPadding(Rule):
 
     def __init__(self, ctx: RuleContext, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
-        self._factors = tuple(g.lower() for g in self.opts["factor-names"])
-        self._values = tuple(g.lower() for g in self.opts["value-names"])
+        self._factors = tuple(self.opts["factor-names"])
+        self._values = tuple(self.opts["value-names"])
         # locals bound to a factor in the function being read
         self._aliases: dict[str, str] = {}
-        # helpers of the module returning a scaled pad, by bare name
+        # the module's functions by bare name; those returning a scaled pad;
+        # those scaling a parameter (by parameter)
+        self._functions: dict[str, cst.FunctionDef] = {}
         self._returns: dict[str, Scaled] = {}
+        self._consumers: dict[str, dict[str, Scaled]] = {}
 
     # -- vocabulary -----------------------------------------------------------------
     def _factor_key(self, e: cst.BaseExpression) -> str | None:
@@ -170,14 +164,15 @@ class DoubleScaledPadding(Rule):
         name = dotted(e)
         if name in self._aliases:
             return self._aliases[name]
-        leaf = (last_name(name) or "").lower()
-        return leaf if leaf and name_matches(leaf, self._factors) else None
+        leaf = (name or "").rsplit(".", 1)[-1].lower()
+        return leaf if name_matches(leaf, self._factors) else None
 
     def _is_value(self, name: str | None) -> bool:
-        leaf = (last_name(name) or "").lower()
-        return bool(leaf) and name_matches(leaf, self._values) and not name_matches(leaf, _NOT_VALUES)
+        return name_matches(name, self._values) and not name_matches(name, _NOT_VALUES)
 
-    def _factors_of(self, e: cst.BaseExpression) -> Iterator[tuple[cst.BaseExpression, list[cst.BaseExpression]]]:
+    def _factors_of(
+        self, e: cst.BaseExpression
+    ) -> Iterator[tuple[cst.BaseExpression, list[cst.BaseExpression]]]:
         """(factor, other operands) of each factor in a product ``a * b * c``."""
         operands = list(_product(e))
         if len(operands) < 2:
@@ -186,21 +181,26 @@ class DoubleScaledPadding(Rule):
             if self._factor_key(op) is not None:
                 yield op, operands[:i] + operands[i + 1 :]
 
+    def _scaled(self, factor: cst.BaseExpression, site: cst.CSTNode) -> Scaled:
+        return Scaled(
+            self.ctx.code_for(factor), self._factor_key(factor) or "", site, self.ctx.code_for(site)
+        )
+
     # -- the module --------------------------------------------------------------------
     def leave_Module(self, original_node: cst.Module) -> None:
-        functions = dict(_functions(original_node))
+        self._functions = dict(_functions(original_node))
+        # (the helpers' returns are read with no helper known yet)
         returns: dict[str, Scaled] = {}
-        consumers: dict[str, dict[str, Scaled]] = {}
-        for name, fn in functions.items():
+        for name, fn in self._functions.items():
             got = self._returns_scaled(fn)
             if got is not None:
                 returns[name] = got
             scales = self._params_scaled(fn)
             if scales:
-                consumers[name] = scales
+                self._consumers[name] = scales
         self._returns = returns
-        for name, fn in functions.items():
-            self._analyse(fn, returns, consumers, functions)
+        for fn in self._functions.values():
+            self._analyse(fn)
 
     def _returns_scaled(self, fn: cst.FunctionDef) -> Scaled | None:
         scaled: dict[str, Scaled] = {}
@@ -225,17 +225,17 @@ class DoubleScaledPadding(Rule):
                 for o in others:
                     k = dotted(o)
                     if k in params and k not in out:
-                        out[k] = Scaled(
-                            self.ctx.code_for(factor), self._factor_key(factor) or "", n, self.ctx.code_for(n)
-                        )
+                        out[k] = self._scaled(factor, n)
         return out
 
-    def _scaling(self, e: cst.BaseExpression, scaled: dict[str, Scaled], into_value: bool = False) -> Scaled | None:
+    def _scaling(
+        self, e: cst.BaseExpression, scaled: dict[str, Scaled], into_value: bool = False
+    ) -> Scaled | None:
         """How ``e`` scales a pad: a product of a factor and a pad-named
         operand, or any product with a factor bound to a pad-named target."""
         for factor, others in self._factors_of(e):
             if into_value or any(self._is_value(dotted(o)) or dotted(o) in scaled for o in others):
-                return Scaled(self.ctx.code_for(factor), self._factor_key(factor) or "", e, self.ctx.code_for(e))
+                return self._scaled(factor, e)
         return None
 
     def _bind(self, n: cst.CSTNode, scaled: dict[str, Scaled], report: bool) -> None:
@@ -255,7 +255,8 @@ class DoubleScaledPadding(Rule):
             if fk is not None:
                 self._aliases[key] = fk
             s = self._scaling(n.value, scaled, into_value=self._is_value(key))
-            if s is not None and (self._is_value(key) or any(dotted(o) in scaled for o in _product(n.value))):
+            rescaled = any(dotted(o) in scaled for o in _product(n.value))
+            if s is not None and (self._is_value(key) or rescaled):
                 scaled[key] = s
             else:
                 scaled.pop(key, None)
@@ -268,17 +269,10 @@ class DoubleScaledPadding(Rule):
             if prior is not None and prior.key == fk:
                 if report:
                     self._report_twice(n, key, prior, self.ctx.code_for(n.value))
-                return
-            if self._is_value(key):
-                scaled[key] = Scaled(self.ctx.code_for(n.value), fk, n, self.ctx.code_for(n))
+            elif self._is_value(key):
+                scaled[key] = self._scaled(n.value, n)
 
-    def _analyse(
-        self,
-        fn: cst.FunctionDef,
-        returns: dict[str, Scaled],
-        consumers: dict[str, dict[str, Scaled]],
-        functions: dict[str, cst.FunctionDef],
-    ) -> None:
+    def _analyse(self, fn: cst.FunctionDef) -> None:
         scaled: dict[str, Scaled] = {}
         reported: set[int] = set()
         self._aliases = {}
@@ -286,46 +280,48 @@ class DoubleScaledPadding(Rule):
             for e in _expressions(n):
                 if id(e) in reported:
                     continue
-                for factor, others in self._factors_of(e):
-                    fk = self._factor_key(factor)
-                    for o in others:
-                        prior = scaled.get(dotted(o) or "")
-                        what = dotted(o)
-                        if prior is None and isinstance(o, cst.Call):
-                            callee = _callee(o)
-                            prior = returns.get(callee or "")
-                            what = f"{call_name(o)}(...)"
-                        if prior is not None and prior.key == fk and prior.site is not e:
-                            self._report_twice(e, what or "", prior, self.ctx.code_for(factor))
-                            reported.update(id(x) for x in _expressions(e))
-                            break
-                    else:
-                        continue
-                    break
-                if isinstance(e, cst.Call) and id(e) not in reported:
-                    self._passed_to_consumer(e, scaled, consumers, functions)
+                again = self._scaled_again(e, scaled)
+                if again is not None:
+                    self._report_twice(e, *again)
+                    reported.update(id(x) for x in _expressions(e))
+                elif isinstance(e, cst.Call):
+                    self._passed_to_consumer(e, scaled)
             self._bind(n, scaled, report=True)
 
-    def _passed_to_consumer(
-        self,
-        call: cst.Call,
-        scaled: dict[str, Scaled],
-        consumers: dict[str, dict[str, Scaled]],
-        functions: dict[str, cst.FunctionDef],
-    ) -> None:
+    def _scaled_again(
+        self, e: cst.BaseExpression, scaled: dict[str, Scaled]
+    ) -> tuple[str, Scaled, str] | None:
+        """(what, how it was scaled, the factor) when the product ``e``
+        multiplies a scaled pad (a name, or a helper's call returning one)
+        by the same factor again."""
+        for factor, others in self._factors_of(e):
+            fk = self._factor_key(factor)
+            for o in others:
+                prior, what = scaled.get(dotted(o) or ""), dotted(o) or ""
+                if prior is None and isinstance(o, cst.Call):
+                    prior, what = self._returns.get(_callee(o) or ""), f"{call_name(o)}(...)"
+                if prior is not None and prior.key == fk and prior.site is not e:
+                    return what, prior, self.ctx.code_for(factor)
+        return None
+
+    def _passed_to_consumer(self, call: cst.Call, scaled: dict[str, Scaled]) -> None:
         callee = _callee(call)
-        if callee not in consumers:
+        if callee not in self._consumers:
             return
-        params = [p for p in function_params(functions[callee]) if p not in ("self", "cls")]
+        params = [p for p in function_params(self._functions[callee]) if p not in ("self", "cls")]
         for i, a in enumerate(call.args):
             if a.star:
                 return
-            param = a.keyword.value if a.keyword is not None else (params[i] if i < len(params) else None)
+            named = params[i] if i < len(params) else None
+            param = a.keyword.value if a.keyword is not None else named
             prior = scaled.get(dotted(a.value) or "")
-            again = consumers[callee].get(param or "")
+            again = self._consumers[callee].get(param or "")
             if prior is not None and again is not None and prior.key == again.key:
                 self._report_twice(
-                    call, dotted(a.value) or "", prior, again.factor,
+                    call,
+                    dotted(a.value) or "",
+                    prior,
+                    again.factor,
                     consumer=f"`{callee}` multiplies its parameter `{param}` by `{again.factor}` "
                     f"(`{_flat(again.code)}`)",
                 )
@@ -385,25 +381,11 @@ def _callee(call: cst.Call) -> str | None:
 def _statements(fn: cst.FunctionDef) -> Iterator[cst.CSTNode]:
     """Simple statements and ``return``s of ``fn`` in source order, not
     entering nested definitions."""
-    stack: list[cst.CSTNode] = [fn.body]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (cst.FunctionDef, cst.ClassDef)) and n is not fn:
-            continue
-        if isinstance(n, cst.BaseSmallStatement):
-            yield n
-            continue
-        stack.extend(reversed([c for c in child_nodes(n) if not isinstance(c, cst.BaseExpression)]))
+    return (n for n in walk_no_nested(fn.body) if isinstance(n, cst.BaseSmallStatement))
 
 
 def _expressions(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
     """Products and calls in ``node``, outermost first, not entering lambdas
     or nested definitions."""
-    stack: list[cst.CSTNode] = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (cst.Lambda, cst.FunctionDef, cst.ClassDef)) and n is not node:
-            continue
-        if isinstance(n, (cst.BinaryOperation, cst.Call)):
-            yield n
-        stack.extend(reversed(child_nodes(n)))
+    kinds = (cst.BinaryOperation, cst.Call)
+    return (n for n in walk_no_nested(node) if isinstance(n, kinds))  # type: ignore[misc]

@@ -4,49 +4,58 @@ need."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import fnmatch
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import libcst as cst
 
-from linter.syntax import call_name, child_nodes, dotted, int_literal, keyword_args, last_name, name_matches, positional_args, walk_fast
-from checks.padded_unpadded_width_mismatch.widths import (
-    Tensor,
-    Width,
-    along_width,
-    ceil_numerator,
-    counterexample,
-    describe,
-    flat,
-    forget,
-    is_zero,
-    leaf_set,
-    pattern_stems,
-    plain_origin,
-    same_value,
-    shape_read,
-    slice_has_lower,
-    stem_set,
-)
+from checks.facts.classes import ClassIndex
 from checks.padded_unpadded_width_mismatch.across_classes import (
+    Handoff,
+    InputWidthOutput,
     component_calls,
     handoffs,
+    helpers_of,
     input_width_outputs,
     input_width_source,
 )
-from checks.padded_unpadded_width_mismatch.class_helpers import helpers_of
-from checks.padded_unpadded_width_mismatch.declared_widths import UnpaddedOutputs
+from checks.padded_unpadded_width_mismatch.declared_widths import (
+    UNPADDED_WIDTH_NAMES,
+    UnpaddedDeclaration,
+    UnpaddedOutputs,
+)
 from checks.padded_unpadded_width_mismatch.needles import CDIV_NAMES, declared
-from checks.facts.classes import ClassIndex
+from checks.padded_unpadded_width_mismatch.widths import (
+    LIKE,
+    NEW,
+    Tensor,
+    Tracked,
+    Width,
+    callee_leaf,
+    leaf_set,
+    rounded_base,
+    shape_read,
+)
 from linter.needles import Needles
 from linter.rule import Option, Rule, RuleContext
-from linter.syntax import function_params
+from linter.syntax import (
+    call_name,
+    child_nodes,
+    dotted,
+    function_params,
+    int_literal,
+    keyword_args,
+    last_name,
+    name_matches,
+    positional_args,
+    walk_fast,
+    walk_no_nested,
+)
 from linter.types import Note, Severity, Span
 
 DEFAULT_PADDED_NAMES = ("*_padded", "padded_*", "*_padded_*")
-# Names that say "not padded" although they contain the word.
-_NOT_PADDED = ("*unpadded*", "*non_padded*", "*not_padded*", "*nonpadded*")
 DEFAULT_ROUNDING = (
     "round_up",
     "_round_up",
@@ -58,12 +67,9 @@ DEFAULT_ROUNDING = (
     "round_to_multiple",
     "next_multiple_of",
 )
-_CDIV = frozenset(CDIV_NAMES)
 
-# Allocators and where their shape is. `*_like` copies the width of its argument.
+# Allocators and where their shape is (`*_like` copies the width of its argument).
 _ALLOC = frozenset({"empty", "zeros", "ones", "full", "empty_strided", "randn", "rand"})
-_ALLOC_METHOD = frozenset({"new_empty", "new_zeros", "new_ones", "new_full"})
-_LIKE = frozenset({"empty_like", "zeros_like", "ones_like", "full_like"})
 _UNINIT = frozenset({"empty", "new_empty", "empty_strided", "empty_like"})
 
 # In-place elementwise methods: both operands must have the same width (or
@@ -71,8 +77,8 @@ _UNINIT = frozenset({"empty", "new_empty", "empty_strided", "empty_like"})
 _INPLACE_STRICT = frozenset(
     {"copy_", "add_", "sub_", "mul_", "div_", "addcmul_", "addcdiv_", "lerp_"}
 )
-# Augmented assignments that combine two tensors elementwise (libcst class names).
-_AUG_OPS = frozenset({"AddAssign", "SubtractAssign", "MultiplyAssign", "DivideAssign"})
+# Augmented assignments that combine two tensors elementwise.
+_AUG_OPS = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign)
 
 # Consumers that read every element of an operand along its width: a garbage
 # tail in an `empty` buffer leaks into every output.
@@ -86,32 +92,16 @@ _ZEROING = frozenset({"zero_", "fill_", "zeros_"})
 @dataclass
 class _Scope:
     """A class or function being visited, and what the visit saw of a
-    function's own calls (not of nested definitions'): what decides whether
-    the analyses can find anything in it, before they walk it."""
+    function's own calls (not of nested definitions'): whether the analyses
+    can find anything in it, before they walk it."""
 
     node: cst.ClassDef | cst.FunctionDef
-    # an allocation the rule may track
-    allocates: bool = False
+    params: set[str] = field(default_factory=set)  # a function's, less self and cls
+    allocates: bool = False  # an allocation the rule may track
     # a rounding or ceiling division call, or a floor (``(X + n - 1) // n * n``)
     rounds: bool = False
-    # an allocation with a padded name in its shape
-    padded_name: bool = False
-    # an allocation at an input parameter's width (``input_width_source``)
-    input_width: bool = False
-    _params: set[str] | None = None
-
-    @property
-    def padded(self) -> bool:
-        """Whether a buffer at a padded width may be allocated: a padded
-        width is a padded name in an allocation's shape, or comes from a
-        rounding (inline or bound to a name); either way, with an allocation."""
-        return self.allocates and (self.rounds or self.padded_name)
-
-    def params(self) -> set[str]:
-        if self._params is None:
-            assert isinstance(self.node, cst.FunctionDef)
-            self._params = set(function_params(self.node)) - {"self", "cls"}
-        return self._params
+    padded_name: bool = False  # an allocation with a padded name in its shape
+    input_width: bool = False  # an allocation at an input parameter's width
 
 
 class PaddedUnpaddedWidthMismatch(Rule):
@@ -191,6 +181,7 @@ class PaddedUnpaddedWidthMismatch(Rule):
     purpose), and tensors whose width the function cannot see.
     """
 
+
     code = "SHD501"
     name = "padded-unpadded-width-mismatch"
     summary = "A padded-width buffer exchanges data whole with an unpadded tensor"
@@ -207,7 +198,7 @@ class PaddedUnpaddedWidthMismatch(Rule):
     # ``needles.declared`` asks for; what the analysis reads besides is the
     # names of the classes holding it (their headers are kept), the project
     # facts and, across classes, the calls of the class's own methods, which
-    # it reads from the file's ``ast`` (``class_helpers``): no other
+    # it reads from the file's ``ast`` (``across_classes.helpers_of``): no other
     # definition need be parsed
     needles, definition_needles = declared({k: o.default for k, o in options.items()})
     follows_definitions = False
@@ -224,60 +215,27 @@ class PaddedUnpaddedWidthMismatch(Rule):
 
     # -- widths ----------------------------------------------------------------------
     def _is_padded_name(self, name: str | None) -> bool:
-        return (
-            name is not None
-            and name_matches(name, self._padded_names)
-            and not name_matches(name, _NOT_PADDED)
+        return name_matches(name, self._padded_names) and not name_matches(
+            name, UNPADDED_WIDTH_NAMES
         )
 
-    def _stems(self, name: str) -> frozenset[str]:
-        return pattern_stems(name, self._padded_names)
-
-    def _rounded_base(self, e: cst.CSTNode) -> tuple[cst.BaseExpression, int | None] | None:
-        """(X, n) when ``e`` rounds X up to a multiple of n (n when a literal)."""
-        while isinstance(e, cst.Call) and last_name(call_name(e)) in {"int"} and e.args:
-            e = e.args[0].value
-        if isinstance(e, cst.Call):
-            leaf = last_name(call_name(e))
-            args = positional_args(e)
-            if leaf in self._rounding and len(args) >= 2:
-                return args[0], int_literal(args[1])
-            return None
-        if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, cst.Multiply):
-            for a, b in ((e.left, e.right), (e.right, e.left)):
-                a = a
-                # cdiv(X, n) * n
-                if isinstance(a, cst.Call) and last_name(call_name(a)) in _CDIV:
-                    args = positional_args(a)
-                    if len(args) == 2 and same_value(args[1], b):
-                        return args[0], int_literal(b)
-                # (X + n - 1) // n * n
-                if isinstance(a, cst.BinaryOperation) and isinstance(a.operator, cst.FloorDivide):
-                    if same_value(a.right, b):
-                        x = ceil_numerator(a.left, b)
-                        if x is not None:
-                            return x, int_literal(b)
-        return None
-
     def _width_of(self, e: cst.CSTNode, widths: dict[str, Width]) -> Width | None:
-        e = e
         key = dotted(e)
         if key is not None and key in widths:
             return widths[key]
-        rb = self._rounded_base(e)
-        if rb is not None:
-            base, mult = rb
-            b = self.ctx.code_for(base)
-            return Width(
-                True, self.ctx.code_for(e), f"rounded up from `{b}`", stem_set(base), mult
-            )
+        rounded = rounded_base(e, self._rounding)
+        if rounded is not None:
+            base, multiple = rounded
+            origin = f"rounded up from `{self.ctx.code_for(base)}`"
+            return Width(True, self.ctx.code_for(e), origin, leaf_set(dotted(base)), multiple)
         if key is not None and self._is_padded_name(key):
-            return Width(True, key, f"the padded name `{key}`", self._stems(key))
+            stems = pattern_stems(key, self._padded_names)
+            return Width(True, key, f"the padded name `{key}`", stems)
         return None
 
     # -- the walk ----------------------------------------------------------------------
-    # The traversal only notes which functions allocate a tensor at all; the
-    # analysis runs on those alone, when the function is left.
+    # The traversal only notes which functions may hold a finding; the
+    # analyses run on those alone, when the function is left.
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._stack.append(_Scope(node))
 
@@ -285,70 +243,50 @@ class PaddedUnpaddedWidthMismatch(Rule):
         self._stack.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._stack.append(_Scope(node))
+        self._stack.append(_Scope(node, set(function_params(node)) - {"self", "cls"}))
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         scope = self._stack.pop()
-        if scope.padded:
-            self._analyse(scope.node)  # (a padded width implies an allocation)
-        if scope.input_width and self._stack and isinstance(self._stack[-1].node, cst.ClassDef):
-            self._across_classes(scope.node)
+        # a padded width: a padded name in an allocation's shape, or a
+        # rounding (inline or bound to a name) and an allocation
+        if scope.allocates and (scope.rounds or scope.padded_name):
+            self._analyse(scope.node)
+        # a method of a class inside a function: nothing outside can name it
+        in_classes = all(isinstance(s.node, cst.ClassDef) for s in self._stack)
+        if scope.input_width and self._stack and in_classes:
+            self._across_classes(scope.node, scope.params)
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self._stack or isinstance(self._stack[-1].node, cst.ClassDef):
             return
         scope = self._stack[-1]
-        f = node.func
-        leaf = f.attr.value if isinstance(f, cst.Attribute) else getattr(f, "value", None)
-        if leaf in self._rounding or leaf in _CDIV:
+        leaf = callee_leaf(node)
+        if leaf in self._rounding or leaf in CDIV_NAMES:
             scope.rounds = True
-        if leaf in _ALLOC or leaf in _ALLOC_METHOD or leaf in _LIKE:
+        if leaf in _ALLOC or leaf in NEW or leaf in LIKE:
             scope.allocates = True
-            if not scope.padded_name and any(
-                self._is_padded_name(dotted(dim)) for dim in self._shape_args(node, leaf)
-            ):
-                scope.padded_name = True
-            if not scope.input_width and input_width_source(node, scope.params()) is not None:
-                scope.input_width = True
+            if not scope.padded_name:
+                shape = _shape_args(node, leaf)
+                scope.padded_name = any(self._is_padded_name(dotted(d)) for d in shape)
+            if not scope.input_width:
+                scope.input_width = input_width_source(node, scope.params) is not None
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if self._stack and isinstance(node.operator, cst.FloorDivide):
             self._stack[-1].rounds = True
 
     def _analyse(self, node: cst.FunctionDef) -> None:
-        widths: dict[str, Width] = {}
-        tensors: dict[str, Tensor] = {}
-        # name → (tensor, dim) whose shape the name was read from
-        shape_src: dict[str, tuple[str, int]] = {}
-        subscripted: set[str] = set()
-        pending: list[tuple[cst.CSTNode, Tensor, str, str | None]] = []
-        # Pre-order over the function (nested definitions are analysed on
-        # their own), remembering each node's parent.
-        nodes: list[cst.CSTNode] = []
-        parent: dict[int, cst.CSTNode] = {}
-        stack: list[cst.CSTNode] = [node.body]
-        while stack:
-            n = stack.pop()
-            nodes.append(n)
-            if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                continue
-            if isinstance(n, cst.Subscript):
-                k = dotted(n.value)
-                if k:
-                    subscripted.add(k)
-            kids = child_nodes(n)
-            for c in kids:
-                parent[id(c)] = n
-            stack.extend(reversed(kids))
+        nodes = list(walk_no_nested(node.body))  # nested definitions are analysed on their own
+        fn = Tracked({id(c): n for n in nodes for c in child_nodes(n)})
         for n in nodes:
             if isinstance(n, cst.Assign):
-                self._on_assign(n, widths, tensors, shape_src)
-            elif isinstance(n, cst.AugAssign):
-                if type(n.operator).__name__ in _AUG_OPS:
-                    self._exchange(n, n.target, n.value, tensors, shape_src, widths, what=None)
+                self._on_assign(n, fn)
+            elif isinstance(n, cst.AugAssign) and isinstance(n.operator, _AUG_OPS):
+                self._exchange(n, n.target, n.value, fn)
             elif isinstance(n, cst.Call):
-                self._on_call(n, parent, tensors, shape_src, widths, pending)
-        for site, t, consumer, result in pending:
+                self._on_call(n, fn)
+        subscripted = {dotted(n.value) for n in nodes if isinstance(n, cst.Subscript)}
+        for site, t, consumer, result in fn.pending:
             if t.tail_zeroed or (result is not None and result in subscripted):
                 continue
             upto = t.written_upto or "n"
@@ -369,13 +307,10 @@ class PaddedUnpaddedWidthMismatch(Rule):
             )
 
     # -- across functions and classes --------------------------------------------------
-    def _across_classes(self, node: cst.FunctionDef) -> None:
+    def _across_classes(self, node: cst.FunctionDef, params: set[str]) -> None:
         """An output allocated at its input's width, handed with a component's
         result to one step, where an implementation of that component's
         declared type declares an unpadded output width."""
-        if not all(isinstance(entry.node, cst.ClassDef) for entry in self._stack):
-            return  # a class inside a function: nothing outside can name it
-        params = set(function_params(node)) - {"self", "cls"}
         outputs = input_width_outputs(node, params)
         if not outputs:
             return
@@ -383,7 +318,7 @@ class PaddedUnpaddedWidthMismatch(Rule):
         declared = self.ctx.facts.index("unpadded_output_widths")
         if not isinstance(classes, ClassIndex) or not isinstance(declared, UnpaddedOutputs):
             return
-        local = ".".join(entry.node.name.value for entry in self._stack)
+        local = ".".join(s.node.name.value for s in self._stack)
         types = self._component_types(local, classes)
         if not types:
             return
@@ -392,7 +327,11 @@ class PaddedUnpaddedWidthMismatch(Rule):
             for handoff in handoffs(node, out.name):
                 if methods is None:
                     methods = helpers_of(
-                        self.ctx.ast_tree(), self.ctx.text, local, node.name.value, lambda: self.ctx.code_for(node)
+                        self.ctx.ast_tree(),
+                        self.ctx.text,
+                        local,
+                        node.name.value,
+                        lambda: self.ctx.code_for(node),
                     )
                 for part, method in component_calls(handoff.producer, methods):
                     if part not in types:
@@ -418,7 +357,14 @@ class PaddedUnpaddedWidthMismatch(Rule):
                 out.setdefault(part, classes.resolve(module, t))
         return out
 
-    def _report_across(self, out: Any, handoff: Any, part: str, type_name: str, found: list[Any]) -> None:
+    def _report_across(
+        self,
+        out: InputWidthOutput,
+        handoff: Handoff,
+        part: str,
+        type_name: str,
+        found: list[UnpaddedDeclaration],
+    ) -> None:
         d = found[0]
         owner = d.owner.rsplit(".", 1)[-1]
         type_name = type_name.rsplit(".", 1)[-1]
@@ -451,90 +397,40 @@ class PaddedUnpaddedWidthMismatch(Rule):
             notes=notes,
         )
 
-    def _on_assign(
-        self,
-        n: cst.Assign,
-        widths: dict[str, Width],
-        tensors: dict[str, Tensor],
-        shape_src: dict[str, tuple[str, int]],
-    ) -> None:
-        value = n.value
-        for t in n.targets:
-            tgt = t.target
-            if isinstance(tgt, cst.Subscript):
-                self._on_subscript_write(tgt, value, tensors)
-                continue
-            if isinstance(tgt, (cst.Tuple, cst.List)):
-                self._on_unpack(tgt, value, widths, tensors, shape_src)
-                continue
+    # -- bindings and allocations -------------------------------------------------------
+    def _on_assign(self, n: cst.Assign, fn: Tracked) -> None:
+        for target in n.targets:
+            tgt = target.target
             key = dotted(tgt)
-            if key is None:
-                continue
-            forget(key, tensors, widths, shape_src)
-            w = self._width_of(value, widths) if self._rounded_base(value) else None
-            if w is not None:
-                widths[key] = Width(
-                    True, key, f"`{key} = {self.ctx.code_for(value)}`", w.stems, w.multiple
-                )
-                continue
-            src = shape_read(value)
-            if src is not None:
-                shape_src[key] = src
-                continue
-            t = self._alloc(value, key, widths, tensors, shape_src)
-            if t is not None:
-                tensors[key] = t
+            if isinstance(tgt, cst.Subscript):
+                self._on_subscript_write(tgt, n.value, fn)
+            elif isinstance(tgt, (cst.Tuple, cst.List)):
+                fn.unpack(tgt, n.value)
+            elif key is not None:
+                fn.forget(key)
+                rounded = rounded_base(n.value, self._rounding)
+                read = shape_read(n.value)
+                if rounded is not None:
+                    base, multiple = rounded
+                    where = f"`{key} = {self.ctx.code_for(n.value)}`"
+                    fn.widths[key] = Width(True, key, where, leaf_set(dotted(base)), multiple)
+                elif read is not None:
+                    fn.shape_src[key] = read
+                else:
+                    t = self._alloc(n.value, key, fn)
+                    if t is not None:
+                        fn.tensors[key] = t
 
-    def _on_unpack(
-        self,
-        tgt: cst.Tuple | cst.List,
-        value: cst.BaseExpression,
-        widths: dict[str, Width],
-        tensors: dict[str, Tensor],
-        shape_src: dict[str, tuple[str, int]],
-    ) -> None:
-        names = [dotted(e.value) for e in tgt.elements]
-        for k in names:
-            if k:
-                forget(k, tensors, widths, shape_src)
-        owner = None
-        v = value
-        if isinstance(v, cst.Attribute) and v.attr.value == "shape":
-            owner = dotted(v.value)
-        elif (
-            isinstance(v, cst.Call)
-            and isinstance(v.func, cst.Attribute)
-            and v.func.attr.value == "size"
-            and not v.args
-        ):
-            owner = dotted(v.func.value)
-        if owner is None or any(isinstance(e.value, cst.StarredElement) for e in tgt.elements):
-            return
-        count = len(names)
-        for i, k in enumerate(names):
-            if k:
-                shape_src[k] = (owner, i - count)
-
-    def _alloc(
-        self,
-        value: cst.BaseExpression,
-        key: str,
-        widths: dict[str, Width],
-        tensors: dict[str, Tensor],
-        shape_src: dict[str, tuple[str, int]],
-    ) -> Tensor | None:
-        v = value
+    def _alloc(self, v: cst.BaseExpression, key: str, fn: Tracked) -> Tensor | None:
         if not isinstance(v, cst.Call):
             return None
         name = call_name(v) or ""
         leaf = last_name(name) or ""
         if leaf == "to" and isinstance(v.func, cst.Attribute):
-            if not isinstance(v.func.value, cst.Call):
-                return None
-            return self._alloc(v.func.value, key, widths, tensors, shape_src)
-        if leaf in _LIKE:
+            return self._alloc(v.func.value, key, fn)
+        if leaf in LIKE:
             args = positional_args(v)
-            src = tensors.get(dotted(args[0]) or "") if args else None
+            src = fn.tensors.get(dotted(args[0]) or "") if args else None
             if src is None:
                 return None
             return Tensor(
@@ -544,67 +440,41 @@ class PaddedUnpaddedWidthMismatch(Rule):
         torch_alloc = leaf in _ALLOC and (
             not isinstance(v.func, cst.Attribute) or name == f"torch.{leaf}"
         )
-        if not (torch_alloc or leaf in _ALLOC_METHOD):
-            return None
-        shape = self._shape_args(v, leaf)
+        shape = _shape_args(v, leaf) if torch_alloc or leaf in NEW else []
         if not shape:
             return None
         n = len(shape)
-        found_padded: list[tuple[int, Width]] = []
-        found_plain: list[tuple[int, Width]] = []
+        padded: list[tuple[int, Width]] = []
+        plain: list[tuple[int, Width]] = []
         for i, dim in enumerate(shape):
-            w = self._width_of(dim, widths)
-            if w is not None and w.padded:
-                found_padded.append((i - n, w))
-                continue
+            w = self._width_of(dim, fn.widths)  # (always a padded one)
             k = dotted(dim)
-            if k is not None:
-                found_plain.append(
-                    (i - n, Width(False, k, plain_origin(k, shape_src), leaf_set(k)))
-                )
-        uninit = leaf in _UNINIT
+            if w is not None:
+                padded.append((i - n, w))
+            elif k is not None:
+                src = fn.shape_src.get(k)
+                origin = f"read from `{src[0]}.shape`" if src else f"`{k}`"
+                plain.append((i - n, Width(False, k, origin, leaf_set(k))))
         where = f"`{key} = {self.ctx.code_for(v)}`"
-        if len(found_padded) == 1:
-            d, w = found_padded[0]
-            return Tensor(key, w, d, uninit, where, n)
-        if found_padded:
+        if len(padded) == 1:
+            d, w = padded[0]
+            return Tensor(key, w, d, leaf in _UNINIT, where, n)
+        if padded or not plain:
             return None
         # An unpadded tensor: remember every named dim; the exchange check
         # decides which one pairs with a padded width.
-        if found_plain:
-            return Tensor(
-                key, found_plain[-1][1], found_plain[-1][0], uninit, where, n, found_plain
-            )
-        return None
-
-    def _shape_args(self, call: cst.Call, leaf: str) -> list[cst.BaseExpression]:
-        kw = keyword_args(call)
-        args = positional_args(call)
-        if "size" in kw:
-            s = kw["size"]
-            return [e.value for e in s.elements] if isinstance(s, (cst.Tuple, cst.List)) else [s]
-        if not args:
-            return []
-        if leaf in {"full", "new_full"}:
-            args = args[:1]
-        if leaf == "empty_strided":
-            args = args[:1]
-        first = args[0]
-        if isinstance(first, (cst.Tuple, cst.List)):
-            return [e.value for e in first.elements if not isinstance(e, cst.StarredElement)]
-        if any(a.star for a in call.args):
-            return []
-        return args
+        return Tensor(key, plain[-1][1], plain[-1][0], leaf in _UNINIT, where, n, plain)
 
     # -- writes, exchanges, consumers ------------------------------------------------------
     def _on_subscript_write(
-        self, tgt: cst.Subscript, value: cst.BaseExpression, tensors: dict[str, Tensor]
+        self, tgt: cst.Subscript, value: cst.BaseExpression, fn: Tracked
     ) -> None:
-        k = dotted(tgt.value)
-        t = tensors.get(k or "")
+        t = fn.tensors.get(dotted(tgt.value) or "")
         if t is None or not t.width.padded:
             return
-        if is_zero(value) and slice_has_lower(tgt):
+        # ``buf[..., n:] = 0``: a write that starts past the beginning (the tail)
+        slices = [el.slice for el in tgt.slice if isinstance(el.slice, cst.Slice)]
+        if is_zero(value) and any(s.lower is not None and s.upper is None for s in slices):
             t.tail_zeroed = True
         else:
             self._mark_written(t, tgt)
@@ -616,124 +486,86 @@ class PaddedUnpaddedWidthMismatch(Rule):
             if isinstance(sl, cst.Slice) and sl.lower is None and sl.upper is not None:
                 t.written_upto = self.ctx.code_for(sl.upper)
 
-    def _on_call(
-        self,
-        n: cst.Call,
-        parent: dict[int, cst.CSTNode],
-        tensors: dict[str, Tensor],
-        shape_src: dict[str, tuple[str, int]],
-        widths: dict[str, Width],
-        pending: list[tuple[cst.CSTNode, Tensor, str, str | None]],
-    ) -> None:
+    def _on_call(self, n: cst.Call, fn: Tracked) -> None:
         func = n.func
-        leaf = last_name(call_name(n)) if call_name(n) else (
-            func.attr.value if isinstance(func, cst.Attribute) else None
-        )
         # Method calls on a (possibly sliced) tensor.
         if isinstance(func, cst.Attribute):
             recv = func.value
             method = func.attr.value
             rk = dotted(recv)
-            if method == "resize_" and rk in tensors:
-                del tensors[rk]
+            if method == "resize_" and rk in fn.tensors:
+                del fn.tensors[rk]
                 return
             if method in _ZEROING:
                 base = recv.value if isinstance(recv, cst.Subscript) else recv
-                t = tensors.get(dotted(base) or "")
-                if t is not None and (
-                    method != "fill_" or (n.args and is_zero(n.args[0].value))
-                ):
+                t = fn.tensors.get(dotted(base) or "")
+                if t is not None and (method != "fill_" or (n.args and is_zero(n.args[0].value))):
                     t.tail_zeroed = True
                 return
             if method in _INPLACE_STRICT:
+                args = positional_args(n)
                 if isinstance(recv, cst.Subscript):
-                    t = tensors.get(dotted(recv.value) or "")
+                    t = fn.tensors.get(dotted(recv.value) or "")
                     if t is not None:
                         self._mark_written(t, recv)
-                    return
-                args = positional_args(n)
-                if args:
-                    what = f".{method}(...)"
-                    self._exchange(n, recv, args[0], tensors, shape_src, widths, what=what)
+                elif args:
+                    self._exchange(n, recv, args[0], fn, what=f".{method}(...)")
                 return
-            if method in _REDUCE | {"matmul", "mm", "bmm"} and rk in tensors:
-                self._consumer(n, tensors[rk], f"{rk}.{method}()", parent, pending)
+            if method in _REDUCE | {"matmul", "mm", "bmm"} and rk in fn.tensors:
+                fn.consume(n, fn.tensors[rk], f"{rk}.{method}()")
         kw = keyword_args(n)
         full = call_name(n) or ""
         # Only torch's own functions promise that `out=` has the inputs' shape;
         # a custom op may fill a padded output on purpose.
         if "out" in kw and full.startswith("torch.") and not full.startswith("torch.ops."):
-            out = kw["out"]
-            ins = positional_args(n)
-            for a in ins:
-                if self._exchange(n, out, a, tensors, shape_src, widths, what="out=", call=n):
+            for a in positional_args(n):
+                if self._exchange(n, kw["out"], a, fn, call=n):
                     break
+        leaf = callee_leaf(n)
         if leaf in _GEMM or (leaf in _REDUCE and full.startswith(("torch.", "F."))):
             for a in positional_args(n):
-                t = tensors.get(dotted(a) or "")
+                t = fn.tensors.get(dotted(a) or "")
                 if t is not None:
-                    self._consumer(n, t, f"{call_name(n)}", parent, pending)
-
-    def _consumer(
-        self,
-        n: cst.Call,
-        t: Tensor,
-        consumer: str,
-        parent: dict[int, cst.CSTNode],
-        pending: list[tuple[cst.CSTNode, Tensor, str, str | None]],
-    ) -> None:
-        if not (t.width.padded and t.uninit and t.written_partly):
-            return
-        p = parent.get(id(n))
-        if isinstance(p, cst.Subscript):
-            return  # the result is sliced back right here
-        result = None
-        if isinstance(p, cst.Assign) and len(p.targets) == 1:
-            result = dotted(p.targets[0].target)
-        pending.append((n, t, consumer, result))
+                    fn.consume(n, t, f"{call_name(n)}")
 
     def _exchange(
         self,
         site: cst.CSTNode,
         dst: cst.BaseExpression,
         src: cst.BaseExpression,
-        tensors: dict[str, Tensor],
-        shape_src: dict[str, tuple[str, int]],
-        widths: dict[str, Width],
-        what: str | None,
+        fn: Tracked,
+        what: str | None = None,
         call: cst.Call | None = None,
     ) -> bool:
+        """Report ``site`` when it exchanges a padded tensor with one of the
+        unpadded width as a whole: ``dst{what}`` (``.copy_(...)``),
+        ``call(..., out=dst)`` or, with neither, the statement itself."""
         dk, sk = dotted(dst), dotted(src)
         if dk is None or sk is None or dk == sk:
             return False
-        a, b = self._side(dk, tensors, shape_src), self._side(sk, tensors, shape_src)
-        pair = None
-        for p, q in ((a, b), (b, a)):
-            if p is None or q is None:
-                continue
-            pt = p
-            if not pt.width.padded:
-                continue
-            match = self._unpadded_match(pt, q)
-            if match is not None:
-                pair = (pt, match)
+        a, b = fn.side(dk), fn.side(sk)
+        if a is None or b is None:
+            return False
+        for padded, other in ((a, b), (b, a)):
+            uw = _unpadded_width(padded, other)
+            if uw is not None:
                 break
-        if pair is None:
+        else:
             return False
-        padded, (uname, uwidth) = pair
-        if call is not None and self._passes_width(call, padded.width, exclude=dst):
+        pw = padded.width
+        if call is not None and self._passes_width(call, pw, exclude=dst):
             return False
-        op = what or flat(self.ctx.code_for(site))
-        if what == "out=":
+        if call is not None:
             op = f"{call_name(call) or 'call'}(..., out={dk})"
         elif what is not None:
             op = f"{dk}{what}"
-        pw, uw = padded.width, uwidth
+        else:
+            op = flat(self.ctx.code_for(site))
         unpadded = along_width(padded, f":{uw.code}", f"0, {uw.code}")
         self.report(
             site,
             f"`{op}` exchanges `{padded.name}`, padded to width {describe(pw)}, with "
-            f"`{uname}` of the unpadded width {describe(uw)} as a whole",
+            f"`{other.name}` of the unpadded width {describe(uw)} as a whole",
             notes=[
                 f"`{padded.name}` comes from {flat(padded.where)}",
                 counterexample(pw, uw),
@@ -742,33 +574,6 @@ class PaddedUnpaddedWidthMismatch(Rule):
             ],
         )
         return True
-
-    def _side(
-        self, k: str, tensors: dict[str, Tensor], shape_src: dict[str, tuple[str, int]]
-    ) -> Tensor | None:
-        t = tensors.get(k)
-        if t is not None:
-            return t
-        dims = [(name, d) for name, (owner, d) in shape_src.items() if owner == k]
-        if not dims:
-            return None
-        plain = [
-            (d, Width(False, name, f"read from `{k}.shape`", leaf_set(name))) for name, d in dims
-        ]
-        return Tensor(k, plain[-1][1], plain[-1][0], False, f"`{k}`", 0, plain)
-
-    def _unpadded_match(self, padded: Tensor, other: Tensor) -> tuple[str, Width] | None:
-        for d, w in other.plain_dims:
-            if d >= 0:
-                # `x.shape[1]`: comparable when the padded buffer's rank is known
-                if not padded.ndim:
-                    continue
-                d -= padded.ndim
-            if w.padded or d != padded.dim:
-                continue
-            if w.stems & padded.width.stems:
-                return other.name, w
-        return None
 
     def _passes_width(self, call: cst.Call, w: Width, exclude: cst.BaseExpression) -> bool:
         """A callee that also receives the padded width knows the buffer is padded."""
@@ -782,3 +587,102 @@ class PaddedUnpaddedWidthMismatch(Rule):
                 if isinstance(x, cst.BaseExpression) and self.ctx.code_for(x) == w.code:
                     return True
         return False
+
+
+def _shape_args(call: cst.Call, leaf: str | None) -> list[cst.BaseExpression]:
+    """The dimensions an allocation's shape lists (none when starred)."""
+    kw = keyword_args(call)
+    if "size" in kw:
+        s = kw["size"]
+        return [e.value for e in s.elements] if isinstance(s, (cst.Tuple, cst.List)) else [s]
+    args = positional_args(call)
+    if leaf in {"full", "new_full", "empty_strided"}:
+        args = args[:1]
+    if not args:
+        return []
+    if isinstance(args[0], (cst.Tuple, cst.List)):
+        return [e.value for e in args[0].elements if not isinstance(e, cst.StarredElement)]
+    if any(a.star for a in call.args):
+        return []
+    return args
+
+
+def _unpadded_width(padded: Tensor, other: Tensor) -> Width | None:
+    """The width of ``other`` that ``padded`` pads: a named dim at the same
+    position of the shape, paired by name."""
+    if not padded.width.padded:
+        return None
+    for d, w in other.plain_dims:
+        if d >= 0:
+            # `x.shape[1]`: comparable when the padded buffer's rank is known
+            if not padded.ndim:
+                continue
+            d -= padded.ndim
+        if not w.padded and d == padded.dim and w.stems & padded.width.stems:
+            return w
+    return None
+
+
+def pattern_stems(name: str, patterns: Sequence[str]) -> frozenset[str]:
+    """Unpadded names a padded name pairs with, read off the pattern it
+    matched: `hidden_size_padded` (`*_padded`) → `hidden_size`,
+    `hidden_size_unpadded`, `unpadded_hidden_size`."""
+    leaf = name.rsplit(".", 1)[-1].lower()
+    out: set[str] = set()
+    for pat in patterns:
+        parts = pat.lower().split("*")
+        if not fnmatch.fnmatchcase(leaf, pat.lower()):
+            continue
+        if len(parts) == 2:
+            pre, suf = parts
+            stem = leaf[len(pre) : len(leaf) - len(suf)]
+        elif len(parts) == 3 and parts[0] == "" and parts[2] == "":
+            stem = leaf.replace(parts[1], "_", 1)
+        else:
+            continue
+        stem = stem.strip("_")
+        if stem:
+            out |= {stem, f"{stem}_unpadded", f"unpadded_{stem}", f"{stem}_non_padded"}
+    return frozenset(out)
+
+
+def flat(code: str) -> str:
+    out = " ".join(code.split())
+    return out.replace("( ", "(").replace(" )", ")")
+
+
+def describe(w: Width) -> str:
+    if w.origin in (f"`{w.code}`", f"the padded name `{w.code}`"):
+        return f"`{w.code}`"
+    return f"`{w.code}` ({flat(w.origin)})"
+
+
+def counterexample(pw: Width, uw: Width) -> str:
+    m = pw.multiple
+    if m is not None and m >= 4:
+        x = 11 * m + m // 4
+        return (
+            f"with `{uw.code}` = {x}, `{pw.code}` = {12 * m}: `The size of tensor a "
+            f"({12 * m}) must match the size of tensor b ({x})`"
+        )
+    return (
+        "the widths differ whenever the unpadded width is not already a multiple "
+        "(2880 padded to 3072: `The size of tensor a (3072) must match the size of "
+        "tensor b (2880)`)"
+    )
+
+
+def along_width(t: Tensor, piece: str, narrow: str) -> str:
+    """``t`` indexed by ``piece`` (`:k`, `k:`) along its padded dimension,
+    or ``.narrow(dim, <narrow>)`` where its rank is unknown."""
+    if t.dim == -1:
+        return f"[..., {piece}]"
+    if t.ndim:
+        return "[" + ":, " * (t.ndim + t.dim) + f"{piece}]"
+    return f".narrow({t.dim}, {narrow})"
+
+
+def is_zero(e: cst.CSTNode) -> bool:
+    if int_literal(e) == 0:
+        return True
+    return isinstance(e, cst.Float) and float(e.value) == 0.0

@@ -10,21 +10,15 @@ width -- a shape display holding an unpadded name
                                             "line": 261, "col": 20, "end_line": 261, "end_col": 44}}}
 
 ``component_types`` (lazy: the rule asks for the module it checks): per
-class, the declared type of each ``self.<attr>`` a class holds -- from an
+class, the declared type of each ``self.<attr>`` it holds -- an
 ``__init__`` parameter's annotation assigned to the attribute
 (``self.fused_experts = fused_experts``), an annotated assignment
 (``self.experts: Experts = ...``) or a class-level annotation
-(``experts: Experts``)::
+(``experts: Experts``) -- as written (``mk.Experts``, the first non-``None``
+member of ``X | None`` / ``Optional[X]``, a string annotation's text), for
+the rule to resolve through ``classes``::
 
     {"KernelImpl": {"fused_experts": "FusedMoEExpertsModular"}}
-
-The type is kept as written (``mk.Experts``, the first non-``None`` member of
-``X | None`` / ``Optional[X]``, a string annotation's text); the rule resolves
-it through ``classes`` (imports and re-exports).
-
-:class:`UnpaddedOutputs` (``ProjectFacts.index("unpadded_output_widths")``)
-answers ``implementations(interface, method, classes)``: the declarations of
-an unpadded output in ``method`` by classes whose MRO holds ``interface``.
 """
 
 from __future__ import annotations
@@ -47,19 +41,8 @@ _UNPADDED_NEEDLE = r"(?i:unpadded|non_?padded|not_padded)"
 
 
 def is_unpadded_name(name: str | None) -> bool:
-    if not name:
-        return False
-    leaf = name.rsplit(".", 1)[-1].lower()
+    leaf = (name or "").rsplit(".", 1)[-1].lower()
     return any(fnmatch.fnmatchcase(leaf, p) for p in UNPADDED_WIDTH_NAMES)
-
-
-def _span(node: ast.AST) -> dict[str, int]:
-    return {
-        "line": node.lineno,  # type: ignore[attr-defined]
-        "col": node.col_offset,  # type: ignore[attr-defined]
-        "end_line": node.end_lineno or node.lineno,  # type: ignore[attr-defined]
-        "end_col": node.end_col_offset or 0,  # type: ignore[attr-defined]
-    }
 
 
 def _classes(body: list[ast.stmt], prefix: str = "") -> Iterator[tuple[str, ast.ClassDef]]:
@@ -128,7 +111,10 @@ class UnpaddedOutputWidths(FactCollector):
                     out.setdefault(local, {})[fn.name] = {
                         "width": ast_dotted(w),
                         "path": path,
-                        **_span(w),
+                        "line": w.lineno,
+                        "col": w.col_offset,
+                        "end_line": w.end_lineno or w.lineno,
+                        "end_col": w.end_col_offset or 0,
                     }
         return out or None
 
@@ -150,17 +136,15 @@ class UnpaddedDeclaration:
 
 
 class UnpaddedOutputs:
+    """The index of ``unpadded_output_widths``: the declarations by method name."""
+
     def __init__(self, per_module: Mapping[str, Any]) -> None:
         self._by_method: dict[str, list[UnpaddedDeclaration]] = {}
         for module, classes in per_module.items():
             for local, methods in (classes or {}).items():
                 for method, d in methods.items():
-                    self._by_method.setdefault(method, []).append(
-                        UnpaddedDeclaration(
-                            f"{module}.{local}", method, d["width"], d["path"],
-                            d["line"], d["col"], d["end_line"], d["end_col"],
-                        )
-                    )
+                    declaration = UnpaddedDeclaration(f"{module}.{local}", method, **d)
+                    self._by_method.setdefault(method, []).append(declaration)
 
     def implementations(
         self, interface: str, method: str, classes: ClassIndex
@@ -200,12 +184,8 @@ def _component_types(cls: ast.ClassDef) -> dict[str, str]:
             if t:
                 out[st.target.id] = t
     for fn in _methods(cls):
-        params: dict[str, str] = {}
-        if fn.name == "__init__":
-            for a in [*fn.args.args, *fn.args.kwonlyargs]:
-                t = _annotation_name(a.annotation)
-                if t:
-                    params[a.arg] = t
+        args = [*fn.args.args, *fn.args.kwonlyargs] if fn.name == "__init__" else []
+        params = {a.arg: _annotation_name(a.annotation) for a in args}
         for n in ast_walk(fn):
             if isinstance(n, ast.AnnAssign):
                 target, t = n.target, _annotation_name(n.annotation)

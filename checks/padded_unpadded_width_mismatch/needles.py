@@ -1,39 +1,35 @@
-"""The text SHD501's findings need (its declared ``needles`` and
-``definition_needles``), under its effective options.
+"""The text SHD501's findings need (its ``needles`` and
+``definition_needles``) under its effective options.
 
-Every finding is made in one function body (nested definitions apart), so
-the same holds of the file and of the definition holding the function (the
-method alone, for a class's method). A finding is one of two kinds:
+Every finding is made in one function body, so the file and the definition
+holding the function (a method alone, for a class's method) hold:
 
-- in one function (``_analyse``): a buffer the rule tracks allocated at a
-  padded width, and an exchange or a consumer of it. That needs
-  - an allocator's word (``empty``, ``zeros``, ``ones``, ``full``,
-    ``rand``: ``torch.<name>``, a bare ``<name>``, ``new_<name>``,
-    ``<name>_like``, ``empty_strided``, ``randn`` all hold one);
-  - a padded width (:func:`padded_width`): a ``padded-names`` glob's literal
-    part in any case, a ``rounding-functions`` name, a ``cdiv``-style name
-    (``cdiv(X, n) * n``), or the floor of a parenthesised sum next to a
-    product (``(X + n - 1) // n * n``, ``n * ((X + n - 1) // n)``);
-  - an exchange or a consumer's token (``_EXCHANGE``): an in-place method
-    (``copy_``, ``add_``, ``sub_``, ``mul_``, ``div_``, ``lerp_``; ``addcmul_``
-    holds ``mul_``), an augmented ``+=``-style operator, ``out=``, or a
-    subscript (a buffer written in part, then handed to a GEMM or reduction);
-- across classes (``_across_classes``): a method allocating its output at
-  an input parameter's width (:data:`_INPUT_WIDTH`: a ``*_like`` call, or a
-  shape that ends with ``x.shape[-1]``/``x.size(-1)``/``*x.shape`` or is
-  ``x.shape``/``x.size()`` whole) and handing it, with a result bound from
-  ``self``, to one call.
+- in one function (``_analyse``): an allocator's word (``empty``,
+  ``zeros``, ``ones``, ``full``, ``rand``: every allocator the rule tracks
+  holds one), a padded width (:func:`padded_width`: a ``padded-names``
+  glob's literal part in any case, a ``rounding-functions`` or ``cdiv``-style
+  name, or the floor of a parenthesised sum next to a product,
+  ``(X + n - 1) // n * n``, ``n * ((X + n - 1) // n)``), and an exchange's
+  or a consumer's token (``_EXCHANGE``: an in-place method, ``addcmul_``
+  holding ``mul_``; an augmented ``+=``-style operator; ``out=``; a
+  subscript, for a buffer written in part then handed to a GEMM or a
+  reduction);
+- across classes (``_across_classes``): an allocator's word, an output
+  allocated at an input parameter's width (:data:`_INPUT_WIDTH`: a
+  ``*_like`` call, a shape ending with ``x.shape[-1]``/``x.size(-1)``/
+  ``*x.shape``, or ``x.shape``/``x.size()`` whole) and ``self`` (the result
+  bound from it is handed with the output to one call).
 
-Both kinds need an allocator's word; one needs a padded width and the other
-an input-width shape, so one of those; one needs an exchange token and the
-other ``self``, so one of those (``(A and B) or (C and D)`` implies ``A or
-C`` and ``B or D``). Blanks, line continuations, comments and parentheses
-may stand between the tokens of a pattern (``x . shape [ - 1 ]``,
-``(x.size)()``).
+So a definition needs an allocator's word, a padded width or an input
+width, and an exchange token or ``self`` (``(A and B) or (C and D)``
+implies ``A or C`` and ``B or D``). Blanks, line continuations, comments and
+parentheses may stand between the tokens of a pattern (``x . shape [ - 1
+]``, ``(x.size)()``).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -82,30 +78,7 @@ _INPUT_WIDTH = "|".join(
 def _glob_literals(glob: str) -> list[str]:
     """The literal runs of an ``fnmatch`` glob (``*``, ``?`` and bracket
     sets cut it; an unclosed ``[`` is a literal, as ``fnmatch`` reads it)."""
-    runs, run, i = [], "", 0
-    while i < len(glob):
-        ch = glob[i]
-        if ch in "*?":
-            runs.append(run)
-            run = ""
-        elif ch == "[":
-            j = i + 1
-            if j < len(glob) and glob[j] == "!":
-                j += 1
-            if j < len(glob) and glob[j] == "]":
-                j += 1
-            end = glob.find("]", j)
-            if end < 0:
-                run += ch
-            else:
-                runs.append(run)
-                run = ""
-                i = end
-        else:
-            run += ch
-        i += 1
-    runs.append(run)
-    return [r for r in runs if r]
+    return [run for run in re.split(r"[*?]|\[!?+\]?+[^\]]*\]", glob) if run]
 
 
 def padded_width(padded_names: Iterable[str], rounding: Iterable[str]) -> str | None:
@@ -129,20 +102,17 @@ def padded_width(padded_names: Iterable[str], rounding: Iterable[str]) -> str | 
     return "|".join(alternatives)
 
 
-_CACHE: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[Needles, Needles]] = {}
-
-
 def declared(options: Mapping[str, Any]) -> tuple[Needles, Needles]:
     """The needles of the file and of a definition under ``options``."""
-    key = (tuple(options["padded-names"]), tuple(options["rounding-functions"]))
-    got = _CACHE.get(key)
-    if got is None:
-        padded = padded_width(*key)
-        definition = Needles(
-            any_of=(_ALLOCATOR_WORDS, (*_EXCHANGE, "self")),
-            regex=None if padded is None else f"{padded}|{_INPUT_WIDTH}",
-            all_regex=(_ALLOCATION,),
-        )
-        got = (Needles(any_of=((*_EXCHANGE, "self"),), regex=_ALLOCATION), definition)
-        _CACHE[key] = got
-    return got
+    return _declared(tuple(options["padded-names"]), tuple(options["rounding-functions"]))
+
+
+@functools.cache
+def _declared(padded_names: tuple[str, ...], rounding: tuple[str, ...]) -> tuple[Needles, Needles]:
+    padded = padded_width(padded_names, rounding)
+    definition = Needles(
+        any_of=(_ALLOCATOR_WORDS, (*_EXCHANGE, "self")),
+        regex=None if padded is None else f"{padded}|{_INPUT_WIDTH}",
+        all_regex=(_ALLOCATION,),
+    )
+    return Needles(any_of=((*_EXCHANGE, "self"),), regex=_ALLOCATION), definition
