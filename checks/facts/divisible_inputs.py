@@ -22,6 +22,7 @@ import ast
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from checks.facts.common import param_names
 from linter.astwalk import ast_dotted
 from linter.needles import Needles
 
@@ -85,10 +86,8 @@ def _facts_of_test(test: ast.AST, bound: dict[str, list[ast.AST]]) -> set[tuple[
 
 class _Module:
     def __init__(self, tree: ast.Module) -> None:
-        self.tree = tree
-        # every function's single-name bindings, and where each node sits
+        # per scope (its id), the values bound to each name (``x = value``)
         self.bound_in: dict[int, dict[str, list[ast.AST]]] = {}
-        self.owner: dict[int, ast.AST] = {}
         self.sets: dict[str, list[tuple[ast.AST, ast.AST]]] = {}
         self.calls: dict[str, list[tuple[ast.Call, ast.AST]]] = {}
         self.module_values: dict[str, list[ast.AST]] = {}
@@ -172,15 +171,14 @@ def _meet(a: Proof, b: Proof) -> Proof:
     return a & b
 
 
-def divisible_inputs(tree: ast.Module) -> dict[str, Any] | None:
+def divisible_inputs(tree: ast.Module) -> dict[str, Any]:
     mod = _Module(tree)
     out: dict[str, Any] = {}
     for st in tree.body:
         if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) or st.name not in mod.calls:
             continue
-        params = [a.arg for a in (*st.args.posonlyargs, *st.args.args, *st.args.kwonlyargs)]
         found: dict[str, list[list[Any]]] = {}
-        for i, p in enumerate(params):
+        for i, p in enumerate(param_names(st)):
             proof = ALL
             for call, scope in mod.calls[st.name]:
                 arg = (
@@ -194,7 +192,7 @@ def divisible_inputs(tree: ast.Module) -> dict[str, Any] | None:
                 found[p] = sorted([d, k] for d, k in proof)
         if found:
             out[st.name] = found
-    return out or None
+    return out
 
 
 def collect_text(text: str, tree: Callable[[], ast.Module | None]) -> dict[str, Any]:
@@ -203,4 +201,4 @@ def collect_text(text: str, tree: Callable[[], ast.Module | None]) -> dict[str, 
     if not NEEDLES.match(text):
         return {}
     parsed = tree()
-    return (divisible_inputs(parsed) or {}) if parsed is not None else {}
+    return divisible_inputs(parsed) if parsed is not None else {}

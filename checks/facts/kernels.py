@@ -19,27 +19,30 @@ of the module that needs it. Plus the module's top-level ``from``-imports,
 so that a launch can be followed through a package that re-exports the
 kernel. ``facade_imports``: the ``from``-imports of small import-only
 modules (package ``__init__`` files) a kernel may be re-exported through.
-``kernel_launchers``: per module, the functions that hand one of their own
-parameters to a kernel launch (``K[grid](..., BLOCK=block)``), so that a
-block computed in one function and passed to a launcher in another function
-or module reaches the kernel's needs. All are read from the file's ``ast``.
 
 Which decorators make a kernel is a rule option (``kernel-decorators``), and
 collectors do not see rule options, so every decorated function with such a
-parameter use is recorded together with its decorator names; the rule
-filters.
+parameter use is recorded with its decorator names; the rule filters.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from checks.facts.common import (
+    Lookup,
+    decorator_names,
+    module_splits,
+    param_names,
+    source_lines,
+    span,
+)
 from linter.astwalk import ast_dotted, module_statements
-from linter.imports import top_level_from_imports
 from linter.facts import FactCollector
+from linter.imports import top_level_from_imports
 from linter.needles import Needles
 
 # Calls whose shape arguments Triton requires to be powers of two. ``arange``
@@ -79,14 +82,8 @@ def _tl_aliases(tree: ast.Module) -> set[str]:
     return out
 
 
-def _shape_elements(node: ast.AST | None) -> list[ast.AST]:
-    if isinstance(node, (ast.List, ast.Tuple)):
-        return list(node.elts)
-    return [node] if node is not None else []
-
-
 def _need(kind: str, text: str, **extra: Any) -> dict[str, Any]:
-    """One need, before its place is known (``_place`` adds op and span)."""
+    """One need, before its place is known (``_direct_needs`` adds op and span)."""
     return {"kind": kind, "text": text, **{k: v for k, v in extra.items() if v is not None}}
 
 
@@ -132,9 +129,10 @@ def _call_needs(call: ast.Call, op: str) -> list[tuple[str, dict[str, Any]]]:
             idx = _SHAPE_ARG_INDEX[op]
             shape = call.args[idx] if len(call.args) > idx else None
             shape = next((k.value for k in call.keywords if k.arg == "shape"), shape)
+        elements = shape.elts if isinstance(shape, (ast.List, ast.Tuple)) else [shape]
         out += [
             (el.id, _need("pow2", ast.unparse(call), effect="compile"))
-            for el in _shape_elements(shape)
+            for el in elements
             if isinstance(el, ast.Name)
         ]
     return out
@@ -142,7 +140,7 @@ def _call_needs(call: ast.Call, op: str) -> list[tuple[str, dict[str, Any]]]:
 
 def _op_calls(fn: ast.FunctionDef, tl: set[str]) -> list[tuple[ast.Call, str]]:
     """The ``tl.<op>(...)`` calls in ``fn``'s signature and body (nested
-    functions included, decorators not), in source order, with the op."""
+    functions included, decorators not), with the op."""
     calls: list[tuple[ast.Call, str]] = []
     roots: list[ast.AST] = [fn.args, *fn.body]
     if fn.returns is not None:
@@ -156,7 +154,6 @@ def _op_calls(fn: ast.FunctionDef, tl: set[str]) -> list[tuple[ast.Call, str]]:
                 and ast_dotted(node.func.value) in tl
             ):
                 calls.append((node, node.func.attr))
-    calls.sort(key=lambda c: (c[0].lineno, c[0].col_offset))
     return calls
 
 
@@ -256,26 +253,12 @@ def _group_needs(
         yield node, p, _need("div", text, other=g, effect="silent", group=True)
 
 
-def _column(lines: list[str], line: int, byte_col: int) -> int:
-    """The code-point column of ``ast``'s UTF-8 byte column on ``line``."""
-    text = lines[line - 1] if 0 < line <= len(lines) else ""
-    return len(text.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
-
-
-def _params(fn: ast.FunctionDef) -> list[str]:
-    return [a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)]
-
-
-def _place(node: ast.AST, op: str, need: dict[str, Any], lines: list[str]) -> dict[str, Any]:
-    line = getattr(node, "lineno", 1)
-    end_line = getattr(node, "end_lineno", None) or line
-    span = [
-        line,
-        _column(lines, line, getattr(node, "col_offset", 0)),
-        end_line,
-        _column(lines, end_line, getattr(node, "end_col_offset", 0) or 0),
-    ]
-    return {**need, "op": op, "span": span}
+def _add_need(found: list[dict[str, Any]], need: dict[str, Any]) -> bool:
+    """Add ``need`` unless one of its kind and effect is there already."""
+    if any(n["kind"] == need["kind"] and n.get("effect") == need.get("effect") for n in found):
+        return False
+    found.append(need)
+    return True
 
 
 def _direct_needs(
@@ -283,8 +266,7 @@ def _direct_needs(
 ) -> dict[str, list[dict[str, Any]]]:
     """A decorated function's own needs per parameter: the first of each
     kind and effect, in source order."""
-    params = _params(fn)
-    pset = set(params)
+    pset = set(param_names(fn))
     found: list[tuple[ast.AST, str, str, dict[str, Any]]] = []
     for call, op in _op_calls(fn, tl):
         found += [(call, name, f"tl.{op}", need) for name, need in _call_needs(call, op)]
@@ -293,12 +275,8 @@ def _direct_needs(
     found.sort(key=lambda f: (getattr(f[0], "lineno", 0), getattr(f[0], "col_offset", 0)))
     needs: dict[str, list[dict[str, Any]]] = {}
     for node, name, op, need in found:
-        if name not in pset:
-            continue
-        lst = needs.setdefault(name, [])
-        if any(n["kind"] == need["kind"] and n.get("effect") == need.get("effect") for n in lst):
-            continue
-        lst.append(_place(node, op, need, lines))
+        if name in pset:
+            _add_need(needs.setdefault(name, []), {**need, "op": op, "span": span(node, lines)})
     return needs
 
 
@@ -313,14 +291,14 @@ def _inherit(
         changed = False
         for name, fn in fns.items():
             mine = needs.setdefault(name, {})
-            pset = set(_params(fn))
+            pset = set(param_names(fn))
             for node in _body_nodes(fn):
                 if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
                     continue
                 callee = node.func.id
                 if callee == name or callee not in fns or not needs.get(callee):
                     continue
-                cparams = _params(fns[callee])
+                cparams = param_names(fns[callee])
                 pairs = [
                     (cparams[i], a)
                     for i, a in enumerate(node.args)
@@ -340,12 +318,7 @@ def _inherit(
                                 None,
                             )
                             renamed["other"] = back if back in pset else None
-                        lst = mine.setdefault(arg.id, [])
-                        if not any(
-                            n["kind"] == need["kind"] and n.get("effect") == need.get("effect")
-                            for n in lst
-                        ):
-                            lst.append(renamed)
+                        if _add_need(mine.setdefault(arg.id, []), renamed):
                             changed = True
 
 
@@ -356,33 +329,20 @@ def collect_facts(tree: ast.Module, text: str, module: str, path: str) -> dict[s
     tl = _tl_aliases(tree)
     fns = {
         st.name: st
-        for st in sorted(
-            (
-                s
-                for s in module_statements(tree.body)
-                if isinstance(s, ast.FunctionDef) and s.decorator_list
-            ),
-            key=lambda f: f.lineno,
-        )
+        for st in module_statements(tree.body)
+        if isinstance(st, ast.FunctionDef) and st.decorator_list
     }
-    lines = text.split("\n") if fns else []
+    lines = source_lines(text)
     needs = {name: _direct_needs(fn, tl, lines) for name, fn in fns.items()}
     _inherit(fns, needs)
     kernels: dict[str, Any] = {}
     for name, fn in fns.items():
         if not needs.get(name):
             continue
-        decorators = [
-            d
-            for d in (
-                ast_dotted(x.func if isinstance(x, ast.Call) else x) for x in fn.decorator_list
-            )
-            if d
-        ]
         kernels[name] = {
             "line": fn.lineno,
-            "decorators": decorators,
-            "params": _params(fn),
+            "decorators": decorator_names(fn),
+            "params": param_names(fn),
             "needs": needs[name],
         }
     if not kernels and not imports:
@@ -407,7 +367,7 @@ class TritonKernels(FactCollector):
 
     @classmethod
     def build_index(cls, per_module: Mapping[str, Any]) -> KernelIndex:
-        return KernelIndex(_Kernels(per_module), _Imports(per_module))
+        return KernelIndex(per_module)
 
 
 class FacadeImports(FactCollector):
@@ -461,97 +421,39 @@ class KernelFacts:
             decorators=tuple(d.get("decorators", ())),
             params=tuple(d.get("params", ())),
             needs={
-                p: tuple(
-                    Need(
-                        n["kind"],
-                        n["op"],
-                        tuple(n["span"]),  # type: ignore[arg-type]
-                        n.get("text", ""),
-                        n.get("effect", "compile"),
-                        n.get("other"),
-                        n.get("factor"),
-                        bool(n.get("group")),
-                        n.get("via"),
-                    )
-                    for n in lst
-                )
+                p: tuple(Need(**{**n, "span": tuple(n["span"])}) for n in lst)
                 for p, lst in d.get("needs", {}).items()
             },
         )
 
 
-class _Kernels(Mapping[str, KernelFacts]):
-    """Kernels by qualified name, looked up in the module that may define
-    them (the facts are lazy: nothing iterates every module, and every
-    lookup goes through the per-module mapping, which records it)."""
+class KernelIndex:
+    """Kernels by qualified name (``kernels.get``, ``in``) and the kernel
+    modules' ``from``-imports (``imports.get``), each looked up in the module
+    that may hold it (the facts are lazy: every lookup goes through the
+    per-module mapping, which records it)."""
 
     def __init__(self, per_module: Mapping[str, Any]) -> None:
-        self._m = per_module
+        self._modules = per_module
+        self.kernels = Lookup(self._kernel)
+        self.imports = Lookup(self._imports)
 
-    def _find(self, qualname: object) -> KernelFacts | None:
-        if not isinstance(qualname, str):
-            return None
-        parts = qualname.split(".")
-        for i in range(len(parts) - 1, -1, -1):
-            data = self._m.get(".".join(parts[:i]))
-            k = data.get("kernels", {}).get(".".join(parts[i:])) if data else None
+    def _kernel(self, qualname: str) -> KernelFacts | None:
+        for mod, local in module_splits(qualname):
+            data = self._modules.get(mod)
+            k = data.get("kernels", {}).get(local) if data else None
             if k is not None:
                 return KernelFacts.from_json(k, data.get("path", ""))
         return None
 
-    def get(self, qualname: str, default: Any = None) -> Any:  # type: ignore[override]
-        k = self._find(qualname)
-        return default if k is None else k
-
-    def __getitem__(self, qualname: str) -> KernelFacts:
-        k = self._find(qualname)
-        if k is None:
-            raise KeyError(qualname)
-        return k
-
-    def __contains__(self, qualname: object) -> bool:
-        return self._find(qualname) is not None
-
-    def __iter__(self) -> Iterator[str]:
-        # (reads every module: for tests and tools, not for rules)
-        for mod, data in self._m.items():
-            for name in (data or {}).get("kernels", {}):
-                yield f"{mod}.{name}" if mod else name
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
+    def _imports(self, module: str) -> Mapping[str, str] | None:
+        data = self._modules.get(module)
+        return data.get("imports") if data else None
 
 
-class _Imports(Mapping[str, Mapping[str, str]]):
-    """A kernel module's ``from``-imports, per module (lazy as ``_Kernels``)."""
-
-    def __init__(self, per_module: Mapping[str, Any]) -> None:
-        self._m = per_module
-
-    def get(self, module: str, default: Any = None) -> Any:  # type: ignore[override]
-        data = self._m.get(module)
-        return data.get("imports", {}) if data else default
-
-    def __getitem__(self, module: str) -> Mapping[str, str]:
-        got = self.get(module)
-        if got is None:
-            raise KeyError(module)
-        return got
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._m)
-
-    def __len__(self) -> int:
-        return len(self._m)
-
-
-@dataclass
-class KernelIndex:
-    kernels: Mapping[str, KernelFacts] = field(default_factory=dict)
-    imports: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
-
-
-def collect_text(text: str, module: str, path: str, tree: Callable[[], ast.Module | None]) -> dict[str, KernelFacts]:
+def collect_text(
+    text: str, module: str, path: str, tree: Callable[[], ast.Module | None]
+) -> dict[str, KernelFacts]:
     """The kernels of one text, outside the project facts (the file under
     check, whose text may not be the one saved): by qualified name.
     ``tree`` gives the text's ``ast`` (``RuleContext.ast_tree``)."""

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from checks.facts.common import decorator_names, param_names
 from linter.astwalk import ast_dotted
 from linter.facts import FactCollector
 from linter.imports import imports_from_ast, qualify
@@ -41,14 +42,8 @@ class Launcher:
         return Launcher(
             path,
             tuple(d.get("params", ())),
-            tuple(
-                Forward(f["param"], f["kernel"], f["arg"], f["line"]) for f in d.get("forwards", ())
-            ),
+            tuple(Forward(**f) for f in d.get("forwards", ())),
         )
-
-
-def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    return [a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)]
 
 
 def _aliases(fn: ast.FunctionDef | ast.AsyncFunctionDef, params: set[str]) -> dict[str, str]:
@@ -61,8 +56,7 @@ def _aliases(fn: ast.FunctionDef | ast.AsyncFunctionDef, params: set[str]) -> di
                     if isinstance(n, ast.Name):
                         binds.setdefault(n.id, []).append(node.value if t is n else node)
         elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr)):
-            target = node.target
-            for n in ast.walk(target):
+            for n in ast.walk(node.target):
                 if isinstance(n, ast.Name):
                     binds.setdefault(n.id, []).append(node)
     out = {p: p for p in params if p not in binds}
@@ -78,16 +72,11 @@ def launcher_facts(tree: ast.Module, module: str, path: str) -> dict[str, Any] |
     imports = imports_from_ast(tree, module, path)
     functions: dict[str, Any] = {}
     for st in tree.body:
-        if (
-            not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))
-            or st.decorator_list
-            and any(
-                (ast_dotted(d.func if isinstance(d, ast.Call) else d) or "").endswith("jit")
-                for d in st.decorator_list
-            )
+        if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) or any(
+            d.endswith("jit") for d in decorator_names(st)
         ):
             continue
-        params = _params(st)
+        params = param_names(st)
         alias = _aliases(st, set(params))
         forwards = []
         for node in ast.walk(st):

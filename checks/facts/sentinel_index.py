@@ -7,10 +7,11 @@ the plain lookups SHD201's facts gate makes in the outline alone."""
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from checks.facts.common import Lookup, memoised, module_splits
 from linter.facts import RecordedMemo
 from linter.imports import follow_reexports
 
@@ -41,9 +42,8 @@ class Resolver:
 
 
 class SentinelIndex:
-    """Query structure over the per-module facts: classes by qualified name
-    (following package re-exports), method resolution order, resolvers by
-    attribute, factory return values by function name.
+    """Query structure over the per-module facts: ``classes[qualname]``,
+    ``resolvers.get(attr)``, ``factories.get(function name)``, the MRO.
 
     The facts are lazy (``SentinelFacts.lazy``): a module's facts are read
     when a question needs them, the ``outline`` (``SentinelOutline``'s names
@@ -53,89 +53,96 @@ class SentinelIndex:
     exactly the modules it read). Without an outline (facts at hand, as in
     tests) the facts' own names stand for it."""
 
-    def __init__(self, per_module: Mapping[str, Any], outline: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self, per_module: Mapping[str, Any], outline: Mapping[str, Any] | None = None
+    ) -> None:
         self.per_module = per_module
         if outline is None:
             outline = {mod: outline_of_facts(facts) for mod, facts in per_module.items()}
-        self._cached = RecordedMemo()
-        # name -> the modules the outline says may hold it
+        self._outline = outline
+        self._memo = RecordedMemo()
+        self._holders: dict[Any, frozenset[str]] = {}
+        # class name, resolved attribute, factory name -> the modules the
+        # outline says may hold it
         self._by_c: dict[str, list[str]] = {}
         self._by_r: dict[str, list[str]] = {}
         self._by_f: dict[str, list[str]] = {}
-        # module -> the class names the outline says it may define
-        self._classes_in: dict[str, frozenset[str]] = {}
-        self._outline = outline
-        self._holders: dict[Any, frozenset[str]] = {}
         for mod, names in outline.items():
             for key, where in (("c", self._by_c), ("r", self._by_r), ("f", self._by_f)):
                 for n in names.get(key, ()):
                     where.setdefault(n, []).append(mod)
-            self._classes_in[mod] = frozenset(names.get("c", ()))
-        self.classes: Mapping[str, ClassRef] = _LazyClasses(self)
-        self.resolvers: Mapping[str, list[Resolver]] = _LazyByName(self, "resolvers")
-        self.factories: Mapping[str, set[str]] = _LazyByName(self, "factories")
+        # module -> the class names the outline says it may define
+        self._classes_in = {mod: frozenset(names.get("c", ())) for mod, names in outline.items()}
+        self.classes = Lookup(self.class_ref)
+        self.resolvers = Lookup(self._resolvers)
+        self.factories = Lookup(self._factories)
 
-    def _facts(self, module: str) -> Mapping[str, Any] | None:
+    def _facts(self, module: str) -> Mapping[str, Any]:
         got = self.per_module.get(module)
-        return got if isinstance(got, Mapping) else None
+        return got if isinstance(got, Mapping) else {}
+
+    def _refs(self, mod: str, leaf: str) -> list[ClassRef]:
+        """The classes of ``mod`` whose own name is ``leaf``."""
+        facts = self._facts(mod)
+        return [
+            ClassRef(mod, qual, facts.get("path", ""), data)
+            for qual, data in facts.get("classes", {}).items()
+            if qual.rsplit(".", 1)[-1] == leaf
+        ]
 
     # -- lookups, module by module --------------------------------------------------
-    def _class(self, qualname: str) -> ClassRef | None:
+    @memoised
+    def class_ref(self, qualname: str) -> ClassRef | None:
         """The class of this qualified name: module ``pkg.mod``, then the
-        local name ``Outer.Inner`` in its facts (longest module first)."""
-        parts = qualname.split(".")
-        leaf = parts[-1]
-        for i in range(len(parts) - 1, -1, -1):
-            mod = ".".join(parts[:i])
+        local name ``Outer.Inner`` in its facts (longest module first), read
+        only where the outline says a class of that name lies."""
+        leaf = qualname.rpartition(".")[2]
+        for mod, local in module_splits(qualname):
             if leaf not in self._classes_in.get(mod, ()):
-                continue  # (the outline: no class of that name there; its facts are not read)
-            local = ".".join(parts[i:])
+                continue
             facts = self._facts(mod)
-            data = facts.get("classes", {}).get(local) if facts else None
+            data = facts.get("classes", {}).get(local)
             if data is not None:
-                return ClassRef(mod, local, facts.get("path", ""), data)  # type: ignore[union-attr]
+                return ClassRef(mod, local, facts.get("path", ""), data)
         return None
 
-    def class_ref(self, qualname: str) -> ClassRef | None:
-        return self._cached("class", qualname, lambda: self._class(qualname))  # type: ignore[no-any-return]
-
-    def _named(self, leaf: str) -> list[str]:
+    @memoised
+    def _named(self, leaf: str) -> tuple[str, ...]:
         """Qualified names of the classes whose own name is ``leaf``."""
+        return tuple(ref.name for mod in self._by_c.get(leaf, ()) for ref in self._refs(mod, leaf))
 
-        def find() -> list[str]:
-            out: list[str] = []
-            for mod in self._by_c.get(leaf, ()):
-                for ref in _class_refs(mod, self._facts(mod) or {}):
-                    if ref.qual.rsplit(".", 1)[-1] == leaf:
-                        out.append(ref.name)
-            return out
+    @memoised
+    def _resolvers(self, attr: str) -> list[Resolver]:
+        out: list[Resolver] = []
+        for mod in self._by_r.get(attr, ()):
+            facts = self._facts(mod)
+            for r in facts.get("resolvers", ()):
+                if r["attr"] == attr:
+                    calls = tuple(facts.get("calls", {}).get(r["scope"], ()))
+                    where = {**r, "span": tuple(r["span"]), "calls": calls}
+                    out.append(Resolver(mod, facts.get("path", ""), **where))
+        return out
 
-        return list(self._cached("leaf", leaf, find))
-
-    def _by_name(self, kind: str, name: str) -> Any:
-        """``resolvers`` of an attribute, or the classes ``factories`` of
-        this name return, from the modules the outline names."""
-
-        def find() -> Any:
-            if kind == "resolvers":
-                out: list[Resolver] = []
-                for mod in self._by_r.get(name, ()):
-                    out.extend(r for r in _resolvers_of(mod, self._facts(mod) or {}) if r.attr == name)
-                return out
-            names: set[str] = set()
-            for mod in self._by_f.get(name, ()):
-                for key, returned in (self._facts(mod) or {}).get("factories", {}).items():
-                    if key.rpartition(".")[2] == name:
-                        names.update(returned)
-            return names
-
-        return self._cached(kind, name, find)
+    @memoised
+    def _factories(self, name: str) -> set[str]:
+        """The classes the factories called ``name`` return (any owner)."""
+        out: set[str] = set()
+        for mod in self._by_f.get(name, ()):
+            for key, returned in self._facts(mod).get("factories", {}).items():
+                if key.rpartition(".")[2] == name:
+                    out.update(returned)
+        return out
 
     def classes_named(self, patterns: Iterable[str]) -> list[str]:
         """Qualified names of the classes whose own name matches a pattern
         (case-insensitive globs, as ``name_matches``)."""
         pats = [p.lower() for p in patterns]
-        return [q for leaf in self._by_c if _glob_leaf(leaf, pats) for q in self._named(leaf)]
+        return [
+            q
+            for leaf in self._by_c
+            if any(fnmatch.fnmatchcase(leaf.lower(), p) for p in pats)
+            for q in self._named(leaf)
+        ]
 
     # -- the rule's facts gate, from the outline alone --------------------------------
     def resolver_attrs(self) -> frozenset[str]:
@@ -193,20 +200,17 @@ class SentinelIndex:
         return any(own(a, v) for attrs in names.get("s", {}).values() for a, v in attrs.items())
 
     # -- queries ------------------------------------------------------------------
+    @memoised
     def resolve(self, qualname: str) -> str | None:
         """The defining qualified name of a class named ``qualname`` (an
         import target), or None when the project does not define it."""
-        return self._cached("resolve", qualname, lambda: self._resolve(qualname))  # type: ignore[no-any-return]
-
-    def _resolve(self, qualname: str) -> str | None:
         if self.class_ref(qualname) is not None:
             return qualname
-
-        def imports_of(mod: str) -> Mapping[str, str] | None:
-            facts = self._facts(mod)
-            return facts.get("imports") if facts else None
-
-        cur = follow_reexports(qualname, lambda q: self.class_ref(q) is not None, imports_of)
+        cur = follow_reexports(
+            qualname,
+            lambda q: self.class_ref(q) is not None,
+            lambda mod: self._facts(mod).get("imports"),
+        )
         if self.class_ref(cur) is not None:
             return cur
         # A package that re-exports without facts of its own: a unique class
@@ -228,20 +232,17 @@ class SentinelIndex:
         for mod in self._by_c.get(leaf, ()):
             if hosts is not None and mod not in hosts and f".{mod}.".find(needle) < 0:
                 continue
-            for ref in _class_refs(mod, self._facts(mod) or {}):
-                if ref.qual.rsplit(".", 1)[-1] == leaf and ("." + ref.name).find(needle) >= 0:
-                    out.append(ref.name)
+            out += [ref.name for ref in self._refs(mod, leaf) if needle in "." + ref.name]
         return out
 
     def mro(self, qualname: str) -> tuple[str, ...]:
         """Classes in lookup order (depth-first, left to right, duplicates
         dropped: close enough to C3 for attribute provenance)."""
         start = self.resolve(qualname)
-        if start is None:
-            return ()
-        return self._cached("mro", start, lambda: self._walk_mro(start))  # type: ignore[no-any-return]
+        return () if start is None else self._mro(start)
 
-    def _walk_mro(self, start: str) -> tuple[str, ...]:
+    @memoised
+    def _mro(self, start: str) -> tuple[str, ...]:
         out: list[str] = []
         stack = [start]
         while stack and len(out) < 64:
@@ -251,19 +252,17 @@ class SentinelIndex:
             out.append(cur)
             ref = self.class_ref(cur)
             bases = ref.data.get("bases", ()) if ref is not None else ()
-            nxt = [r for r in (self.resolve(b) for b in bases) if r]
-            stack = nxt + stack
+            stack = [r for r in map(self.resolve, bases) if r] + stack
         return tuple(out)
 
     def factory_of(self, owner: str, method: str) -> tuple[str, ...]:
         """What ``owner.method()`` returns, looked up along the MRO."""
         for cls in self.mro(owner):
             ref = self.class_ref(cls)
-            if ref is None:
-                continue
-            names = (self._facts(ref.module) or {}).get("factories", {}).get(f"{ref.qual}.{method}")
-            if names:
-                return tuple(names)
+            if ref is not None:
+                names = self._facts(ref.module).get("factories", {}).get(f"{ref.qual}.{method}")
+                if names:
+                    return tuple(names)
         return ()
 
 
@@ -295,78 +294,3 @@ def outline_of_facts(facts: Mapping[str, Any]) -> dict[str, Any]:
     if bases:
         out["b"] = {k: sorted(set(v)) for k, v in sorted(bases.items())}
     return out
-
-
-def _glob_leaf(name: str, lowered_patterns: Sequence[str]) -> bool:
-    leaf = name.rsplit(".", 1)[-1].lower()
-    return any(fnmatch.fnmatchcase(leaf, p) for p in lowered_patterns)
-
-
-def _class_refs(mod: str, facts: Mapping[str, Any]) -> Iterator[ClassRef]:
-    path = facts.get("path", "")
-    for qual, data in facts.get("classes", {}).items():
-        yield ClassRef(mod, qual, path, data)
-
-
-def _resolvers_of(mod: str, facts: Mapping[str, Any]) -> Iterator[Resolver]:
-    path = facts.get("path", "")
-    calls = facts.get("calls", {})
-    for r in facts.get("resolvers", ()):
-        yield Resolver(
-            mod,
-            path,
-            r["attr"],
-            r["obj"],
-            r["test"],
-            tuple(r["span"]),  # type: ignore[arg-type]
-            r["func"],
-            r["scope"],
-            tuple(calls.get(r["scope"], ())),
-        )
-
-
-class _LazyClasses(Mapping[str, ClassRef]):
-    """``SentinelIndex.classes`` of a lazy index: looked up, never listed."""
-
-    def __init__(self, index: SentinelIndex) -> None:
-        self._index = index
-
-    def __getitem__(self, qualname: str) -> ClassRef:
-        ref = self._index.class_ref(qualname)
-        if ref is None:
-            raise KeyError(qualname)
-        return ref
-
-    def __contains__(self, qualname: object) -> bool:
-        return isinstance(qualname, str) and self._index.class_ref(qualname) is not None
-
-    def __iter__(self) -> Iterator[str]:
-        raise TypeError("a lazy index cannot list its classes: use classes_named()")
-
-    def __len__(self) -> int:
-        raise TypeError("a lazy index cannot count its classes")
-
-
-class _LazyByName(Mapping[str, Any]):
-    """``resolvers`` / ``factories`` of a lazy index: ``get(name)`` reads
-    the modules the outline names for it."""
-
-    def __init__(self, index: SentinelIndex, kind: str) -> None:
-        self._index = index
-        self._kind = kind
-
-    def __getitem__(self, name: str) -> Any:
-        got = self._index._by_name(self._kind, name)
-        if not got:
-            raise KeyError(name)
-        return got
-
-    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
-        got = self._index._by_name(self._kind, name)
-        return got if got else default
-
-    def __iter__(self) -> Iterator[str]:
-        raise TypeError("a lazy index cannot list its names")
-
-    def __len__(self) -> int:
-        raise TypeError("a lazy index cannot count its names")
