@@ -15,7 +15,6 @@ from linter.facts import ProjectFacts
 from linter.reparse import ParseMemo
 from linter.scan import Cut, Gate, check_source
 from linter.source import content_hash, one_line, shd000
-from linter.syntax import NODE, SEQUENCE, field_kind
 from linter.types import Diagnostic, Edit, Fix, InternalError, Span
 
 if TYPE_CHECKING:
@@ -323,6 +322,8 @@ def fast_visit_batched(
     fields that only hold tokens and whitespace. A visit method's return value
     is ignored, as in libcst's batched mode."""
     import libcst as cst
+
+    from linter.syntax import NODE, SEQUENCE, field_kind  # (imports libcst)
 
     table: dict[str, list[Callable[[Any], Any]]] = {}
     for v in visitors:

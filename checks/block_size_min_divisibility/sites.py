@@ -3,11 +3,12 @@ a block, the guards that silence a site, and the texts of its consumers."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import libcst as cst
-import libcst.matchers as m
 
 from checks.block_size_min_divisibility.values import Env, Values, code, is_pow2
 from checks.facts.kernels import KernelFacts, Need
@@ -105,18 +106,28 @@ def aliases(names: set[str], local: Mapping[str, list[object]], maybe: bool) -> 
     return out
 
 
-SHAPE_K = m.Subscript(
-    value=m.Attribute(value=m.Name(), attr=m.Name("shape")),
-    slice=[m.SubscriptElement(slice=m.Index())],
-)
-SIZE_K = m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("size")), args=[m.DoNotCare()])
+@functools.cache
+def _dimension_matchers() -> tuple[Any, Any]:
+    """``t.shape[k]`` and ``t.size(k)`` (imported and built on first use: a
+    scan that never checks must not load libcst, see ``linter._lazy``)."""
+    import libcst.matchers as m
+
+    shape_k = m.Subscript(
+        value=m.Attribute(value=m.Name(), attr=m.Name("shape")),
+        slice=[m.SubscriptElement(slice=m.Index())],
+    )
+    size_k = m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("size")), args=[m.DoNotCare()])
+    return shape_k, size_k
 
 
 def tensor_dim(e: object) -> tuple[str, str] | None:
     """(tensor name, dimension as written) of ``t.shape[k]`` or ``t.size(k)``."""
-    if isinstance(e, cst.Subscript) and m.matches(e, SHAPE_K):
+    import libcst.matchers as m
+
+    shape_k, size_k = _dimension_matchers()
+    if isinstance(e, cst.Subscript) and m.matches(e, shape_k):
         return e.value.value.value, code(e.slice[0].slice.value)
-    if isinstance(e, cst.Call) and m.matches(e, SIZE_K):
+    if isinstance(e, cst.Call) and m.matches(e, size_k):
         return e.func.value.value, code(e.args[0].value)
     return None
 

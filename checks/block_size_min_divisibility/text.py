@@ -5,7 +5,6 @@ one of which says where the width ``X`` comes from."""
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 
 from checks.block_size_min_divisibility.sites import (
     Consumer,
@@ -31,7 +30,6 @@ PARALLEL_SIZES = (
     "num_ranks",
 )
 CONFIG_WORDS = ("config", "cfg", "hparams", "args")
-DIMENSION = m.Attribute(attr=m.Name("shape")) | m.Call(func=m.Attribute(attr=m.Name("size")))
 
 
 def describe(x: cst.BaseExpression, env: Env, function: str | None) -> str:
@@ -55,7 +53,10 @@ def describe(x: cst.BaseExpression, env: Env, function: str | None) -> str:
         w in part.lower() for n in names for part in n.split(".")[:-1] for w in CONFIG_WORDS
     ) or any(call_name(n) == "getattr" for n in nodes):
         return f"{shown} comes from the model's configuration: it changes with the checkpoint"
-    if any(m.matches(n, DIMENSION) for n in nodes):
+    import libcst.matchers as m
+
+    dimension = m.Attribute(attr=m.Name("shape")) | m.Call(func=m.Attribute(attr=m.Name("size")))
+    if any(m.matches(n, dimension) for n in nodes):
         return f"{shown} is a tensor dimension: it takes whatever value the model's shapes give it"
     if isinstance(root, cst.Name) and root.value in env.params:
         where = f" of `{function}`" if function else ""

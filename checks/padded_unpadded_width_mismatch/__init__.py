@@ -78,7 +78,7 @@ _INPLACE_STRICT = frozenset(
     {"copy_", "add_", "sub_", "mul_", "div_", "addcmul_", "addcdiv_", "lerp_"}
 )
 # Augmented assignments that combine two tensors elementwise.
-_AUG_OPS = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign)
+_AUG_OPS = frozenset({"AddAssign", "SubtractAssign", "MultiplyAssign", "DivideAssign"})
 
 # Consumers that read every element of an operand along its width: a garbage
 # tail in an `empty` buffer leaks into every output.
@@ -281,7 +281,7 @@ class PaddedUnpaddedWidthMismatch(Rule):
         for n in nodes:
             if isinstance(n, cst.Assign):
                 self._on_assign(n, fn)
-            elif isinstance(n, cst.AugAssign) and isinstance(n.operator, _AUG_OPS):
+            elif isinstance(n, cst.AugAssign) and type(n.operator).__name__ in _AUG_OPS:
                 self._exchange(n, n.target, n.value, fn)
             elif isinstance(n, cst.Call):
                 self._on_call(n, fn)

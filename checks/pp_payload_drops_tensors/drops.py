@@ -10,7 +10,7 @@ lists (every module matching the payload needles)."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,26 +30,25 @@ from linter.api import FactCollector, Note, call_name
 from linter.astwalk import first_line
 from linter.facts import RecordedMemo
 from linter.positions import positions
+from linter.syntax import child_nodes
 from linter.types import Span
 
 # the top-level statements a class can be defined in
 _COMPOUND = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.If, ast.Try, ast.With, ast.For, ast.While)
 
 
-class _Classes(cst.CSTVisitor):
-    """Every class of a module with its qualified name as the rule gives it
-    (the enclosing classes' names; functions are not part of it)."""
-
-    def __init__(self) -> None:
-        self.names: list[str] = []
-        self.found: list[tuple[str, cst.ClassDef]] = []
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.names.append(node.name.value)
-        self.found.append((".".join(self.names), node))
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.names.pop()
+def _classes(node: cst.CSTNode, names: tuple[str, ...] = ()) -> Iterator[tuple[str, cst.ClassDef]]:
+    """Every class under ``node``, in source order, with its qualified name
+    as the rule gives it (the enclosing classes' names; functions are not
+    part of it). (A function, not a visitor class: a scan that never checks
+    must not load libcst, see ``linter._lazy``.)"""
+    for child in child_nodes(node):
+        if isinstance(child, cst.ClassDef):
+            qual = (*names, child.name.value)
+            yield ".".join(qual), child
+            yield from _classes(child, qual)
+        else:
+            yield from _classes(child, names)
 
 
 def _kept(stmt: ast.stmt, lines: list[str]) -> str:
@@ -88,9 +87,7 @@ def tap_drop_facts(tree: ast.Module, text: str, path: str) -> dict[str, Any] | N
             module = cst.parse_module(segment if segment.endswith("\n") else segment + "\n")
         except cst.ParserSyntaxError:
             continue
-        classes = _Classes()
-        module.visit(classes)
-        for qual, cls in classes.found:
+        for qual, cls in _classes(module):
             for m, _payloads, dropped in analysis.drops(cls):
                 if not dropped:
                     continue
