@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
 from dataclasses import dataclass, field
+from typing import Any
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -121,16 +121,24 @@ def required_words(regex: str, flags: int = 0) -> frozenset[str] | None:
     ``regex`` contains, case aside (read from ``re``'s own parse of it);
     None when no such set is known (a branch with no literal run, or
     anything this does not follow)."""
-    from re import _parser  # (CPython's parser of ``re``: no hand-parsing)
+    return _words_of(_parsed(regex, flags))
 
-    try:
-        parsed = _parser.parse(regex, flags)
-    except re.error:
-        return None
-    got = _required(list(parsed))
+
+def _words_of(items: list[tuple[Any, Any]] | None) -> frozenset[str] | None:
+    got = _required(items) if items is not None else None
     if not got or not all(w.isascii() for w in got):
         return None
     return frozenset(w.lower() for w in got)
+
+
+def _parsed(regex: str, flags: int) -> list[tuple[Any, Any]] | None:
+    """``regex`` as CPython's parser of ``re`` reads it (no hand-parsing)."""
+    from re import _parser
+
+    try:
+        return list(_parser.parse(regex, flags))
+    except re.error:
+        return None
 
 
 _REPEATS = tuple(
@@ -181,15 +189,6 @@ def _lowered(text: str) -> str:
     return _LOWER
 
 
-def _literal_led(pattern: re.Pattern[str]) -> bool:
-    """Whether ``re`` can scan for ``pattern`` by a literal prefix: it starts
-    with a case-sensitive literal (the fast case, see this module's note)."""
-    from re import _parser
-
-    items = list(_parser.parse(pattern.pattern, pattern.flags))
-    return bool(items) and items[0][0] is re._constants.LITERAL and not pattern.flags & re.IGNORECASE  # type: ignore[attr-defined]
-
-
 def compile_search(regex: str, flags: int = re.MULTILINE) -> Callable[[str], bool]:
     """A ``text -> bool`` equal to ``re.compile(regex, flags).search(text) is
     not None``, built from :func:`search_plan`. A pattern ``re`` cannot scan
@@ -199,7 +198,10 @@ def compile_search(regex: str, flags: int = re.MULTILINE) -> Callable[[str], boo
     searches: list[Callable[[str], bool]] = []
     for p in search_plan(regex):
         pat = re.compile(p, flags)
-        words = None if _literal_led(pat) else required_words(p, flags)
+        items = _parsed(p, pat.flags)
+        # (``re`` scans fast for a pattern led by a case-sensitive literal)
+        literal_led = bool(items) and items[0][0] is re._constants.LITERAL  # type: ignore[attr-defined,index]
+        words = None if literal_led and not pat.flags & re.IGNORECASE else _words_of(items)
         searches.append(_search_by(pat.search, words))
     if len(searches) == 1:
         return searches[0]

@@ -234,3 +234,27 @@ def test_an_edit_that_leaves_a_modules_facts_keeps_the_index_built_on_them() -> 
     rebuilt = facts.with_module("pkg.middle", {"classes": other}).index("classes")
     assert rebuilt is not idx
     assert [q for q, _ in rebuilt.mro("pkg.sub.leaf.Leaf")] == ["pkg.sub.leaf.Leaf", "pkg.middle.Middle"]
+
+
+def test_classes_in_every_clause_of_a_top_level_try_are_indexed() -> None:
+    # a class may be defined under try/except/else/finally (optional
+    # dependencies): each clause is read, the later definition of a name wins
+    idx = index_of(
+        {
+            "m.py": """
+                try:
+                    import fast_ops
+                except ImportError:
+                    class Ops:
+                        where = "except"
+                else:
+                    class Ops:
+                        where = "else"
+                finally:
+                    class Always:
+                        flag = True
+            """
+        }
+    )
+    assert idx.attr("m.Always", "flag") is not None
+    assert idx.attr("m.Ops", "where").value == "else"

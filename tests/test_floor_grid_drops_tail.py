@@ -129,3 +129,20 @@ def test_admitted_widths_guard_only_when_each_is_a_multiple(tmp_path: Path) -> N
     assert not lint(code.replace("{widths}", "2048, 4096"), tmp_path)
     [d] = lint(code.replace("{widths}", "2048, 2560"), tmp_path)
     assert "D = 2560, a width the function admits" in d.message and "the last 512 are skipped" in d.message
+
+
+def test_a_range_over_unpacked_arguments_is_read_not_a_crash(tmp_path: Path) -> None:
+    # ``range(*dims)`` has no first argument to read: the rule once raised
+    # IndexError there and gave up on the whole file (an internal error)
+    [d] = lint(
+        """
+        def f(x, dims, chunk: int = 256):
+            for i in range(*dims):
+                pass
+            n = x.shape[-1]
+            for i in range(n // chunk):
+                x[:, i * chunk : (i + 1) * chunk].zero_()
+        """,
+        tmp_path,
+    )
+    assert d.code == CODE and "`n // chunk`" in d.message
